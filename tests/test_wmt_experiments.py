@@ -452,3 +452,25 @@ def test_direction_one_side_and_missing_side(tmp_path):
     d = by_direction(load_config(_config(tmp_path, plain, wmt={"direction": "both"})), tmp_path / "o", fake_run, jobs=1)
     assert runs == ["source-original"] and d["source-original"]["documents"] == 6
     assert d["target-original"] == {"documents": 0, "reason": "no target-original documents (origlang of the 6 documents: de (6); pair de-en)"}
+
+
+def test_file_distractors_with_each_systems_translations(tmp_path):
+    cfg = _lines_experiment(tmp_path)
+    extra = tmp_path / "extra.jsonl"
+    extra.write_text("".join(json.dumps({"id": f"e{k}", "text": f"english {k}"}) + "\n" for k in range(3)), encoding="utf-8")
+    (tmp_path / "tr").mkdir()
+    for i in range(4):
+        rows = [{"id": f"e{k}", "text": f"S{i} says {k}"} for k in range(3) if not (i == 2 and k == 1)]
+        (tmp_path / "tr" / f"S{i}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    data = yaml.safe_load(cfg.read_text())
+    data["collection"]["distractors"] = [{"file": str(extra), "translations": str(tmp_path / "tr" / "{name}.jsonl")}]
+    cfg.write_text(yaml.safe_dump(data))
+    res = _resolve(tmp_path, cfg)
+    assert dict(read_documents(res.english))["ext1-e0"] == "english 0"
+    docs = {s.name: dict(read_documents(s.docs)) for s in res.systems}
+    assert docs["S1"]["ext1-e2"] == "S1 says 2" and docs["S3"]["ext1-e0"] == "S3 says 0"
+    assert docs["S2"]["ext1-e1"] == ""  # untranslated distractor: an empty document
+    assert res.signature["collection"]["distractors"][0]["translated"] is True
+    (tmp_path / "tr" / "S0.jsonl").write_text(json.dumps({"id": "zz", "text": "x"}) + "\n", encoding="utf-8")
+    with pytest.raises(UserError, match=r"collection\.distractors\[0\]\.translations: .*S0\.jsonl has document 'zz'"):
+        _resolve(tmp_path, cfg)
