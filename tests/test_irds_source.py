@@ -89,3 +89,21 @@ def test_shipped_neuclir_example_is_valid_up_to_the_missing_local_data(tmp_path,
     (d / "english.jsonl").write_text('{"id": "x", "text": "t"}\n')
     code, out, err = cli("validate", "configs/neuclir_fa_example.yaml")
     assert code == 2 and err.startswith("error: ") and "neuclir/1/fa/trec-2022" in err and "fetch them once" in err
+
+
+def test_run_reads_irds_queries_with_dataset_fields(tiny, tmp_path, cli):
+    """The dataset's own field names (``text``) are applied by the export; run must not
+    re-check them against TREC topic fields (it did: validate passed, run failed)."""
+    for i in range(3):
+        (tmp_path / f"s{i}.jsonl").write_text("".join(
+            json.dumps({"id": d, "text": t}) + "\n" for d, t in [("d1", "treasure art"), ("d2", "weather"), ("d3", "missile")]))
+    cfg = {"name": "t", "systems": [{"name": f"s{i}", "docs": f"s{i}.jsonl"} for i in range(3)],
+           "collection": {"english": f"irds:{tiny}"},
+           "queries": {"file": f"irds:{tiny}", "fields": ["text"]},
+           "relevance": {"qrels": f"irds:{tiny}"}, "ir": {"measures": ["MAP"]}}
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    code, _, err = cli("run", path, "--out", tmp_path / "out", "-q", "--jobs", "1")
+    assert code == 0, err
+    res = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert set(res["systems"]) == {"s0", "s1", "s2"}

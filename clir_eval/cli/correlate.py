@@ -26,7 +26,7 @@ def correlate_cmd(
     table: str = typer.Option(..., "--table", help="Score table: TSV or CSV (plain or .gz) with a header row."),
     x: str = typer.Option(..., "--x", help="Comma list of x columns (e.g. MT metrics)."),
     y: str = typer.Option(..., "--y", help="Comma list of y columns (e.g. IR measures)."),
-    group_by: Optional[str] = typer.Option(None, "--group-by", help="Correlate separately per value of this column."),
+    group_by: Optional[str] = typer.Option(None, "--group-by", help="Correlate separately per value of this column, or per combination of several: COL,COL (group = values joined by /)."),
     round_: list[str] = typer.Option([], "--round", help="Round cells half-up before correlating: N (all used "
                                      "columns) or COL=N,... (published tables were rounded; ties change τ-b)."),
     method: str = typer.Option("kendall", "--method", help="kendall | pearson | spearman."),

@@ -32,10 +32,12 @@ def run_cmd(
 
     from ..io.files import check_output_dir
     from ..limits import MAX_JOBS, check_max
+    from ..sources.validate import check_settings
 
     check_max(jobs or 1, MAX_JOBS, "--jobs")
     check_output_dir(out)
     cfg = load_config(config, data_root=str(data_root) if data_root else None)
+    check_settings(cfg)
     results = run_experiment(cfg, out, jobs=jobs, quiet=quiet, executor=executor)
     if not quiet:
         print_summary(results, out)
@@ -56,16 +58,22 @@ def validate_cmd(
     config: Path = typer.Argument(..., help="Experiment config (YAML)."),
     data_root: Optional[Path] = typer.Option(None, "--data-root", help="Where ${DATA_ROOT} points."),
 ) -> None:
-    """Validate a config and print it resolved (paths, systems, defaults) as JSON.
+    """Dry run: open every input cheaply (WMT references/systems/domains, generated query
+    counts, tables joined to every system, formats, measures, analyzer); print the resolved
+    config as JSON and what was checked on stderr. Errors name the YAML field.
 
     \b
     Examples (after 'clir-eval demo --out demo-out'):
       clir-eval validate demo-out/demo.yaml
     """
     from ..config.load import load_config
+    from ..sources.validate import dry_run
 
     cfg = load_config(config, data_root=str(data_root) if data_root else None)
+    checked = dry_run(cfg)
     typer.echo(json.dumps(cfg.to_dict(), indent=1, ensure_ascii=False))
+    for line in checked:
+        typer.echo(f"ok: {line}", err=True)
 
 
 @app.command("report")

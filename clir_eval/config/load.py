@@ -24,6 +24,7 @@ from .schema import (
     CollectionConfig,
     Config,
     CorrelationConfig,
+    DistractorSource,
     EuroparlSource,
     ExternalTable,
     IRConfig,
@@ -341,7 +342,7 @@ def load_config(path: str | os.PathLike, *, data_root: str | None = None) -> Con
     wmt = _load_wmt(s, top.section("wmt"))
     europarl = _load_europarl(s, top.section("europarl"))
     systems = _systems(s, top.raw("systems"), has_mt=mt is not None)
-    collection = _load_collection(s, top.section("collection"))
+    collection = _load_collection(s, top.section("collection"), has_source=wmt is not None or europarl is not None)
     queries = _load_queries(s, top.section("queries"))
     relevance = _load_relevance(s, top.section("relevance"))
     retrieval = _load_retrieval(top.section("retrieval"))
@@ -386,6 +387,9 @@ def _data_root(s: _Loader, key: str | None, flag: str | None) -> str | None:
     return None
 
 
+DIRECTIONS = ("source-original", "target-original", "both")
+
+
 def _load_executor(top: _Section) -> str:
     from ..pipeline.executor import EXECUTORS
 
@@ -425,6 +429,10 @@ def _load_wmt(s: _Loader, sec: _Section | None) -> WMTSource | None:
         systems=sec.str_list("systems"),
         human=(lambda h: s.path_of(h, "wmt.human") if h else None)(sec.str("human")),
         include_testsuites=sec.bool("include_testsuites", False),
+        domains=sec.str_list("domains"),
+        docs=sec.str_list("docs"),
+        headline_domains=sec.str_list("headline_domains", ("news",)),
+        direction=sec.str("direction", None, choices=DIRECTIONS),
     )
     sec.done()
     return wmt
@@ -446,18 +454,55 @@ def _load_europarl(s: _Loader, sec: _Section | None) -> EuroparlSource | None:
     return europarl
 
 
-def _load_collection(s: _Loader, sec: _Section | None) -> CollectionConfig | None:
+def _load_collection(s: _Loader, sec: _Section | None, *, has_source: bool) -> CollectionConfig | None:
+    """``collection:``: the English side and its format, line ids, distractor documents.
+    With a wmt:/europarl: source only ``distractors`` may be given."""
     if sec is None:
         return None
     from ..io.readers import DOC_FORMATS
 
-    collection = CollectionConfig(
-        english=_input(s, sec.str("english", required=True), "collection.english", "docs"),
-        format=sec.str("format", None, choices=DOC_FORMATS),
-        ids=(lambda v: s.path_of(v, "collection.ids") if v else None)(sec.str("ids")),
-    )
+    english = sec.str("english", required=not has_source)
+    if english is not None and has_source:
+        raise sec.err("english", "the wmt:/europarl: source gives the English side; with it, collection: takes only distractors")
+    fmt = sec.str("format", None, choices=DOC_FORMATS)
+    ids = sec.str("ids")
+    if ids is not None and fmt != "lines":
+        raise sec.err(
+            "ids", f"an id file applies to format: lines (one document per line), not {fmt or 'a format guessed from the file name'}; "
+            "set format: lines or drop ids (JSONL/TSV documents carry their own ids)"
+        )
+    raw = sec.raw("distractors")
+    if raw is not None and not isinstance(raw, list):
+        raise sec.err("distractors", "expected a list of {file: DOCS} or {xml: WMT_XML, reference: A} entries")
+    distractors = tuple(_distractor(s, item, f"collection.distractors[{i}]") for i, item in enumerate(raw or []))
     sec.done()
-    return collection
+    return CollectionConfig(
+        english=_input(s, english, "collection.english", "docs") if english else None,
+        format=fmt,
+        ids=s.path_of(ids, "collection.ids") if ids else None,
+        distractors=distractors,
+    )
+
+
+def _distractor(s: _Loader, item: Any, w: str) -> DistractorSource:
+    from ..io.readers import DOC_FORMATS
+
+    ds = _Section(item, w, s)
+    file_, xml = ds.str("file"), ds.str("xml")
+    if (file_ is None) == (xml is None):
+        raise UserError(f"{s.path}: {w}: give either file: (English documents) or xml: (a WMT XML file)")
+    out = DistractorSource(
+        file=s.path_of(file_, f"{w}.file") if file_ else None,
+        format=ds.str("format", None, choices=DOC_FORMATS) if file_ else None,
+        xml=s.path_of(xml, f"{w}.xml") if xml else None,
+        reference=ds.str("reference", "A") if xml else "A",
+        limit=ds.int("limit", None, minimum=1),
+        translations=(lambda t: s.expand(t, f"{w}.translations") if t else None)(ds.str("translations")) if file_ else None,
+        translated=ds.bool("translated", False) if xml else False,
+        where=w,
+    )
+    ds.done()
+    return out
 
 
 def _load_queries(s: _Loader, sec: _Section | None) -> QueriesConfig | None:

@@ -25,10 +25,28 @@ class MTConfig:
 
 
 @dataclass(frozen=True)
+class DistractorSource:
+    """English documents added to every collection (Gowda et al. 2021 "In+Ext"): a documents
+    file, or a reference of another WMT XML file. With ``translations`` (a template over
+    system attributes naming a documents file) or ``translated`` (XML: each system's own
+    ``<hyp>`` of those documents) a system's collection gets its translations instead."""
+
+    file: str | None = None
+    format: str | None = None
+    xml: str | None = None
+    reference: str = "A"
+    limit: int | None = None  # the first N documents (file order)
+    translations: str | None = None
+    translated: bool = False
+    where: str = ""
+
+
+@dataclass(frozen=True)
 class CollectionConfig:
-    english: str
+    english: str | None = None  # None with a wmt:/europarl: source (distractors only)
     format: str | None = None
     ids: str | None = None
+    distractors: tuple[DistractorSource, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -103,6 +121,10 @@ class WMTSource:
     systems: tuple[str, ...] = ()  # empty = all
     human: str | None = None
     include_testsuites: bool = False
+    domains: tuple[str, ...] = ()  # empty = all
+    docs: tuple[str, ...] = ()  # document ids or fnmatch patterns; empty = all
+    headline_domains: tuple[str, ...] = ("news",)
+    direction: str | None = None  # source-original | target-original | both
 
 
 @dataclass(frozen=True)
@@ -144,10 +166,23 @@ class Config:
 
     def to_dict(self) -> dict[str, Any]:
         """The config as recorded in results.json: everything but the executor, so that every
-        executor gives byte-identical results."""
+        executor gives byte-identical results; the optional settings in ``_LISTED_WHEN_SET``
+        appear only when set, so results of configs that do not use them keep their form."""
         d = _plain(asdict(self))
         d.pop("executor")
+        for section, keys in _LISTED_WHEN_SET.items():
+            sec = d.get(section)
+            if isinstance(sec, dict):
+                for k, default in keys.items():
+                    if k in sec and sec[k] == default:
+                        del sec[k]
         return d
+
+
+_LISTED_WHEN_SET: dict[str, dict[str, Any]] = {
+    "wmt": {"domains": [], "docs": [], "headline_domains": ["news"], "direction": None},
+    "collection": {"distractors": []},
+}
 
 
 def _plain(obj: Any) -> Any:

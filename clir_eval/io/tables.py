@@ -3,7 +3,8 @@
 A table is a header row of column names followed by one row per system (or per system and
 condition). The delimiter comes from the extension (``.tsv``/``.tab`` -> tab, ``.csv`` ->
 comma, the same with ``.gz``); otherwise a tab in the header means TSV, else CSV. CSV is
-parsed with the ``csv`` module (quoted fields may contain commas); blank lines are skipped.
+parsed with the ``csv`` module (quoted fields may contain commas); blank lines are skipped;
+empty fields after the header's last column (a trailing tab or comma) are no fields.
 Errors name the file and line.
 
 Missing values are empty cells or one of ``NA``, ``N/A``, ``NaN``, ``nan``, ``null``,
@@ -106,7 +107,7 @@ def read_table(path: PathLike) -> Table:
         except csv.Error as e:
             raise UserError(f"{p}: cannot parse CSV ({e}); check quoting") from None
     header_line, header = records[0]
-    header = [h.strip() for h in header]
+    header = _without_trailing_empty([h.strip() for h in header], 1)
     if header and header[0].startswith("\ufeff"):
         header[0] = header[0][1:]
     seen = set()
@@ -118,6 +119,7 @@ def read_table(path: PathLike) -> Table:
         seen.add(h)
     rows, linenos = [], []
     for n, cells in records[1:]:
+        cells = _without_trailing_empty(cells, len(header))
         if len(cells) != len(header):
             sep = "tab" if delim == "\t" else "comma"
             raise UserError(
@@ -126,6 +128,14 @@ def read_table(path: PathLike) -> Table:
         rows.append(tuple(c.strip() for c in cells))
         linenos.append(n)
     return Table(str(p), tuple(header), tuple(rows), tuple(linenos))
+
+
+def _without_trailing_empty(cells: list[str], keep: int) -> list[str]:
+    """Drop empty fields after the first ``keep`` (a trailing tab or comma ends a row in
+    many published tables; an empty field within the header's width stays a missing value)."""
+    while len(cells) > keep and not cells[-1].strip():
+        cells = cells[:-1]
+    return cells
 
 
 def parse_filters(items: Sequence[str]) -> list[tuple[str, str, str]]:
@@ -209,8 +219,10 @@ def correlate_table(table: Table, xs: Sequence[str], ys: Sequence[str], *, group
     """Correlate every x column with every y column, per group (first-appearance order), with the
     one driver (:func:`clir_eval.correlation.driver.correlate_pairs`).
 
-    Rows with a missing value in x or y are dropped for that pair only; ``n`` is the number
-    of rows used. Rounding (half-up, per column) is applied to the cells before correlating.
+    ``group_by`` is a column or a comma list of columns (e.g. ``lang,domain``; the group is
+    their values joined by ``/``). Rows with a missing value in x or y are dropped for that
+    pair only; ``n`` is the number of rows used. Rounding (half-up, per column) is applied to
+    the cells before correlating.
     With ``ci_resamples > 0`` each row also gets a bootstrap CI over rows (systems).
     Returns dicts ``{"group", "x", "y", "tau", "p_value", "n", "significant", ...}``.
     """
@@ -223,16 +235,18 @@ def correlate_table(table: Table, xs: Sequence[str], ys: Sequence[str], *, group
 
 def groups(table: Table, xs: Sequence[str], ys: Sequence[str], group_by: str | None,
            rounding: dict[str, int]) -> list[tuple[str | None, "ScoreTable"]]:
-    """(group value, score table of its rows) per ``group_by`` value in first-appearance order."""
+    """(group value, score table of its rows) per ``group_by`` value in first-appearance order;
+    ``group_by`` may name several columns (``lang,domain``: the group is their values joined by ``/``)."""
     from ..correlation.driver import ScoreTable
 
-    for col in list(xs) + list(ys) + ([group_by] if group_by else []) + list(rounding):
+    group_cols = [c.strip() for c in group_by.split(",") if c.strip()] if group_by else []
+    for col in list(xs) + list(ys) + group_cols + list(rounding):
         table.index(col)
     values = {c: table.numbers(c, rounding.get(c)) for c in dict.fromkeys(list(xs) + list(ys))}
     rows = tuple(str(i) for i in range(len(table.rows)))
-    if not group_by:
+    if not group_cols:
         return [(None, ScoreTable(rows, values))]
-    keys = np.array(table.strings(group_by), dtype=object)
+    keys = np.array(["/".join(v) for v in zip(*(table.strings(c) for c in group_cols))], dtype=object)
     out = []
     for g in dict.fromkeys(keys):
         sel = keys == g

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from ..config.schema import Config, SystemSpec
+from ..config.schema import Config, QueriesConfig, SystemSpec
 from ..io.files import file_checksum
 from ..io.trec import Qrels, read_qrels
 from .cache import Cache
@@ -25,6 +26,26 @@ class Resolved:
     qrels_source: str = ""
     human: dict[str, dict[str, float]] = field(default_factory=dict)  # system -> {score_name: value}
     notes: list[str] = field(default_factory=list)
+    signature: dict[str, Any] = field(default_factory=dict)  # source settings to record (e.g. distractor sizes)
+
+
+def read_config_queries(q: QueriesConfig) -> dict[str, str]:
+    """The queries of ``queries.file`` (the first ``limit``). ``irds:`` queries arrive as TSV
+    with the dataset's fields (e.g. ``text``) already applied, so they are read without fields."""
+    from ..io.readers import read_queries
+
+    exported = all(_is_export(f) for f in q.file)
+    queries = read_queries(list(q.file), fmt=q.format, fields=("title",) if exported else tuple(q.fields))
+    return dict(list(queries.items())[: q.limit]) if q.limit else queries
+
+
+def _is_export(path: str) -> bool:
+    from ..sources import irds
+
+    try:
+        return irds.is_export(path)
+    except ImportError:  # ir_datasets is not installed: nothing was exported
+        return False
 
 
 def resolve_inputs(cfg: Config, cache: Cache) -> Resolved:
@@ -37,13 +58,11 @@ def resolve_inputs(cfg: Config, cache: Cache) -> Resolved:
 
         materialize(cfg, cache, res)
     if cfg.collection is not None:
-        res.english = cfg.collection.english
-        res.doc_format = cfg.collection.format
+        from ..sources.collection import finish_collection
+
+        finish_collection(cfg, cache, res)
     if cfg.queries is not None and cfg.queries.file:
-        queries = read_queries(list(cfg.queries.file), fmt=cfg.queries.format, fields=tuple(cfg.queries.fields))
-        if cfg.queries.limit:
-            queries = dict(list(queries.items())[: cfg.queries.limit])
-        res.queries = queries
+        res.queries = read_config_queries(cfg.queries)
     if cfg.relevance is not None and cfg.relevance.qrels:
         res.qrels = read_qrels(cfg.relevance.qrels)
         res.qrels_source = f"file:{Path(cfg.relevance.qrels).name}|sha1:{file_checksum(cfg.relevance.qrels)[:12]}"

@@ -51,7 +51,7 @@ def run_experiment(
     res = resolve_inputs(cfg, cache)
     timing["resolve"] = time.perf_counter() - t_start
     _check_unique_names(res.systems)
-    signature: dict[str, Any] = {"versions": tool_versions(), "seed": cfg.seed}
+    signature: dict[str, Any] = {"versions": tool_versions(), "seed": cfg.seed, **res.signature}
     t0 = time.perf_counter()
     with Progress(quiet) as progress, ex:
         english = english_side(cfg, res, cache, progress.bar("retrieval (English)", 1))
@@ -70,6 +70,10 @@ def run_experiment(
     signature.update(settings_signature(cfg, res, english))
     results = assemble_results(cfg, res, sys_results, corr, english, english_ir, ext_kinds, signature)
     results["timing"] = {k: round(v, 3) for k, v in timing.items()}
+    if cfg.wmt is not None and cfg.wmt.direction == "both":
+        from ..sources.direction import add_direction
+
+        add_direction(results, cfg, out, run_experiment, jobs=jobs, executor=executor)
     write_outputs(results, out, t_start)
     return results
 

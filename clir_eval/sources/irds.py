@@ -27,6 +27,13 @@ def is_irds(value: str) -> bool:
     return isinstance(value, str) and value.startswith(PREFIX)
 
 
+def is_export(path: str) -> bool:
+    """A file written by :func:`export` (its fields are already applied)."""
+    from ir_datasets.util import home_path
+
+    return Path(path).parent == Path(home_path()) / "clir_eval-exports"
+
+
 def parse(value: str) -> tuple[str, tuple[str, ...] | None]:
     """``irds:ID[?fields=a,b]`` -> (ID, fields or None)."""
     spec = value[len(PREFIX):].strip()

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from ..config.schema import Config, ExternalTable, SystemSpec
 from ..errors import UserError
 from ..io.files import safe_filename
+from .wmt import UNNAMED_TRANSLATOR as UNNAMED_REF
 
 EXTERNAL_KINDS = ("mt", "ir", "human")  # what an external table's columns are joined as
 EXTERNAL_FORMATS = ("table", "wmt-human", "mtme")  # a TSV/CSV score table, a WMT DA system table, mt-metrics-eval score files
@@ -38,7 +39,9 @@ def _float(cell: str, path: str, lineno: int, col: str) -> float | None:
     return None if math.isnan(v) else v
 
 
-def _table_scores(t: ExternalTable, systems: list[SystemSpec]) -> dict[str, dict[str, float | None]]:
+def _table_scores(t: ExternalTable, systems: list[SystemSpec], keys: dict | None = None) -> dict[str, dict[str, float | None]]:
+    """``{system: {score name: value}}`` for the systems with a row; ``keys`` (if given)
+    receives ``{"wanted": {system: row key}, "rows": [row key, ...]}`` for join messages."""
     if t.format == "wmt-human":
         from .wmt import read_wmt_human_scores
 
@@ -76,6 +79,8 @@ def _table_scores(t: ExternalTable, systems: list[SystemSpec]) -> dict[str, dict
                 break
         if len(want) < len(t.match):
             continue
+        if keys is not None:
+            keys.setdefault("wanted", {})[s.name] = _row_key(want)
         hits = [(ln, r) for ln, r in rows if all(r[c].strip() == v for c, v in want.items())]
         if len(hits) > 1:
             raise UserError(
@@ -88,7 +93,20 @@ def _table_scores(t: ExternalTable, systems: list[SystemSpec]) -> dict[str, dict
         out[s.name] = {name: _float(r[col], t.file, ln, col) for col, name in t.columns.items()}
     if unfilled and len(unfilled) == len(systems):
         raise unfilled[0]
+    if keys is not None:
+        keys["rows"] = [_row_key({c: r[c].strip() for c in t.match}) for _, r in rows]
     return out
+
+
+def _closest_rows(keys: dict, missing: list[str]) -> str:
+    wanted, rows = keys.get("wanted", {}), keys.get("rows", [])
+    unused = [r for r in rows if r not in set(wanted.values())]
+    hints = [f"{m}{_closest(wanted[m], unused)}" for m in missing if m in wanted and _closest(wanted[m], unused)]
+    return f"; closest rows: {'; '.join(hints)}" if hints else ""
+
+
+def _row_key(values: Mapping[str, str]) -> str:
+    return values[next(iter(values))] if len(values) == 1 else ",".join(f"{c}={v}" for c, v in values.items())
 
 
 def join_external(cfg: Config, systems: list[SystemSpec], sys_results: dict[str, dict[str, Any]], res) -> dict[str, list[str]]:
@@ -104,11 +122,13 @@ def join_external(cfg: Config, systems: list[SystemSpec], sys_results: dict[str,
                     kinds[k].append(n)
     external: dict[str, str] = {}
     for t in cfg.external:
-        scores = _table_scores(t, systems)
+        keys: dict = {}
+        scores = _table_scores(t, systems, keys)
         if not scores:
             raise UserError(
                 f"{t.where}: no row of {t.file} matches any system (match: {dict(t.match)}); check the match templates"
             )
+        check_join(f"{t.where}.match", t.file, keys.get("wanted", {}), keys.get("rows", []), None)
         for name in t.columns.values():
             if name in kinds["mt"] + kinds["ir"] + kinds["human"]:
                 raise UserError(f"{t.where}.columns: score name {name!r} is already used; rename it")
@@ -122,8 +142,8 @@ def join_external(cfg: Config, systems: list[SystemSpec], sys_results: dict[str,
         missing = [s.name for s in systems if s.name not in scores]
         if missing:
             res.notes.append(
-                f"{Path(t.file).name}: no row for {len(missing)} system(s) ({', '.join(missing[:5])}"
-                f"{', ...' if len(missing) > 5 else ''}); they are left out of correlations with its scores"
+                f"{Path(t.file).name}: no row for {len(missing)} system(s) ({', '.join(missing)}"
+                f"{_closest_rows(keys, missing)}); they are left out of correlations with its scores"
             )
     kinds["lower_is_better"] = _lower_is_better(cfg, kinds["mt"])
     for sname, h in res.human.items():
@@ -189,43 +209,16 @@ def _materialize_wmt(cfg: Config, cache, res) -> None:
     said in the report notes.
     """
     from ..io.files import file_checksum, text_checksum
-    from .wmt import HUMAN_SYSTEM_NAME, read_wmt_human_scores, read_wmt_xml
+    from .wmt import read_wmt_xml
 
     w = cfg.wmt
-    ts = read_wmt_xml(w.xml)
+    ts = select_wmt_documents(w, read_wmt_xml(w.xml), res.notes)
     key = file_checksum(w.xml)[:12]
-    if not w.include_testsuites:
-        suites = [d for d in ts.docids if ts.testsuite.get(d)]
-        if suites:
-            n_all = len(ts.docids)
-            lacking = {t: [d for d in ts.docids if d not in ts.references.get(t, {})] for t in w.references_as_systems}
-            ts = ts.without_testsuites()
-            res.notes.append(
-                f"{Path(w.xml).name}: {len(suites)} test-suite document(s) left out (as sacrebleu and WMT do); "
-                f"{len(ts.docids)} documents used"
-            )
-            for t, miss in lacking.items():
-                if miss and set(miss) <= set(suites):
-                    res.notes.append(
-                        f"Reference {t} lacks {len(miss)} of {n_all} documents, all of them test-suite documents; "
-                        f"with those left out it covers all {len(ts.docids)} documents used"
-                    )
-    if w.reference not in ts.translators:
-        raise UserError(f"wmt.reference: translator {w.reference!r} is not in {w.xml} (has: {', '.join(ts.translators)})")
-    labels: list[tuple[str, str]] = []  # (system name, label)
-    wanted = list(w.systems) or list(ts.systems)
-    for name in wanted:
-        if name not in ts.systems:
-            raise UserError(f"wmt.systems: system {name!r} is not in {w.xml} (has: {', '.join(ts.systems)})")
-        labels.append((name, f"hyp:{name}"))
-    for t in w.references_as_systems:
-        if t not in ts.translators:
-            raise UserError(f"wmt.references_as_systems: translator {t!r} is not in {w.xml} (has: {', '.join(ts.translators)})")
-        if t == w.reference:
-            raise UserError(f"wmt.references_as_systems: {t!r} is the MT reference; it cannot also be a system")
-        labels.append((f"ref-{t}", f"ref:{t}"))
+    labels = wmt_labels(w, ts)
     ref_docs = ts.references[w.reference]
     all_docids = [d for d in ts.docids if d in ref_docs]
+    if w.docs or w.domains or w.direction in ("source-original", "target-original"):
+        key = text_checksum(key, *all_docids)[:12]
 
     # MT scoring on the documents every system and the reference translate
     common = [d for d in all_docids if all(d in ts.translation(lb) for _, lb in labels)]
@@ -241,27 +234,7 @@ def _materialize_wmt(cfg: Config, cache, res) -> None:
         d.mkdir(parents=True, exist_ok=True)
         seg_ref = [seg for doc in common for seg in ref_docs[doc]]
         res.mt_refs = (_write_lines(d / f"ref-{w.reference}.{len(common)}.txt", seg_ref),)
-    # queries and collections
-    drop = None
-    if cfg.queries is not None and cfg.queries.generate:
-        from .querygen import generate_queries
-
-        gq = generate_queries(
-            cfg.queries.generate, {d: ref_docs[d] for d in all_docids}, k=cfg.queries.k, seed=cfg.seed, limit=cfg.queries.limit
-        )
-        res.queries = dict(gq.queries)
-        if cfg.relevance is None:
-            res.qrels = gq.qrels
-            res.qrels_source = f"known-item ({gq.signature})"
-        drop = gq.drop
-        if gq.skipped:
-            res.notes.append(f"{len(gq.skipped)} document(s) gave no {cfg.queries.generate} query (kept in the collection)")
-            for reason in gq.skipped.values():
-                res.query_skips[reason] = res.query_skips.get(reason, 0) + 1
-        res.notes.append(
-            f"Queries: {len(gq.queries)} generated ({gq.signature}) from reference {w.reference}; the query text is removed "
-            f"from every collection's documents"
-        )
+    drop = _wmt_queries(cfg, ts, all_docids, res)
     qkey = text_checksum(repr(sorted((k, sorted(v)) for k, v in (drop or {}).items())))[:10]
     d = cache.root / "sources" / f"wmt-{key}"
     d.mkdir(parents=True, exist_ok=True)
@@ -286,18 +259,225 @@ def _materialize_wmt(cfg: Config, cache, res) -> None:
         systems.append(SystemSpec(name, hyp_path, docs_path, {"name": name, "label": lb}))
     res.systems = systems + list(res.systems)
     if w.human:
-        rename = {HUMAN_SYSTEM_NAME: f"ref-{w.references_as_systems[0]}"} if w.references_as_systems else {}
-        human = read_wmt_human_scores(w.human, rename=rename)
-        for name, _ in labels:
-            if name in human:
-                res.human[name] = {"human_z": float(human[name]["z"])}
-        absent = [n for n, _ in labels if n not in human]
-        if absent:
-            res.notes.append(f"No human score for {', '.join(absent)} in {Path(w.human).name}")
-        if rename:
-            res.notes.append(
-                f"The WMT human table's {HUMAN_SYSTEM_NAME!r} row is taken to be reference {w.references_as_systems[0]}"
+        _wmt_human(w, [n for n, _ in labels], res)
+
+
+def select_wmt_documents(w, ts, notes: list[str]):
+    """The documents of ``ts`` that the ``wmt:`` section selects: test suites (left out
+    unless ``include_testsuites``), ``domains``, ``docs`` (ids or fnmatch patterns) and a
+    one-sided ``direction``; each filter is noted, and one that selects nothing is an error
+    naming its field and what the file has."""
+    name = Path(w.xml).name
+    if not w.include_testsuites:
+        suites = [d for d in ts.docids if ts.testsuite.get(d)]
+        if suites:
+            n_all = len(ts.docids)
+            lacking = {t: [d for d in ts.docids if d not in ts.references.get(t, {})] for t in w.references_as_systems}
+            ts = ts.without_testsuites()
+            if not ts.docids:
+                raise UserError(
+                    f"wmt.include_testsuites: every document of {w.xml} is a test-suite document; "
+                    "set include_testsuites: true to use them"
+                )
+            notes.append(
+                f"{name}: {len(suites)} test-suite document(s) left out (as sacrebleu and WMT do); "
+                f"{len(ts.docids)} documents used"
             )
+            for t, miss in lacking.items():
+                if miss and set(miss) <= set(suites):
+                    notes.append(
+                        f"Reference {t} lacks {len(miss)} of {n_all} documents, all of them test-suite documents; "
+                        f"with those left out it covers all {len(ts.docids)} documents used"
+                    )
+    if w.domains:
+        have = _counts(ts.domain.get(d) or "(none)" for d in ts.docids)
+        unknown = [x for x in w.domains if x not in have]
+        if unknown:
+            raise UserError(
+                f"wmt.domains: {', '.join(map(repr, unknown))} not in {w.xml}; its documents' domains: "
+                f"{_fmt_counts(have)}" + ("" if set(have) != {"(none)"} else " (no <doc domain=...> attributes: remove wmt.domains)")
+            )
+        n0 = len(ts.docids)
+        ts = ts.subset(d for d in ts.docids if (ts.domain.get(d) or "(none)") in w.domains)
+        notes.append(f"{name}: domains {', '.join(w.domains)}: {len(ts.docids)} of {n0} documents used")
+    if w.docs:
+        from fnmatch import fnmatchcase
+
+        n0 = len(ts.docids)
+        for pat in w.docs:
+            if not any(fnmatchcase(d, pat) for d in ts.docids):
+                raise UserError(
+                    f"wmt.docs: {pat!r} matches no document of {w.xml}"
+                    f"{' (after the domain filter)' if w.domains else ''}; ids there: {', '.join(ts.docids[:5])}, ..."
+                )
+        ts = ts.subset(d for d in ts.docids if any(fnmatchcase(d, pat) for pat in w.docs))
+        notes.append(f"{name}: wmt.docs selects {len(ts.docids)} of {n0} documents")
+    if w.direction in ("source-original", "target-original"):
+        n0 = len(ts.docids)
+        keep = [d for d in ts.docids if ts.direction(d) == w.direction]
+        if not keep:
+            raise UserError(f"wmt.direction: no {w.direction} document in {w.xml}; {direction_summary(ts)}")
+        ts = ts.subset(keep)
+        notes.append(f"{name}: {w.direction} documents only: {len(keep)} of {n0} ({direction_summary(ts)})")
+    return ts
+
+
+def direction_summary(ts) -> str:
+    """``origlang`` counts and the language pair, for messages about translation direction."""
+    orig = _counts(ts.origlang.get(d) or "(none)" for d in ts.docids)
+    return f"origlang of the {len(ts.docids)} documents: {_fmt_counts(orig)}; pair {ts.src_lang or '?'}-{ts.tgt_lang or '?'}"
+
+
+def _counts(items) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for x in items:
+        out[x] = out.get(x, 0) + 1
+    return out
+
+
+def _fmt_counts(c: dict[str, int]) -> str:
+    return ", ".join(f"{k} ({v})" for k, v in c.items())
+
+
+def wmt_labels(w, ts) -> list[tuple[str, str]]:
+    """(system name, translation label) of every system the ``wmt:`` section names."""
+    if w.reference not in ts.translators:
+        raise UserError(
+            f"wmt.reference: translator {w.reference!r} is not in {w.xml} (has: {', '.join(ts.translators) or 'none'}; "
+            f"a <ref> without a translator attribute is called {UNNAMED_REF!r})"
+        )
+    labels: list[tuple[str, str]] = []
+    for name in list(w.systems) or list(ts.systems):
+        if name not in ts.systems:
+            raise UserError(
+                f"wmt.systems: system {name!r} is not in {w.xml}{_closest(name, ts.systems)} (has: {', '.join(ts.systems)})"
+            )
+        labels.append((name, f"hyp:{name}"))
+    for t in w.references_as_systems:
+        if t not in ts.translators:
+            raise UserError(f"wmt.references_as_systems: translator {t!r} is not in {w.xml} (has: {', '.join(ts.translators)})")
+        if t == w.reference:
+            raise UserError(f"wmt.references_as_systems: {t!r} is the MT reference; it cannot also be a system")
+        labels.append((f"ref-{t}", f"ref:{t}"))
+    return labels
+
+
+def wmt_generate(cfg: Config, ts, docids: list[str]):
+    """Generated queries from the reference's documents ``docids``, headline-type queries
+    only from documents that have a headline (see :meth:`WmtTestSet.has_headline`)."""
+    from .querygen import generate_queries
+
+    w = cfg.wmt
+    ref_docs = ts.references[w.reference]
+    no_headline = {d: r for d in docids if (r := ts.has_headline(d, w.headline_domains))}
+    return generate_queries(
+        cfg.queries.generate, {d: ref_docs[d] for d in docids}, k=cfg.queries.k, seed=cfg.seed,
+        limit=cfg.queries.limit, no_headline=no_headline,
+    )
+
+
+def query_counts(gq, ts) -> str:
+    """Per domain: documents, queries generated and why the rest were skipped."""
+    parts = []
+    for dom, row in gq.by_group(ts.domain, default="no domain").items():
+        why = "; ".join(f"{n} {r}" for r, n in row["skipped"].items())
+        parts.append(f"{dom}: {row['queries']} of {row['documents']} documents" + (f" (skipped: {why})" if why else ""))
+    return "; ".join(parts)
+
+
+def _wmt_queries(cfg: Config, ts, docids: list[str], res) -> dict | None:
+    if cfg.queries is None or not cfg.queries.generate:
+        return None
+    w, kind = cfg.wmt, cfg.queries.generate
+    gq = wmt_generate(cfg, ts, docids)
+    if not gq.queries:
+        raise UserError(
+            f"queries.generate: {kind} gave no query from the {len(docids)} documents of {w.xml} "
+            f"({query_counts(gq, ts)}); "
+            + ("headline and first-sentence need news documents with a headline and a body: use "
+               "queries.generate: keywords (needs no headline), or a topic set (queries.file: TOPICS with "
+               "relevance.pseudo.top_k)" if kind != "keywords" else
+               "use a topic set (queries.file: TOPICS with relevance.pseudo.top_k)")
+        )
+    res.queries = dict(gq.queries)
+    if cfg.relevance is None:
+        res.qrels = gq.qrels
+        res.qrels_source = f"known-item ({gq.signature})"
+    if gq.skipped:
+        res.notes.append(f"{len(gq.skipped)} document(s) gave no {kind} query (kept in the collection)")
+        for reason in gq.skipped.values():
+            res.query_skips[reason] = res.query_skips.get(reason, 0) + 1
+    if any(ts.domain.get(d) for d in docids) or any(ts.testsuite.get(d) for d in docids):
+        res.notes.append(f"Generated {kind} queries per domain: {query_counts(gq, ts)}")
+    removed = (
+        "the query text is removed from every collection's documents" if kind != "keywords" else
+        "the keywords are left in every collection's documents (they are the document's own rarest words; removing "
+        "them would leave the target without its query terms), so the English side finds nearly every target"
+    )
+    res.notes.append(f"Queries: {len(gq.queries)} generated ({gq.signature}) from reference {w.reference}; {removed}")
+    return gq.drop
+
+
+def _closest(name: str, candidates) -> str:
+    """`` (closest: a, b)``: up to 3 candidates most like ``name`` (difflib, ignoring case)."""
+    import difflib
+
+    by_lower: dict[str, str] = {}
+    for c in candidates:
+        by_lower.setdefault(c.lower(), c)
+    close = difflib.get_close_matches(name.lower(), list(by_lower), n=3, cutoff=0.5)
+    return f" (closest: {', '.join(by_lower[c] for c in close)})" if close else ""
+
+
+def _wmt_human(w, names: list[str], res) -> None:
+    from .wmt import HUMAN_SYSTEM_NAME, read_wmt_human_scores
+
+    rename = {HUMAN_SYSTEM_NAME: f"ref-{w.references_as_systems[0]}"} if w.references_as_systems else {}
+    human = read_wmt_human_scores(w.human, rename=rename)
+    check_join("wmt.human", w.human, {n: n for n in names}, list(human), res.notes)
+    for name in names:
+        if name in human:
+            res.human[name] = {"human_z": float(human[name]["z"])}
+    if rename:
+        res.notes.append(
+            f"The WMT human table's {HUMAN_SYSTEM_NAME!r} row is taken to be reference {w.references_as_systems[0]}"
+        )
+
+
+MIN_MATCHED = 3
+
+
+def join_gaps(wanted: Mapping[str, str], rows: list[str]) -> tuple[list[str], str, list[str]]:
+    """(systems without a row, each with its closest unmatched rows, the unmatched rows)."""
+    have = set(rows)
+    missing = [s for s, k in wanted.items() if k not in have]
+    used = set(wanted.values())
+    unused = list(dict.fromkeys(r for r in rows if r not in used))
+    return missing, "; ".join(f"{m}{_closest(wanted[m], unused)}" for m in missing), unused
+
+
+def check_join(field: str, path: str, wanted: Mapping[str, str], rows: list[str], notes: list[str] | None) -> list[str]:
+    """The systems (``wanted``: system -> the row key it needs) without a row of table
+    ``path`` (``rows``: the row keys), each named with the closest unmatched row keys.
+    Fewer than :data:`MIN_MATCHED` matched systems is an error naming the field (a table
+    for another language pair, or names spelt differently); otherwise every unmatched
+    system is noted."""
+    missing, detail, unused = join_gaps(wanted, rows)
+    if not missing:
+        return []
+    matched = len(wanted) - len(missing)
+    if matched < MIN_MATCHED:
+        raise UserError(
+            f"{field}: {path} matches {matched} of {len(wanted)} systems (at least {MIN_MATCHED} needed); "
+            f"no row for: {detail}; its unmatched rows: {', '.join(unused[:20]) or 'none'}"
+            f"{', ...' if len(unused) > 20 else ''}. Is it the table of this language pair? Otherwise make the names agree"
+        )
+    if notes is not None:
+        notes.append(
+            f"{Path(path).name}: no row for {len(missing)} of {len(wanted)} system(s): {detail}; "
+            "they are left out of correlations with its scores"
+        )
+    return missing
 
 
 def _materialize_europarl(cfg: Config, cache, res) -> None:

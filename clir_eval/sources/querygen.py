@@ -16,7 +16,10 @@ the generator also says which segments to leave out of *every* document of the c
   first occurrence.
 
 Documents whose query text or remaining text would be empty are not used as queries
-(listed in ``skipped`` with the reason) but stay in the collection. With ``limit``, that
+(listed in ``skipped`` with the reason) but stay in the collection. ``headline`` and
+``first-sentence`` assume news structure: documents the caller marks as having no headline
+(``no_headline``: other domains, test suites) are skipped with that reason and keep all
+their segments. With ``limit``, that
 many of the usable documents are sampled with ``random.Random(seed)`` (file order kept).
 """
 
@@ -67,6 +70,21 @@ class GeneratedQueries:
     """docid -> why it is not a query (it stays in the collection)."""
     signature: str
 
+    def by_group(self, groups: Mapping[str, str | None], default: str = "(none)") -> dict[str, dict]:
+        """Per group (e.g. domain) of the input documents: ``{"documents", "queries",
+        "skipped": {reason: count}}``, groups in first-seen document order."""
+        out: dict[str, dict] = {}
+        for d in self.drop:
+            g = groups.get(d) or default
+            row = out.setdefault(g, {"documents": 0, "queries": 0, "skipped": {}})
+            row["documents"] += 1
+            if d in self.queries:
+                row["queries"] += 1
+            elif d in self.skipped:
+                reason = self.skipped[d]
+                row["skipped"][reason] = row["skipped"].get(reason, 0) + 1
+        return out
+
     def collection(self, docs: Mapping[str, Sequence[str]], **kwargs) -> list[tuple[str, str]]:
         """The collection ``[(docid, text)]`` of a translation with this generator's drops applied."""
         return build_collection(docs, drop=self.drop, **kwargs)
@@ -94,11 +112,13 @@ def generate_queries(
     seed: int = 0,
     limit: int | None = None,
     analyzer: Analyzer | None = None,
+    no_headline: Mapping[str, str] | None = None,
 ) -> GeneratedQueries:
     """Generate known-item queries of ``kind`` (see the module docstring) from English documents.
 
     ``k`` and ``analyzer`` (str -> terms; default :func:`keyword_terms`) apply to
-    ``keywords``; ``seed`` only to the sampling done when ``limit`` is given.
+    ``keywords``; ``seed`` only to the sampling done when ``limit`` is given;
+    ``no_headline`` (docid -> reason) only to ``headline`` and ``first-sentence``.
     """
     _check_kind(kind)
     if not english_docs:
@@ -118,7 +138,9 @@ def generate_queries(
         params = f"|k:{k}|analyzer:{aname}|idf:ln(N/df)|ties:df,-tf,first-pos"
     else:
         n_drop = 1 if kind == "headline" else 2
-        candidates, skipped, drop = _leading_segment(english_docs, n_drop)
+        candidates, skipped, drop = _leading_segment(english_docs, n_drop, no_headline or {})
+        if no_headline:
+            params = f"|no-headline:{sum(1 for d in english_docs if d in no_headline)}"
     usable = list(candidates)
     if limit is not None and limit < len(usable):
         chosen = set(random.Random(seed).sample(usable, limit))
@@ -137,13 +159,20 @@ def _check_kind(kind: str) -> None:
         raise UserError(f"unknown query generator {kind!r}; choose one of {', '.join(QUERY_KINDS)}")
 
 
-def _leading_segment(docs: Mapping[str, Sequence[str]], n_drop: int):
-    """Query = segment ``n_drop`` (1-based); documents lose segments 1..n_drop."""
+def _leading_segment(docs: Mapping[str, Sequence[str]], n_drop: int, no_headline: Mapping[str, str]):
+    """Query = segment ``n_drop`` (1-based); documents lose segments 1..n_drop, except those
+    without a headline, which are not queries and keep every segment."""
     dropped = frozenset(range(n_drop))
     what = "headline" if n_drop == 1 else "first body sentence (segment 2)"
     queries: dict[str, str] = {}
     skipped: dict[str, str] = {}
+    drop: dict[str, frozenset[int]] = {}
     for d, segs in docs.items():
+        if d in no_headline:
+            skipped[d] = no_headline[d]
+            drop[d] = frozenset()
+            continue
+        drop[d] = dropped
         query = " ".join(segs[n_drop - 1].split()) if len(segs) >= n_drop else ""
         rest = any(s.strip() for s in segs[n_drop:])
         if not query:
@@ -152,7 +181,7 @@ def _leading_segment(docs: Mapping[str, Sequence[str]], n_drop: int):
             skipped[d] = f"no text left after segment {n_drop}"
         else:
             queries[d] = query
-    return queries, skipped, {d: dropped for d in docs}
+    return queries, skipped, drop
 
 
 def _keywords(docs: Mapping[str, Sequence[str]], k: int, analyzer: Analyzer):

@@ -52,6 +52,8 @@ class WmtTestSet:
     origlang: dict[str, str | None]
     testsuite: dict[str, str | None]
     """docid -> test-suite name (``testsuite`` attribute) or None for a regular document."""
+    domain: dict[str, str | None]
+    """docid -> ``domain`` attribute (WMT22+: news, conversation, ecommerce, social, ...) or None."""
     attributes: dict[str, dict[str, str]]
     """docid -> all attributes of its ``<doc>`` element."""
     source: dict[str, Segments]
@@ -122,6 +124,7 @@ class WmtTestSet:
             docids=order,
             origlang={d: self.origlang[d] for d in order},
             testsuite={d: self.testsuite[d] for d in order},
+            domain={d: self.domain[d] for d in order},
             attributes={d: self.attributes[d] for d in order},
             source=sel(self.source),
             references={t: sel(m) for t, m in self.references.items()},
@@ -135,6 +138,33 @@ class WmtTestSet:
         first segment is not a headline (e.g. TED talks in newstest2021 ru-en).
         """
         return self.subset(d for d in self.docids if self.testsuite[d] is None)
+
+    def direction(self, docid: str) -> str | None:
+        """``source-original`` when the document was written in the source language,
+        ``target-original`` when in the target language (Edunov et al. 2020), else None
+        (no ``origlang``, no language on ``<src>``/``<ref>``, or a third language)."""
+        orig = self.origlang.get(docid)
+        if not orig:
+            return None
+        if self.src_lang and _lang_equal(orig, self.src_lang):
+            return "source-original"
+        if self.tgt_lang and _lang_equal(orig, self.tgt_lang):
+            return "target-original"
+        return None
+
+    def has_headline(self, docid: str, headline_domains: Collection[str] = ("news",)) -> str | None:
+        """None when the first segment of ``docid`` is a headline, else why it is not.
+
+        A test-suite document has none; a document with a ``domain`` attribute has one only
+        when the domain is in ``headline_domains``; a document without one (WMT news test
+        sets up to 2021) is news.
+        """
+        if self.testsuite.get(docid):
+            return f"test-suite document ({self.testsuite[docid]}), no headline"
+        dom = self.domain.get(docid)
+        if dom is not None and dom not in headline_domains:
+            return f"domain {dom!r} has no headline"
+        return None
 
     def aligned_segments(
         self, hyp: str, refs: Sequence[str] = ("A",), *, docids: Iterable[str] | None = None
@@ -299,6 +329,7 @@ class _Parser:
         self.docids: list[str] = []
         self.origlang: dict[str, str | None] = {}
         self.testsuite: dict[str, str | None] = {}
+        self.domain: dict[str, str | None] = {}
         self.attributes: dict[str, dict[str, str]] = {}
         self.source: dict[str, Segments] = {}
         self.references: dict[str, dict[str, Segments]] = {}
@@ -413,6 +444,7 @@ class _Parser:
         self.docids.append(docid)
         self.origlang[docid] = elem.get("origlang")
         self.testsuite[docid] = elem.get("testsuite")
+        self.domain[docid] = elem.get("domain") or None
         for key, segs in self.doc_trans.items():
             texts = tuple(t for _, t in segs)
             if key == "src":
@@ -433,6 +465,7 @@ class _Parser:
             docids=tuple(self.docids),
             origlang=self.origlang,
             testsuite=self.testsuite,
+            domain=self.domain,
             attributes=self.attributes,
             source=self.source,
             references=self.references,
@@ -529,6 +562,11 @@ def human_scores_for(
                 raise UserError(f"{source}: no column {key!r}; available: {', '.join(scores[s])}")
             out[s] = float(scores[s][key])
     return out
+
+
+def _lang_equal(a: str, b: str) -> bool:
+    """Language codes equal up to case and region (``en`` = ``en-US``, ``zh`` = ``zh_CN``)."""
+    return re.split(r"[-_]", a.lower())[0] == re.split(r"[-_]", b.lower())[0]
 
 
 def _is_number(text: str) -> bool:
