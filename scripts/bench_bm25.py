@@ -97,6 +97,12 @@ def peak_mib(who=resource.RUSAGE_SELF) -> float:
     return resource.getrusage(who).ru_maxrss / 1024
 
 
+def cpu_s() -> float:
+    """CPU seconds of this process and its waited-for children (user + system)."""
+    r, c = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime + c.ru_utime + c.ru_stime
+
+
 # ------------------------------------------------------------------ measured children
 
 
@@ -112,13 +118,13 @@ def child_harness(a) -> dict:
     an = get_analyzer("default")
     an.tokenize("warm up the tokenizer tables")
     base = peak_mib()
-    t = time.perf_counter()
+    t, c = time.perf_counter(), cpu_s()
     idx = build_index(docs, an, shards=a.shards, jobs=a.jobs)
-    build = time.perf_counter() - t
-    t = time.perf_counter()
+    build, build_cpu = time.perf_counter() - t, cpu_s() - c
+    t, c = time.perf_counter(), cpu_s()
     run = idx.search({f"q{i}": q for i, q in enumerate(qtexts)}, depth=a.depth)
-    search = time.perf_counter() - t
-    out = {"build": build, "search": search, "rss_texts": base, "peak": peak_mib(),
+    search, search_cpu = time.perf_counter() - t, cpu_s() - c
+    out = {"build": build, "search": search, "build_cpu": build_cpu, "search_cpu": search_cpu, "rss_texts": base, "peak": peak_mib(),
            "peak_children": peak_mib(resource.RUSAGE_CHILDREN), "n_terms": len(idx.inverted.terms),
            "postings": int(sum(len(s.rows) for s in idx.inverted.shards)),
            "returned": sum(len(v) for v in run.ranking.values())}  # fmt: skip
@@ -130,21 +136,23 @@ def child_harness(a) -> dict:
 def compare_rank_bm25(docs, an, idx, qtexts) -> dict:
     import rank_bm25
 
-    t = time.perf_counter()
+    from clir_eval.retrieval.bm25 import _top_k
+
+    t, c = time.perf_counter(), cpu_s()
     corpus = [an.tokenize(x) for x in docs.texts]
     ref = rank_bm25.BM25Okapi(corpus)
     del corpus
-    build = time.perf_counter() - t
+    build, build_cpu = time.perf_counter() - t, cpu_s() - c
     qtoks = [an.tokenize(q) for q in qtexts]
-    t = time.perf_counter()
-    from clir_eval.retrieval.bm25 import _top_k
+    t, c = time.perf_counter(), cpu_s()
 
     same = True
     for q in qtoks:
         s = ref.get_scores(q)
         _top_k(s, 1000, idx._id_rank)
         same &= s.tobytes() == idx.get_scores(q).tobytes()
-    return {"rank_bm25_build": build, "rank_bm25_search": time.perf_counter() - t, "bit_identical": bool(same)}
+    return {"rank_bm25_build": build, "rank_bm25_search": time.perf_counter() - t, "rank_bm25_build_cpu": build_cpu,
+            "rank_bm25_search_cpu": cpu_s() - c, "bit_identical": bool(same)}  # fmt: skip
 
 
 def child_bm25s(a) -> dict:
@@ -153,19 +161,20 @@ def child_bm25s(a) -> dict:
     ids, texts = read_tsv(a.dir / "docs.tsv", a.limit)
     _, qtexts = read_tsv(a.dir / "queries.tsv")
     base = peak_mib()
-    t = time.perf_counter()
+    t, c = time.perf_counter(), cpu_s()
     tokens = bm25s.tokenize(texts, stopwords=None, show_progress=False)
     retriever = bm25s.BM25()
     retriever.index(tokens, show_progress=False)
     del tokens
-    build = time.perf_counter() - t
-    t = time.perf_counter()
+    build, build_cpu = time.perf_counter() - t, cpu_s() - c
+    t, c = time.perf_counter(), cpu_s()
     vocab = retriever.vocab_dict
     q = [[w for w in toks if w in vocab] or [next(iter(vocab))] for toks in bm25s.tokenize(qtexts, stopwords=None, return_ids=False, show_progress=False)]
     k = min(a.depth, len(ids))
     retriever.retrieve(q, k=k, show_progress=False, n_threads=a.jobs)
-    search = time.perf_counter() - t
-    return {"build": build, "search": search, "rss_texts": base, "peak": peak_mib(), "version": bm25s.__version__}
+    search, search_cpu = time.perf_counter() - t, cpu_s() - c
+    return {"build": build, "search": search, "build_cpu": build_cpu, "search_cpu": search_cpu, "rss_texts": base,
+            "peak": peak_mib(), "version": bm25s.__version__}  # fmt: skip
 
 
 BM25S_COMMAND = r'''
@@ -189,15 +198,15 @@ with open(out, "w") as fh:
 '''
 
 
-def timed_command(cmd: list[str]) -> tuple[float, float]:
-    """Wall seconds and peak RSS (MiB) of one command, via GNU time."""
-    t = time.perf_counter()
-    res = subprocess.run(["/usr/bin/time", "-f", "%M", *cmd], capture_output=True, text=True,
+def timed_command(cmd: list[str]) -> tuple[float, float, float]:
+    """Wall seconds, CPU seconds (user + system, children included) and peak RSS (MiB of the
+    largest process) of one command, via GNU time."""
+    res = subprocess.run(["/usr/bin/time", "-f", "%e %U %S %M", *cmd], capture_output=True, text=True,
                          env=dict(os.environ, PYTHONPATH=str(ROOT)))  # fmt: skip
-    wall = time.perf_counter() - t
     if res.returncode:
         raise SystemExit(f"failed: {' '.join(cmd)}\n{res.stderr}")
-    return wall, int(res.stderr.strip().splitlines()[-1]) / 1024
+    wall, user, system, rss = res.stderr.strip().splitlines()[-1].split()
+    return float(wall), float(user) + float(system), int(rss) / 1024
 
 
 def run_child(kind: str, a, python: str, **kw) -> dict:
@@ -227,6 +236,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=20240601)
     ap.add_argument("--bm25s-python", default=None, help="interpreter with bm25s installed (skip bm25s when absent)")
     ap.add_argument("--skip-full", action="store_true", help="skip part 1 (all --docs documents)")
+    ap.add_argument("--corpus", type=Path, default=None, help="keep the generated TSVs here and reuse them if present")
     ap.add_argument("--dir", type=Path, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--limit", type=int, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--check-rank-bm25", action="store_true", help=argparse.SUPPRESS)
@@ -243,10 +253,14 @@ def main() -> None:
     print(f"# python {platform.python_version()}, numpy {np.__version__}, rank-bm25 {version('rank-bm25')}, "
           f"cpus {os.cpu_count()}, load average {os.getloadavg()[0]:.1f} (1 min) {os.getloadavg()[1]:.1f} (5 min)")  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="bench_bm25_") as tmp:
-        a.dir = Path(tmp)
-        t = time.perf_counter()
-        generate(a.dir, a.docs, a.len, a.vocab, a.queries, a.zipf, a.seed)
-        print(f"generated {a.dir / 'docs.tsv'} ({(a.dir / 'docs.tsv').stat().st_size / 2**20:.0f} MiB) in {time.perf_counter() - t:.0f} s")
+        a.dir = a.corpus or Path(tmp)
+        a.dir.mkdir(parents=True, exist_ok=True)
+        if not (a.dir / "docs.tsv").exists():
+            t = time.perf_counter()
+            generate(a.dir, a.docs, a.len, a.vocab, a.queries, a.zipf, a.seed)
+            print(f"generated {a.dir / 'docs.tsv'} ({(a.dir / 'docs.tsv').stat().st_size / 2**20:.0f} MiB) in {time.perf_counter() - t:.0f} s")
+        else:
+            print(f"reusing {a.dir / 'docs.tsv'} (generated with the same options, not checked)")
         py = sys.executable
         rows = []
         if not a.skip_full:
@@ -257,28 +271,33 @@ def main() -> None:
                 rows.append((f"bm25s {b['version']}", a.docs, b))
         hs = run_child("harness", a, py, limit=a.subset, check=True)
         rows.append(("harness", a.subset, hs))
-        rows.append(("rank-bm25", a.subset, {"build": hs["rank_bm25_build"], "search": hs["rank_bm25_search"]}))
+        rows.append(("rank-bm25", a.subset, {"build": hs["rank_bm25_build"], "search": hs["rank_bm25_search"],
+                                             "build_cpu": hs["rank_bm25_build_cpu"], "search_cpu": hs["rank_bm25_search_cpu"]}))  # fmt: skip
         print()
-        print(f"{'system':<14}{'docs':>9}{'build s':>9}{'search s':>9}{'total s':>9}{'texts MiB':>11}{'peak MiB':>10}{'children':>10}")
+        print(f"{'system':<14}{'docs':>9}{'build s':>9}{'search s':>9}{'total s':>9}{'CPU s':>9}"
+              f"{'texts MiB':>11}{'peak MiB':>10}{'children':>10}")  # fmt: skip
         for name, n, r in rows:
             print(f"{name:<14}{n:>9}{r['build']:>9.1f}{r['search']:>9.2f}{r['build'] + r['search']:>9.1f}"
-                  f"{r.get('rss_texts', float('nan')):>11.0f}{r.get('peak', float('nan')):>10.0f}"
-                  f"{r.get('peak_children', float('nan')):>10.0f}")  # fmt: skip
+                  f"{r['build_cpu'] + r['search_cpu']:>9.1f}{r.get('rss_texts', float('nan')):>11.0f}"
+                  f"{r.get('peak', float('nan')):>10.0f}{r.get('peak_children', float('nan')):>10.0f}")  # fmt: skip
         print("  build: harness = analyze + index (all shards); bm25s = its tokenize + index; rank-bm25 = harness "
               "tokens + BM25Okapi.\n  search: all queries, top-depth (rank-bm25: get_scores + top-depth). "
-              "texts MiB: RSS with the texts read, before building.")
+              "CPU s: build + search, shard workers included.\n  texts MiB: RSS with the texts read, before building; "
+              "children: peak RSS of the largest shard worker.")
         total = lambda r: r["build"] + r["search"]  # noqa: E731
+        cpu = lambda r: r["build_cpu"] + r["search_cpu"]  # noqa: E731
         print()
         if not a.skip_full:
             h = rows[0][2]
-            print(f"harness, {a.docs} docs: build {h['build']:.1f} s (target <= 40 s on 2 cores), peak RSS "
+            print(f"harness, {a.docs} docs: build {h['build']:.1f} s wall, {h['build_cpu']:.1f} s CPU (target <= 40 s on 2 cores), peak RSS "
                   f"{h['peak'] / 1024:.2f} GiB, shard workers {h['peak_children'] / 1024:.2f} GiB (target <= 2.5 GiB); "
                   f"{h['n_terms']} terms, {h['postings']} postings")  # fmt: skip
             if a.bm25s_python:
                 b = rows[1][2]
-                print(f"harness vs bm25s, {a.docs} docs, build + search: {total(b) / total(h):.2f}x faster "
-                      f"(target >= 1.5x); peak RSS {h['peak'] / b['peak']:.2f}x bm25s's")  # fmt: skip
-        print(f"harness vs rank-bm25, {a.subset} docs, build + search: {total(rows[-1][2]) / total(hs):.1f}x faster; "
+                print(f"harness vs bm25s, {a.docs} docs, build + search: {total(b) / total(h):.2f}x faster wall, "
+                      f"{cpu(b) / cpu(h):.2f}x less CPU (target >= 1.5x); peak RSS {h['peak'] / b['peak']:.2f}x bm25s's")  # fmt: skip
+        print(f"harness vs rank-bm25, {a.subset} docs, build + search: {total(rows[-1][2]) / total(hs):.1f}x faster wall, "
+              f"{cpu(rows[-1][2]) / cpu(hs):.1f}x less CPU; "
               f"scores bit-identical for all {a.queries} queries: {hs['bit_identical']}")  # fmt: skip
         sub = a.dir / "sub.tsv"
         with open(a.dir / "docs.tsv", encoding="utf-8") as src, open(sub, "w", encoding="utf-8") as dst:
@@ -288,15 +307,16 @@ def main() -> None:
         cli = [str(exe)] if exe.exists() else [sys.executable, "-m", "clir_eval"]
         cli += ["retrieve", "--docs", str(sub), "--queries", str(a.dir / "queries.tsv"), "--out", str(a.dir / "h.run"),
                 "--depth", str(a.depth)]  # fmt: skip
-        w_h, m_h = timed_command(cli)
-        print(f"clir-eval retrieve, {a.subset} docs, whole command: {w_h:.1f} s, peak {m_h:.0f} MiB")
+        w_h, c_h, m_h = timed_command(cli)
+        print(f"clir-eval retrieve, {a.subset} docs, whole command: {w_h:.1f} s wall, {c_h:.1f} s CPU, peak {m_h:.0f} MiB")
         if a.bm25s_python:
             script = a.dir / "bm25s_cmd.py"
             script.write_text(BM25S_COMMAND, encoding="utf-8")
-            w_b, m_b = timed_command([a.bm25s_python, str(script), str(sub), str(a.dir / "queries.tsv"),
-                                      str(a.dir / "b.run"), str(a.depth), str(a.jobs)])  # fmt: skip
-            print(f"bm25s read + tokenise + index + retrieve + write, {a.subset} docs: {w_b:.1f} s, peak {m_b:.0f} MiB")
-            print(f"clir-eval retrieve vs bm25s, whole command: {w_b / w_h:.2f}x faster (target >= 4x); "
+            w_b, c_b, m_b = timed_command([a.bm25s_python, str(script), str(sub), str(a.dir / "queries.tsv"),
+                                           str(a.dir / "b.run"), str(a.depth), str(a.jobs)])  # fmt: skip
+            print(f"bm25s read + tokenise + index + retrieve + write, {a.subset} docs: {w_b:.1f} s wall, {c_b:.1f} s CPU, "
+                  f"peak {m_b:.0f} MiB")  # fmt: skip
+            print(f"clir-eval retrieve vs bm25s, whole command: {w_b / w_h:.2f}x faster wall, {c_b / c_h:.2f}x less CPU (target >= 4x); "
                   f"peak RSS {m_h / m_b:.2f}x bm25s's (target <= 1)")  # fmt: skip
     print(f"# load average after: {os.getloadavg()[0]:.1f} (1 min) {os.getloadavg()[1]:.1f} (5 min)")
 

@@ -126,6 +126,9 @@ def shard_stats(texts: Sequence[str], analyzer: Analyzer, max_chars: int | None 
 def merge_vocabularies(shard_terms: Sequence[Sequence[str]]) -> tuple[list[str], list[np.ndarray]]:
     """Global vocabulary in first-occurrence order over the shards in order, and each
     shard's local -> global id map."""
+    if len(shard_terms) == 1:  # one shard: its local ids are the global ids
+        terms = list(shard_terms[0])
+        return terms, [np.arange(len(terms), dtype=np.int32)]
     vocab: dict[str, int] = {}
     remaps = []
     for terms in shard_terms:
@@ -255,7 +258,7 @@ class InvertedIndex:
         self.df = df
         self.dl = dl
         self.shards = shards
-        self.vocab = {t: i for i, t in enumerate(terms)}
+        self.vocab = dict(zip(terms, range(len(terms))))
 
     @property
     def n_docs(self) -> int:
