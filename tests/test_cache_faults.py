@@ -27,6 +27,17 @@ from test_pipeline import make_experiment
 RECOMPUTED = "failed verification"
 
 
+@pytest.fixture(autouse=True)
+def _reports_without_plots(monkeypatch):
+    """The reports are rendered (after the stages under test) without their plots, which cost
+    seconds per run and are covered by the report tests."""
+    import functools
+
+    import clir_eval.report.render as render
+
+    monkeypatch.setattr(render, "write_reports", functools.partial(render.write_reports, plots=False))
+
+
 def _configure(path: Path) -> None:
     """The tiny experiment with every kind of input file: stopwords, qrels, a human table."""
     root = path.parent
@@ -278,3 +289,93 @@ def _alive(pid: int) -> bool:
         return (Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]) != "Z"
     except OSError:
         return False
+
+
+# --------------------------------------------------------------------------- materialised sources
+def _wmt_experiment(root: Path) -> Path:
+    """A generated WMT XML (16 documents, a reference, 3 systems of falling quality) and a
+    config with headline queries, so every kind of file lands under cache/sources/."""
+    import random
+    from xml.sax.saxutils import escape
+
+    rng = random.Random(3)
+    vocab = [f"w{i}" for i in range(60)]
+    docs = []
+    for d in range(16):
+        topic = vocab[d * 3 : d * 3 + 3]
+        segs = [" ".join(topic + rng.sample(vocab, 2))]
+        segs += [" ".join(rng.sample(topic, 2) + rng.sample(vocab, 6)) for _ in range(3)]
+        docs.append((f"doc{d}", segs))
+
+    def block(tag: str, attrs: str, segs: list[str]) -> str:
+        body = "".join(f'<seg id="{i + 1}">{escape(s)}</seg>' for i, s in enumerate(segs))
+        return f"<{tag} {attrs}><p>{body}</p></{tag}>"
+
+    parts = ['<?xml version="1.0" encoding="utf-8"?>\n<dataset id="gen2021">']
+    for did, segs in docs:
+        parts.append(f'<doc origlang="de" id="{did}">')
+        parts.append(block("src", 'lang="de"', [s.upper() for s in segs]))
+        parts.append(block("ref", 'lang="en" translator="A"', segs))
+        for k, rate in enumerate((0.1, 0.4, 0.7)):
+            srng = random.Random(100 * k + int(did[3:]))
+            hyp = [" ".join(w for w in s.split() if srng.random() >= rate) or "x" for s in segs]
+            parts.append(block("hyp", f'system="S{k}" lang="en"', hyp))
+        parts.append("</doc>")
+    parts.append("</dataset>\n")
+    (root / "gen.xml").write_text("\n".join(parts), encoding="utf-8")
+    cfg = {
+        "name": "gen-wmt", "seed": 5,
+        "wmt": {"xml": "gen.xml", "reference": "A"},
+        "mt": {"metrics": ["bleu", "chrf1"]},
+        "queries": {"generate": "headline"},
+        "retrieval": {"depth": 20},
+        "ir": {"measures": ["map", "recip_rank"]},
+        "correlation": {"bootstrap": 0, "permutation": 0},
+    }
+    (root / "wmt.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    return root / "wmt.yaml"
+
+
+@pytest.fixture(scope="module")
+def clean_wmt(tmp_path_factory):
+    root = tmp_path_factory.mktemp("wmt")
+    config = _wmt_experiment(root)
+    out = root / "clean-out"
+    return config, out, _run(config, out)
+
+
+SOURCE_FILES = ["ref-A.*.txt", "hyp-S1.*.txt", "docs-S2-*.jsonl", "english-refA-*.jsonl"]
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip-byte"])
+@pytest.mark.parametrize("pattern", SOURCE_FILES)
+def test_damaged_source_file_is_regenerated_with_a_note(clean_wmt, tmp_path, pattern, damage):
+    config, clean_out, clean_results = clean_wmt
+    out = tmp_path / "out"
+    shutil.copytree(clean_out, out)
+    files = [p for p in (out / "cache" / "sources").glob(f"wmt-*/{pattern}") if not p.name.endswith(".manifest.json")]
+    assert len(files) == 1, files
+    target = files[0]
+    target.write_bytes(DAMAGE[damage](target.read_bytes()))
+    warnings: list[str] = []
+    again = run_experiment(load_config(config), out, jobs=1, quiet=True, log=warnings.append)
+    assert _without_notes(again) == _without_notes(clean_results)
+    assert len(warnings) == 1 and RECOMPUTED in warnings[0] and target.name in warnings[0], warnings
+    assert warnings[0] in again["notes"]
+    healed = _run(config, out)
+    assert _stable(healed) == _stable(clean_results)
+
+
+def test_unsealed_source_file_is_regenerated_silently(clean_wmt, tmp_path):
+    """A source file without its manifest (a run killed between writing and sealing) is not
+    trusted: it is rewritten, without a note, and the results equal a clean run."""
+    config, clean_out, clean_results = clean_wmt
+    out = tmp_path / "out"
+    shutil.copytree(clean_out, out)
+    (target,) = (out / "cache" / "sources").glob("wmt-*/docs-S0-*.jsonl")
+    target.with_name(target.name + ".manifest.json").unlink()
+    target.write_text("")  # damaged, and nothing to tell: must not be used
+    warnings: list[str] = []
+    again = run_experiment(load_config(config), out, jobs=1, quiet=True, log=warnings.append)
+    assert _stable(again) == _stable(clean_results) and warnings == []
+    assert target.with_name(target.name + ".manifest.json").exists()

@@ -179,3 +179,35 @@ class Entry:
         self.unseal()
         write_json(self.path("json"), obj)
         self.seal("json")
+
+
+# --------------------------------------------------------------------------- materialised sources
+def _file_manifest(path: Path) -> Path:
+    return path.with_name(path.name + ".manifest.json")
+
+
+def seal_file(path: Path) -> None:
+    """Write the manifest (size and SHA-1) of a materialised source file beside it."""
+    path = Path(path)
+    meta = {"format": CACHE_FORMAT, "file": path.name, "bytes": path.stat().st_size, "sha1": file_checksum(path)}
+    write_json(_file_manifest(path), meta)
+
+
+def file_problem(path: Path) -> str | None:
+    """Why a materialised source file cannot be trusted (None when it matches its manifest);
+    ``"unsealed"`` when it has no manifest (written by a killed run or an older version)."""
+    path = Path(path)
+    try:
+        m = json.loads(_file_manifest(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return "unsealed"
+    except (OSError, ValueError, UnicodeDecodeError):
+        return "unreadable manifest"
+    if not isinstance(m, dict) or m.get("format") != CACHE_FORMAT or m.get("file") != path.name:
+        return f"not a {CACHE_FORMAT} manifest of this file"
+    try:
+        if path.stat().st_size != m.get("bytes") or file_checksum(path) != m.get("sha1"):
+            return "file changed since it was written"
+    except OSError:
+        return "file missing or unreadable"
+    return None
