@@ -126,12 +126,17 @@ def test_damaged_entry_is_recomputed_with_a_note(clean, tmp_path, exp, stage, pa
     files = [p for p in (out / "cache" / stage).glob(pattern) if not (p.name.endswith(".manifest.json")
                                                                    and not pattern.endswith(".manifest.json"))]
     assert len(files) == 1, files
-    target = files[0]
+    _damage_and_rerun(files[0], damage, config, out, clean_results, stage)
+
+
+def _damage_and_rerun(target: Path, damage: str, config: Path, out: Path, clean_results: dict, named: str) -> None:
+    """Damage ``target``; the re-run equals the clean run but for one note (naming ``named``),
+    on stderr and in results.json; the run after that equals the clean run with no note."""
     target.write_bytes(DAMAGE[damage](target.read_bytes()))
     warnings: list[str] = []
     again = run_experiment(load_config(config), out, jobs=1, quiet=True, log=warnings.append)
     assert _without_notes(again) == _without_notes(clean_results)
-    assert len(warnings) == 1 and RECOMPUTED in warnings[0] and stage in warnings[0], warnings
+    assert len(warnings) == 1 and RECOMPUTED in warnings[0] and named in warnings[0], warnings
     assert warnings[0] in again["notes"]
     assert json.loads((out / "results.json").read_text())["notes"] == again["notes"]
     healed = _run(config, out)  # the recomputed entry verifies: no note the next time
@@ -355,15 +360,7 @@ def test_damaged_source_file_is_regenerated_with_a_note(clean_wmt, tmp_path, pat
     shutil.copytree(clean_out, out)
     files = [p for p in (out / "cache" / "sources").glob(f"wmt-*/{pattern}") if not p.name.endswith(".manifest.json")]
     assert len(files) == 1, files
-    target = files[0]
-    target.write_bytes(DAMAGE[damage](target.read_bytes()))
-    warnings: list[str] = []
-    again = run_experiment(load_config(config), out, jobs=1, quiet=True, log=warnings.append)
-    assert _without_notes(again) == _without_notes(clean_results)
-    assert len(warnings) == 1 and RECOMPUTED in warnings[0] and target.name in warnings[0], warnings
-    assert warnings[0] in again["notes"]
-    healed = _run(config, out)
-    assert _stable(healed) == _stable(clean_results)
+    _damage_and_rerun(files[0], damage, config, out, clean_results, files[0].name)
 
 
 def test_unsealed_source_file_is_regenerated_silently(clean_wmt, tmp_path):
