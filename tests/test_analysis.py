@@ -5,6 +5,7 @@ from __future__ import annotations
 import pickle
 import sys
 
+import numpy as np
 import pytest
 
 from clir_eval.retrieval.analysis import ENGLISH_STOPWORDS, get_analyzer
@@ -131,3 +132,81 @@ def test_batches_cut_anywhere_give_the_same_tokens():
             got_t += toks
             got_c += counts.tolist()
         assert got_c == [len(w) for w in want] and got_t == [t for w in want for t in w]
+
+
+# ---------------------------------------------------------------- token ids without Python strings
+
+from clir_eval.retrieval import analysis as analysis_mod  # noqa: E402
+from clir_eval.retrieval.analysis import HashCollision, StringSurfaceVocab, SurfaceVocab  # noqa: E402
+
+
+def _ids_and_strings(vocab_cls, name, batches):
+    v = vocab_cls(name)
+    out = [(ids.tolist(), counts.tolist()) for ids, counts in (v.add(b) for b in batches)]
+    return out, list(v.strings)
+
+
+def _tokens_of(name, batches):
+    """The specification: per batch, every token (reference_tokens) and the count per text."""
+    return [([t for x in b for t in reference_tokens(name, x)], [len(reference_tokens(name, x)) for x in b]) for b in batches]
+
+
+def _check_surface_vocab(name, batches):
+    got, strings = _ids_and_strings(SurfaceVocab, name, batches)
+    assert [([strings[i] for i in ids], counts) for ids, counts in got] == _tokens_of(name, batches)
+    seen = {}
+    for tok in (t for b in batches for x in b for t in reference_tokens(name, x)):
+        seen.setdefault(tok, len(seen))
+    assert strings == list(seen)  # ids in first-occurrence order over all batches
+    assert (got, strings) == _ids_and_strings(StringSurfaceVocab, name, batches)
+
+
+_LONG = ["x" * 31, "y" * 32, "z" * 33, "é" * 17, "ab" * 40, "Ωmega" * 9]
+
+
+@settings(max_examples=200, deadline=None)
+@given(batches=st.lists(st.lists(st.text(alphabet=st.one_of(st.characters(), st.sampled_from(_TRICKY + "\x00 ")), max_size=40)
+                                 | st.sampled_from(_LONG), max_size=6), max_size=4))  # fmt: skip
+def test_surface_vocab_equals_reference_tokens(batches):
+    for name in ("default", "whitespace"):
+        _check_surface_vocab(name, batches)
+
+
+def test_surface_vocab_ascii_and_dense_new_tokens():
+    """ASCII batches (byte lookup path), thousands of new tokens per batch (vectorised decoding),
+    tokens of every length around the 8-byte words and the 32-byte limit, NUL bytes."""
+    rng = np.random.default_rng(3)
+    words = ["".join(rng.choice(list("abcXYZ_09"), size=n)) for n in rng.integers(1, 41, size=6000)]
+    batches = [[" ".join(rng.choice(words, size=40)) + " A\x00b," for _ in range(200)] for _ in range(3)]
+    batches.append(["Ünïcödé " + " ".join(words[:3000]), "", "ΣΑΣ σας"])
+    for name in ("default", "whitespace"):
+        _check_surface_vocab(name, batches)
+
+
+def test_surface_vocab_every_code_point():
+    cps = [*range(0x40000), *range(0xE0000, 0xF0000), *range(0x40000, sys.maxunicode + 1, 97)]
+    step = 1 << 12
+    texts = ["".join(f"x{c}y {c} Σ{c} {c}İ{c}\t" for c in map(chr, cps[i : i + step])) for i in range(0, len(cps), step)]
+    for name in ("default", "whitespace"):
+        v = SurfaceVocab(name)
+        got = [v.add(texts[i : i + 8]) for i in range(0, len(texts), 8)]
+        want = [reference_tokens(name, t) for t in texts]
+        assert [v.strings[i] for ids, _ in got for i in ids.tolist()] == [t for w in want for t in w]
+        assert [c for _, counts in got for c in counts.tolist()] == [len(w) for w in want]
+
+
+def test_hash_collisions_are_detected_and_never_merge_tokens(monkeypatch):
+    """With a degenerate hash (every token hashes alike) the key check must refuse to merge two
+    different tokens, and the index falls back to strings with the same statistics."""
+    from clir_eval.retrieval.index import shard_stats
+
+    texts = ["the cat sat", "on the mat", "the end " + "z" * 40]
+    an = get_analyzer("default", stopwords="english")
+    want = shard_stats(texts, an)
+    monkeypatch.setattr(analysis_mod, "_MIX", tuple(np.uint64(0) for _ in range(6)))
+    with pytest.raises(HashCollision):
+        SurfaceVocab("default").add(texts)
+    got = shard_stats(texts, an)
+    assert got.terms == want.terms == ["cat", "sat", "mat", "end", "z" * 40]
+    for f in ("indptr", "cols", "tf", "dl"):
+        assert np.array_equal(getattr(got, f), getattr(want, f))

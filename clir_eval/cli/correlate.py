@@ -17,7 +17,7 @@ from ..io.files import atomic_write, check_output_file
 from ..limits import MAX_RESAMPLES, check_max, check_seed
 from ..params import split_list
 from ..io.tables import apply_filters, groups, parse_filters, parse_labels, parse_rounding, read_table
-from ..report.tables import CORRELATE_TSV, correlate_markdown, tsv_records
+from ..report.tables import CORRELATE_TSV, correlate_blocks, correlate_markdown, tsv_records
 from .app import app
 
 
@@ -45,7 +45,7 @@ def correlate_cmd(
     correction: str = typer.Option("holm", "--correction", help="Multiple-testing correction: holm | bh."),
     lower_is_better: str = typer.Option("", "--lower-is-better", help="Comma list of x columns where lower is "
                                         "better (e.g. TER): ranked by -tau."),
-    fmt: str = typer.Option("json", "--format", help="json | tsv | md."),
+    fmt: str = typer.Option("json", "--format", help="json | tsv | md | latex (booktabs tables, the md content)."),
     out: Optional[str] = typer.Option(None, "--out", help="Write here (atomically) instead of stdout."),
 ) -> None:
     """Correlate score columns of a table: every --x column with every --y column, per --group-by value.
@@ -55,10 +55,10 @@ def correlate_cmd(
     \b
     Examples (after 'clir-eval demo --out demo-out'):
       clir-eval correlate --table demo-out/scores.tsv --x bleu,chrf1,macrof1 --y map,rbo --format md
-      clir-eval correlate --table demo-out/scores.tsv --x bleu --y map --ci 200 --seed 1
+      clir-eval correlate --table demo-out/scores.tsv --x bleu,chrf1 --y map --format latex --out tau.tex
     """
-    if fmt not in ("json", "tsv", "md"):
-        raise UserError(f"unknown --format {fmt!r}; use json, tsv or md")
+    if fmt not in ("json", "tsv", "md", "latex"):
+        raise UserError(f"unknown --format {fmt!r}; use json, tsv, md or latex")
     if not (0 < alpha < 1):
         raise UserError(f"--alpha must be between 0 and 1, got {alpha}")
     if ci < 0:
@@ -93,8 +93,12 @@ def correlate_cmd(
                           indent=1, ensure_ascii=False) + "\n"
     elif fmt == "tsv":
         text = tsv_records(results, CORRELATE_TSV)
-    else:
+    elif fmt == "md":
         text = correlate_markdown(results, xs, ys, parse_labels(label), alpha, lower, vds)
+    else:
+        from ..report.latex import latex_fragment
+
+        text = latex_fragment(correlate_blocks(results, xs, ys, parse_labels(label), alpha, lower, vds))
     if out:
         with atomic_write(out) as fh:
             fh.write(text)

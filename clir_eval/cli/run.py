@@ -50,7 +50,7 @@ def print_summary(results: dict, out: Path) -> None:
     typer.echo(f"{results['name']}: {len(results['systems'])} systems, {len(results['correlations'])} correlations")
     for line in lines:
         typer.echo(line)
-    typer.echo(f"report: {Path(out) / 'report.html'}  (also report.md, results.json, scores.tsv, correlations.tsv)")
+    typer.echo(f"report: {Path(out) / 'report.html'}  (also report.md, report.tex, results.json, scores.tsv, correlations.tsv)")
 
 
 @app.command("validate")
@@ -80,7 +80,7 @@ def validate_cmd(
 def report_cmd(
     out: Path = typer.Argument(..., help="An output directory holding results.json."),
 ) -> None:
-    """Re-render the reports (TSV, Markdown, HTML) from DIR/results.json.
+    """Re-render the reports (TSV, Markdown, HTML, LaTeX) from DIR/results.json.
 
     \b
     Examples (after 'clir-eval demo --out demo-out'):

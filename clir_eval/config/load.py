@@ -345,7 +345,7 @@ def load_config(path: str | os.PathLike, *, data_root: str | None = None) -> Con
     collection = _load_collection(s, top.section("collection"), has_source=wmt is not None or europarl is not None)
     queries = _load_queries(s, top.section("queries"))
     relevance = _load_relevance(s, top.section("relevance"))
-    retrieval = _load_retrieval(top.section("retrieval"))
+    retrieval = _load_retrieval(s, top.section("retrieval"))
     ir = _load_ir(top.section("ir"))
     external = _load_external(s, top.raw("external"))
     corr = _load_correlation(s, top.section("correlation"), seed)
@@ -542,18 +542,21 @@ def _load_relevance(s: _Loader, sec: _Section | None) -> RelevanceConfig | None:
     return RelevanceConfig(qrels=_input(s, qrels, "relevance.qrels", "qrels") if qrels else None, pseudo_top_k=top_k)
 
 
-def _load_retrieval(sec: _Section | None) -> RetrievalConfig:
+def _load_retrieval(s: _Loader, sec: _Section | None) -> RetrievalConfig:
     if sec is None:
         return RetrievalConfig()
-    from ..retrieval.analysis import ANALYZERS
+    from ..retrieval.analysis import ANALYZERS, STOPWORD_LISTS
     from ..retrieval.bm25 import BACKENDS, VARIANTS
 
     variant = sec.str("variant", "okapi", choices=VARIANTS)
     k1_default, b_default = (0.9, 0.4) if variant.startswith("lucene") else (1.5, 0.75)  # Anserini's / rank-bm25's
+    stopwords = sec.str("stopwords")
+    if stopwords and stopwords.strip().lower() not in STOPWORD_LISTS:
+        stopwords = s.path_of(stopwords, "retrieval.stopwords")
     retrieval = RetrievalConfig(
         backend=sec.str("backend", "sparse", choices=BACKENDS),
         analyzer=sec.str("analyzer", "default"),
-        stopwords=sec.str("stopwords"),
+        stopwords=stopwords,
         stem=sec.str("stem"),
         variant=variant,
         k1=sec.float("k1", k1_default, lo=0.0, hi=100.0),

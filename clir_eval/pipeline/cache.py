@@ -1,8 +1,18 @@
-"""The stage cache: files under ``OUT/cache/<stage>/`` and the one function that keys them."""
+"""The stage cache: self-verifying entries under ``OUT/cache/<stage>/`` and the one function that keys them.
+
+An entry is its payload files ``<name>-<key>.<ext>`` plus a manifest
+``<name>-<key>.manifest.json`` written last: the cache format, the key, what the key was
+computed from (every setting, each input file's content checksum, upstream keys, tool
+versions) and each payload file's size and SHA-1. A payload without a manifest is an
+unfinished entry (a run killed mid-write) and is recomputed; an entry whose manifest or
+payload does not verify is recomputed with a note, never used.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import hashlib
 import json
 import os
 import platform
@@ -13,6 +23,8 @@ from typing import Any
 import clir_eval
 
 from ..io.files import file_checksum, safe_filename, text_checksum, write_json
+
+CACHE_FORMAT = "clir-eval-cache/1"
 
 
 @functools.lru_cache(maxsize=None)
@@ -34,14 +46,14 @@ def tool_versions() -> dict[str, str]:
 
 
 @functools.lru_cache(maxsize=1024)
-def _checksum(path: str, mtime_ns: int, size: int) -> str:
+def _checksum(path: str, mtime_ns: int, size: int, inode: int) -> str:
     return file_checksum(path)
 
 
 def content_checksum(path: str | os.PathLike) -> str:
-    """SHA-1 of a file's bytes (memoised per path, modification time and size)."""
+    """SHA-1 of a file's bytes (memoised per path, modification time, size and inode)."""
     st = os.stat(path)
-    return _checksum(str(path), st.st_mtime_ns, st.st_size)
+    return _checksum(str(path), st.st_mtime_ns, st.st_size, st.st_ino)
 
 
 def _keyed(value: Any, is_input: bool = False) -> Any:
@@ -58,41 +70,144 @@ def _keyed(value: Any, is_input: bool = False) -> Any:
     return value
 
 
-def cache_key(task: Any) -> str:
-    """The key of a stage task's output: a hash of its stage, the tool versions, every setting
-    and the content checksum of every input file; an upstream task counts by its own key."""
+def key_inputs(task: Any) -> dict[str, Any]:
+    """What a task's key hashes: its stage, the tool versions, every keyed setting, each input
+    file's content checksum and each upstream task's key."""
     keyed = {
         f.name: _keyed(getattr(task, f.name), bool(f.metadata.get("input")))
         for f in fields(task)
         if f.metadata.get("key", True)
     }
-    payload = {"stage": task.STAGE, "versions": tool_versions(), "task": keyed}
-    return text_checksum(json.dumps(payload, sort_keys=True, ensure_ascii=False))[:16]
+    return {"stage": task.STAGE, "versions": tool_versions(), "task": keyed}
+
+
+def cache_key(task: Any) -> str:
+    """The key of a stage task's output (a hash of :func:`key_inputs`); every key comes from here."""
+    return text_checksum(json.dumps(key_inputs(task), sort_keys=True, ensure_ascii=False))[:16]
 
 
 class Cache:
-    """Stage outputs as files ``root/<stage>/<name>-<key>.<ext>``; present means complete."""
+    """Stage entries under ``root``; ``notes`` collects the entries that failed verification."""
 
     def __init__(self, root: Path):
         self.root = Path(root)
+        self.notes: list[str] = []
 
-    def path(self, stage: str, name: str, key: str, ext: str) -> Path:
-        d = self.root / stage
-        d.mkdir(parents=True, exist_ok=True)
-        return d / f"{safe_filename(name)}-{key}.{ext}"
-
-    def entry(self, task: Any, ext: str) -> Path:
+    def entry(self, task: Any) -> "Entry":
         """Where ``task``'s output lives."""
-        return self.path(task.STAGE, task.system, cache_key(task), ext)
+        return Entry(self, task)
 
-    @staticmethod
-    def load_json(path: Path) -> Any | None:
-        """A cached JSON payload, or None when absent."""
-        if not path.exists():
+    def child(self) -> "Cache":
+        """The same cache with its own notes (one per unit of parallel work)."""
+        return Cache(self.root)
+
+
+class Entry:
+    """One task's cached output: payload files by extension, sealed by a manifest."""
+
+    def __init__(self, cache: Cache, task: Any):
+        self.cache = cache
+        self.stage = task.STAGE
+        self.system = task.system
+        self.inputs = key_inputs(task)
+        self.key = text_checksum(json.dumps(self.inputs, sort_keys=True, ensure_ascii=False))[:16]
+        d = cache.root / self.stage
+        d.mkdir(parents=True, exist_ok=True)
+        self.base = d / f"{safe_filename(self.system)}-{self.key}"
+        self.manifest = self.base.with_name(self.base.name + ".manifest.json")
+
+    def path(self, ext: str) -> Path:
+        return self.base.with_name(f"{self.base.name}.{ext}")
+
+    def verified(self, *exts: str) -> bool:
+        """True when the entry is sealed and every payload file matches its manifest; a
+        damaged entry is noted (and later overwritten), an unsealed one is just absent."""
+        if not self.manifest.exists():
+            return False
+        why = self._problem(exts)
+        if why is None:
+            return True
+        self.cache.notes.append(
+            f"cache: the {self.stage} entry of {self.system} ({self.base.name}) failed verification ({why}); "
+            "it was recomputed"
+        )
+        return False
+
+    def _problem(self, exts: tuple[str, ...]) -> str | None:
+        try:
+            m = json.loads(self.manifest.read_text(encoding="utf-8"))
+        except (OSError, ValueError, UnicodeDecodeError):
+            return "unreadable manifest"
+        if not isinstance(m, dict) or m.get("format") != CACHE_FORMAT:
+            return f"not a {CACHE_FORMAT} manifest"
+        if m.get("key") != self.key or m.get("inputs") != self.inputs:
+            return "manifest of another key"
+        files = m.get("files")
+        for ext in exts:
+            want = files.get(ext) if isinstance(files, dict) else None
+            if not isinstance(want, dict):
+                return f"manifest lacks the .{ext} file"
+            try:
+                data = self.path(ext).read_bytes()
+            except OSError:
+                return f".{ext} file missing or unreadable"
+            if len(data) != want.get("bytes") or hashlib.sha1(data).hexdigest() != want.get("sha1"):
+                return f".{ext} file changed since it was written"
+        return None
+
+    def unseal(self) -> None:
+        """Remove the manifest before new payload files are written."""
+        with contextlib.suppress(FileNotFoundError):
+            self.manifest.unlink()
+
+    def seal(self, *exts: str) -> None:
+        """Write the manifest over the payload files as they are now (call after writing them)."""
+        files = {}
+        for ext in exts:
+            data = self.path(ext).read_bytes()
+            files[ext] = {"file": self.path(ext).name, "bytes": len(data), "sha1": hashlib.sha1(data).hexdigest()}
+        write_json(self.manifest, {"format": CACHE_FORMAT, "key": self.key, "inputs": self.inputs, "files": files})
+
+    def load_json(self) -> Any | None:
+        """The verified JSON payload, or None (absent or damaged)."""
+        if not self.verified("json"):
             return None
-        return json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(self.path("json").read_text(encoding="utf-8"))
 
-    @staticmethod
-    def save_json(path: Path, obj: Any) -> None:
-        write_json(path, obj)
+    def save_json(self, obj: Any) -> None:
+        """Write the JSON payload and seal it."""
+        self.unseal()
+        write_json(self.path("json"), obj)
+        self.seal("json")
 
+
+# --------------------------------------------------------------------------- materialised sources
+def _file_manifest(path: Path) -> Path:
+    return path.with_name(path.name + ".manifest.json")
+
+
+def seal_file(path: Path) -> None:
+    """Write the manifest (size and SHA-1) of a materialised source file beside it."""
+    path = Path(path)
+    meta = {"format": CACHE_FORMAT, "file": path.name, "bytes": path.stat().st_size, "sha1": file_checksum(path)}
+    write_json(_file_manifest(path), meta)
+
+
+def file_problem(path: Path) -> str | None:
+    """Why a materialised source file cannot be trusted (None when it matches its manifest);
+    ``"unsealed"`` when it has no manifest (written by a killed run or an older version)."""
+    path = Path(path)
+    try:
+        m = json.loads(_file_manifest(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return "unsealed"
+    except (OSError, ValueError, UnicodeDecodeError):
+        return "unreadable manifest"
+    if not isinstance(m, dict) or m.get("format") != CACHE_FORMAT or m.get("file") != path.name:
+        return f"not a {CACHE_FORMAT} manifest of this file"
+    try:
+        if path.stat().st_size != m.get("bytes") or file_checksum(path) != m.get("sha1"):
+            return "file changed since it was written"
+    except OSError:
+        return "file missing or unreadable"
+    return None

@@ -23,7 +23,13 @@ executor: stages are deterministic and write their own cache entries atomically.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import os
+import signal
+import sys
+import threading
+import time
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import get_context
@@ -89,7 +95,11 @@ class LocalExecutor(_Base):
         results: list[Any] = [None] * len(tasks)
         todo = iter(enumerate(tasks))
         inflight: dict[Future, int] = {}
-        with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as ex:
+        pool = ProcessPoolExecutor(
+            max_workers=workers, mp_context=get_context("spawn"), initializer=_die_with_parent,
+            initargs=(os.getpid(), threading.current_thread() is threading.main_thread()),
+        )
+        with pool as ex:
             try:
                 _fill(ex, fn, todo, inflight, workers)
                 while inflight:
@@ -105,6 +115,24 @@ class LocalExecutor(_Base):
                     f.cancel()
                 raise
         return results
+
+
+def _die_with_parent(parent: int, pdeathsig: bool) -> None:
+    """Worker initializer: exit when the main process is gone (even after kill -9), at once
+    on Linux (PR_SET_PDEATHSIG; only when the pool was made by the main thread, whose exit
+    is the process's), else within a second (a thread watching the parent pid)."""
+    if pdeathsig and sys.platform.startswith("linux"):
+        with contextlib.suppress(Exception):
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    threading.Thread(target=_watch_parent, args=(parent,), daemon=True, name="watch-parent").start()
+
+
+def _watch_parent(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(1.0)
+    os._exit(1)
 
 
 def _fill(ex: ProcessPoolExecutor, fn, todo, inflight: dict, workers: int) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 from ..config.schema import Config, QueriesConfig, SystemSpec
 from ..io.files import file_checksum
 from ..io.trec import Qrels, read_qrels
-from .cache import Cache
+from .cache import Cache, file_problem, seal_file
 
 
 @dataclass
@@ -52,11 +52,9 @@ def resolve_inputs(cfg: Config, cache: Cache) -> Resolved:
     """Turn the config's sources into plain files and in-memory queries/qrels."""
     from ..io.readers import read_queries
 
-    res = Resolved(systems=list(cfg.systems), mt_refs=cfg.mt.refs if cfg.mt else ())
+    res = _fresh(cfg)
     if cfg.wmt is not None or cfg.europarl is not None:
-        from ..sources.materialize import materialize
-
-        materialize(cfg, cache, res)
+        res = materialize_verified(cfg, cache)
     if cfg.collection is not None:
         from ..sources.collection import finish_collection
 
@@ -67,3 +65,52 @@ def resolve_inputs(cfg: Config, cache: Cache) -> Resolved:
         res.qrels = read_qrels(cfg.relevance.qrels)
         res.qrels_source = f"file:{Path(cfg.relevance.qrels).name}|sha1:{file_checksum(cfg.relevance.qrels)[:12]}"
     return res
+
+
+def materialize_verified(cfg: Config, cache: Cache) -> Resolved:
+    """Materialise the WMT / Europarl sources under ``cache/sources/``, trusting a file written
+    by an earlier run only when it matches its manifest (size, SHA-1): a damaged one is
+    regenerated with a note in ``cache.notes``, an unsealed one (a killed run) silently."""
+    from ..sources.materialize import materialize
+
+    src = (cache.root / "sources").resolve()
+    before = {p for p in src.rglob("*") if p.is_file()} if src.exists() else set()
+    res = _fresh(cfg)
+    materialize(cfg, cache, res)
+    used = _source_files(res, src)
+    redo = []
+    for p in used:
+        why = file_problem(p) if p in before else None
+        if why is None:
+            continue
+        redo.append(p)
+        if why != "unsealed":
+            cache.notes.append(
+                f"cache: the sources file {p.relative_to(src)} failed verification ({why}); it was regenerated"
+            )
+    if redo:
+        for p in redo:
+            p.unlink(missing_ok=True)
+        res = _fresh(cfg)
+        materialize(cfg, cache, res)
+        used = _source_files(res, src)
+    for p in used:
+        if p not in before or p in redo:
+            seal_file(p)
+    return res
+
+
+def _fresh(cfg: Config) -> Resolved:
+    return Resolved(systems=list(cfg.systems), mt_refs=cfg.mt.refs if cfg.mt else ())
+
+
+def _source_files(res: Resolved, src: Path) -> list[Path]:
+    """The files under ``src`` that ``res`` uses, in a fixed order without repeats."""
+    paths = [*res.mt_refs, res.english] + [f for s in res.systems for f in (s.hyp, s.docs)]
+    out: dict[Path, None] = {}
+    for f in paths:
+        if f:
+            p = Path(f).resolve()
+            if p.is_relative_to(src):
+                out[p] = None
+    return list(out)

@@ -10,20 +10,20 @@ killed at any moment and restarted ends with the same results.
 from __future__ import annotations
 
 import functools
-import json
 import os
+import sys
 import time
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable
 
 from ..config.schema import Config, SystemSpec
 from ..errors import UserError
-from ..io.files import write_json
 from ..io.trec import Qrels, read_run
 from .cache import Cache, tool_versions
 from .executor import Executor, WorkerLost, get_executor
 from .inputs import Resolved, resolve_inputs
+from .output import locked, prepare_out, write_outputs
 from .progress import Progress
 from .stages import ir_stage, qrels_stage, retrieve_stage, run_file, system_stage
 from .tasks import EnglishSide, IRTask, MTTask, QrelsTask, RetrieveTask, SystemTask
@@ -40,11 +40,21 @@ def run_experiment(
     log: Callable[[str], None] | None = None,
     executor: str | None = None,
 ) -> dict:
-    """Run the whole experiment and write results.json + reports into ``out_dir``.
+    """Run the whole experiment and write the reports, then results.json, into ``out_dir``.
 
-    ``executor`` names the engine that runs the systems (default: the config's, ``local``)."""
+    ``executor`` names the engine that runs the systems (default: the config's, ``local``);
+    ``log`` receives warnings (default: stderr)."""
     ex = get_executor(executor or cfg.executor, jobs or cfg.jobs or os.cpu_count() or 1)
-    out = _prepare_out(out_dir)
+    out = prepare_out(out_dir)
+    with locked(out):
+        return _run(cfg, out, ex, quiet, log or _warn)
+
+
+def _warn(message: str) -> None:
+    sys.stderr.write(f"warning: {message}\n")
+
+
+def _run(cfg: Config, out: Path, ex: Executor, quiet: bool, log: Callable[[str], None]) -> dict:
     cache = Cache(out / "cache")
     timing: dict[str, float] = {}
     t_start = time.perf_counter()
@@ -68,6 +78,9 @@ def run_experiment(
     timing.update({f"cpu_{k}": v for k, v in stage_times.items()})
     ext_kinds, corr = score_tables(cfg, res, sys_results, timing)
     signature.update(settings_signature(cfg, res, english))
+    for note in cache.notes + [n for o in outputs for n in o["notes"]]:
+        log(note)
+        res.notes.append(note)
     results = assemble_results(cfg, res, sys_results, corr, english, english_ir, ext_kinds, signature)
     results["timing"] = {k: round(v, 3) for k, v in timing.items()}
     if cfg.wmt is not None and cfg.wmt.direction == "both":
@@ -76,14 +89,6 @@ def run_experiment(
         add_direction(results, cfg, out, run_experiment, jobs=jobs, executor=executor)
     write_outputs(results, out, t_start)
     return results
-
-
-def _prepare_out(out_dir: str | os.PathLike) -> Path:
-    out = Path(out_dir)
-    if out.exists() and not out.is_dir():
-        raise UserError(f"--out {out}: exists and is not a directory; choose another path")
-    out.mkdir(parents=True, exist_ok=True)
-    return out
 
 
 def _check_unique_names(systems: list[SystemSpec]) -> None:
@@ -95,9 +100,13 @@ def _check_unique_names(systems: list[SystemSpec]) -> None:
 
 # --------------------------------------------------------------------------- tasks
 def retrieve_task(cfg: Config, res: Resolved, system: str, docs: str, **checks: Any) -> RetrieveTask:
+    from ..retrieval.analysis import STOPWORD_LISTS
+
+    stop = cfg.retrieval.stopwords
     return RetrieveTask(
         system=system, docs=docs, format=res.doc_format, retrieval=cfg.retrieval,
-        queries=tuple(res.queries.items()), **checks,
+        queries=tuple(res.queries.items()),
+        stopwords_file=stop if stop and stop.strip().lower() not in STOPWORD_LISTS else None, **checks,
     )
 
 
@@ -253,30 +262,3 @@ def assemble_results(cfg, res, sys_results, corr, english, english_ir, ext_kinds
         "signature": signature,
         "config": cfg.to_dict(),
     }
-
-
-# --------------------------------------------------------------------------- outputs
-def write_outputs(results: dict, out: Path, t_start: float) -> None:
-    """Write the reports, then results.json (skipping the reports when nothing changed)."""
-    from ..report.render import REPORT_FILES, write_reports
-
-    t0 = time.perf_counter()
-    previous = _previous_results(out / "results.json")
-    unchanged = previous is not None and _without_timing(previous) == _without_timing(json.loads(json.dumps(results)))
-    if not (unchanged and all((out / f).exists() for f in REPORT_FILES)):
-        write_json(out / "results.json", results)
-        write_reports(results, out)
-    results["timing"]["report"] = round(time.perf_counter() - t0, 3)
-    results["timing"]["total"] = round(time.perf_counter() - t_start, 3)
-    write_json(out / "results.json", results)
-
-
-def _previous_results(path: Path) -> dict | None:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-
-
-def _without_timing(results: Mapping[str, Any]) -> dict:
-    return {k: v for k, v in results.items() if k != "timing"}

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import time
+from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
-from ..io.files import safe_filename
+from ..io.files import safe_filename, write_json
 from ..io.trec import Qrels, read_qrels, read_run, write_qrels, write_run
 from .cache import Cache
 from .tasks import IRTask, MTTask, QrelsTask, RetrieveTask, SystemTask
@@ -14,8 +16,8 @@ from .tasks import IRTask, MTTask, QrelsTask, RetrieveTask, SystemTask
 
 def mt_stage(task: MTTask, cache: Cache) -> dict:
     """Score one system's MT hypotheses: ``{metric: {"score", "signature"}}``."""
-    entry = cache.entry(task, "json")
-    cached = cache.load_json(entry)
+    entry = cache.entry(task)
+    cached = entry.load_json()
     if cached is not None:
         return cached
     from ..io.files import read_lines
@@ -31,7 +33,7 @@ def mt_stage(task: MTTask, cache: Cache) -> dict:
             )
     scores = score_metrics(list(task.metrics), hyps, refs, tokenize=task.tokenize, lowercase=task.lowercase)
     out = {name: {"score": s.score, "signature": s.signature} for name, s in scores.items()}
-    cache.save_json(entry, out)
+    entry.save_json(out)
     return out
 
 
@@ -59,26 +61,24 @@ def _check_ids(task: RetrieveTask, got: tuple[str, ...]) -> None:
     )
 
 
-def run_file(task: RetrieveTask, cache: Cache):
-    """The TREC run file of a retrieval task."""
-    return cache.entry(task, "run")
+def run_file(task: RetrieveTask, cache: Cache) -> Path:
+    """The TREC run file of a retrieval task (verified by :func:`retrieve_stage`)."""
+    return cache.entry(task).path("run")
 
 
 def retrieve_stage(task: RetrieveTask, cache: Cache) -> dict:
     """Index one collection, run the queries, write the TREC run; return its metadata."""
-    path = run_file(task, cache)
-    meta_file = path.with_suffix(".json")
-    if path.exists():
-        cached = cache.load_json(meta_file)
-        if cached is not None:
-            return cached
+    entry = cache.entry(task)
+    if entry.verified("run", "json"):
+        return json.loads(entry.path("json").read_text(encoding="utf-8"))
+    entry.unseal()
     t0 = time.perf_counter()
     docs, idx = _index(task)
     _check_ids(task, tuple(docs.ids))
     t1 = time.perf_counter()
     run = idx.search(dict(task.queries), depth=task.retrieval.depth)
     t2 = time.perf_counter()
-    write_run(path, run, tag=safe_filename(task.system))
+    write_run(entry.path("run"), run, tag=safe_filename(task.system))
     meta = {
         "signature": idx.signature,
         "n_docs": len(docs),
@@ -87,22 +87,25 @@ def retrieve_stage(task: RetrieveTask, cache: Cache) -> dict:
         "time_index": t1 - t0,
         "time_search": t2 - t1,
     }
-    cache.save_json(meta_file, meta)
+    write_json(entry.path("json"), meta)
+    entry.seal("run", "json")
     return meta
 
 
 def qrels_stage(task: QrelsTask, cache: Cache) -> str:
     """Write the judgements as a TREC qrels file (once); return its path."""
-    path = cache.entry(task, "txt")
-    if not path.exists():
-        write_qrels(path, Qrels({q: dict(docs) for q, docs in task.judgements}))
-    return str(path)
+    entry = cache.entry(task)
+    if not entry.verified("txt"):
+        entry.unseal()
+        write_qrels(entry.path("txt"), Qrels({q: dict(docs) for q, docs in task.judgements}))
+        entry.seal("txt")
+    return str(entry.path("txt"))
 
 
 def ir_stage(task: IRTask, cache: Cache) -> dict:
     """Evaluate one run: ``{"aggregate", "per_query", "signatures"}``."""
-    entry = cache.entry(task, "json")
-    cached = cache.load_json(entry)
+    entry = cache.entry(task)
+    cached = entry.load_json()
     if cached is not None:
         return cached
     from ..ir.evaluate import evaluate
@@ -113,12 +116,13 @@ def ir_stage(task: IRTask, cache: Cache) -> dict:
     ref = read_run(run_file(task.reference, cache)) if task.reference is not None else None
     res = evaluate(run, qrels, parse_measures(list(task.measures)), reference_run=ref, collection_size=task.collection_size)
     out = {"aggregate": res["aggregate"], "per_query": res["per_query"], "signatures": res.get("signatures", {})}
-    cache.save_json(entry, out)
+    entry.save_json(out)
     return out
 
 
 def system_stage(task: SystemTask, cache: Cache) -> dict[str, Any]:
-    """MT, retrieval and IR for one system, with the time each took."""
+    """MT, retrieval and IR for one system, with the time each took and the cache's notes."""
+    cache = cache.child()
     t0 = time.perf_counter()
     out: dict[str, Any] = {"system": task.system}
     if task.mt is not None:
@@ -131,4 +135,5 @@ def system_stage(task: SystemTask, cache: Cache) -> dict[str, Any]:
         out["ir"] = ir_stage(task.ir, cache)
     t3 = time.perf_counter()
     out["times"] = {"mt": t1 - t0, "retrieve": t2 - t1, "ir": t3 - t2}
+    out["notes"] = cache.notes
     return out

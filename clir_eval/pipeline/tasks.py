@@ -35,6 +35,7 @@ class RetrieveTask:
     retrieval: RetrievalConfig
     queries: tuple[tuple[str, str], ...]  # (qid, text) in query order
     want_ids: bool = False
+    stopwords_file: str | None = field(default=None, metadata=INPUT)  # retrieval.stopwords when a file
     expect_ids: tuple[str, ...] | None = field(default=None, metadata=NOT_KEYED)
 
 

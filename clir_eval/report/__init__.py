@@ -1,17 +1,19 @@
-"""Reports made from results.json: text tables (:mod:`.tables`) and the HTML page (:mod:`.html`)."""
+"""Reports made from results.json: text tables (:mod:`.tables`), the HTML page (:mod:`.html`) and LaTeX (:mod:`.latex`)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any, Mapping
 
-REPORT_FILES = ("scores.tsv", "correlations.tsv", "report.md", "report.html")
+REPORT_FILES = ("scores.tsv", "correlations.tsv", "report.md", "report.html", "report.tex")
 
 
 def write_reports(results: Mapping[str, Any], out_dir: str | Path, *, plots: bool = True) -> dict[str, Path]:
-    """Write scores.tsv, correlations.tsv, report.md and report.html into ``out_dir``."""
+    """Write scores.tsv, correlations.tsv, report.md, report.html and report.tex into ``out_dir``
+    (all rendered before the first is written)."""
     from ..io.files import atomic_write
     from .html import html_report
+    from .latex import latex_report
     from .tables import correlations_tsv, markdown, scores_tsv
 
     out = Path(out_dir)
@@ -20,6 +22,7 @@ def write_reports(results: Mapping[str, Any], out_dir: str | Path, *, plots: boo
         "correlations.tsv": correlations_tsv(results),
         "report.md": markdown(results),
         "report.html": html_report(results, plots=plots),
+        "report.tex": latex_report(results),
     }
     paths = {}
     for fname, text in files.items():

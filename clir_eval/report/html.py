@@ -9,7 +9,7 @@ import math
 from typing import Any, Mapping
 
 from .tables import (KIND_TITLES, best_per_measure, cell_text, coefficient_name, english_label, fmt_num, fmt_p,
-                     fmt_tau, kind_table, natural_key, queries_lines, score_columns, signature_lines, tau_caption, tau_grid)
+                     fmt_tau, kind_table, natural_key, queries_blocks, score_columns, signature_lines, tau_caption, tau_grid)
 
 
 # --------------------------------------------------------------------------- plots
@@ -237,19 +237,10 @@ def _scores_html(results: Mapping[str, Any]) -> str:
     if eng and eng.get("ir"):
         rows.append([(english_label(results), "")] + [(fmt_num(eng["ir"].get(n), digits[(k, n)]) if k == "ir" else "", "")
                                                         for k, n in cols])
-    acc = queries_lines(results)
+    acc = queries_blocks(results)
     return ("<h2 id='scores'>System scores</h2><p class='note'>Systems in natural order; each column shows as many "
             "decimals as it needs to tell the systems apart.</p>" + _table_html(["system", *(n for _, n in cols)], rows)
-            + (_markdown_table_html(acc) if acc else ""))
-
-
-def _markdown_table_html(lines: list[str]) -> str:
-    """A small Markdown section (## title, | table |) from :mod:`.tables` as HTML."""
-    title = lines[0].lstrip("# ")
-    body = [line for line in lines[1:] if line.startswith("|")]
-    head = [c.strip() for c in body[0].strip("|").split("|")]
-    rows = [[(c.strip(), "") for c in line.strip("|").split("|")] for line in body[2:]]
-    return f"<h2>{html.escape(title)}</h2>" + _table_html(head, rows)
+            + (f"<h2>{html.escape(acc[0].text)}</h2>" + _table_html(list(acc[1].header), acc[1].rows) if acc else ""))
 
 
 def html_report(results: Mapping[str, Any], *, plots: bool = True) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from dataclasses import dataclass
 from typing import Any, Collection, Mapping, Sequence
 
 from ..correlation.verdict import leaders
@@ -68,12 +69,19 @@ def tau_rows(rows: Sequence[tuple[Sequence[str], Mapping[str, Mapping[str, Any] 
     return out
 
 
-def render(header: Sequence[str], rows: Sequence[Sequence[tuple[str, str]]], fmt: str = "md", n_labels: int = 1) -> str:
-    """Render cells from :func:`tau_rows` as Markdown (best in bold), TSV or aligned console text."""
+def render(header: Sequence[str], rows: Sequence[Sequence[tuple[str, str]]], fmt: str = "md", n_labels: int = 1,
+           align: str | None = None) -> str:
+    """Render cells from :func:`tau_rows` as Markdown (best in bold), TSV, aligned console text or a
+    LaTeX booktabs tabular (best in bold, names escaped). ``align``: ``l``/``r`` per column
+    (default: ``n_labels`` left, the rest right)."""
+    align = align or "l" * n_labels + "r" * (len(header) - n_labels)
     if fmt == "md":
-        lines = ["| " + " | ".join(header) + " |", "|" + "---|" * n_labels + "---:|" * (len(header) - n_labels)]
-        lines += ["| " + " | ".join(f"**{t}**" if cls == "best" else t for t, cls in r) + " |" for r in rows]
-    elif fmt == "tsv":
+        return "\n".join(_md_table(header, rows, align)) + "\n"
+    if fmt == "latex":
+        from .latex import latex_tabular
+
+        return latex_tabular(header, rows, align)
+    if fmt == "tsv":
         lines = ["\t".join(header)] + ["\t".join(t for t, _ in r) for r in rows]
     else:
         table = [list(header)] + [[t + ("*" if cls == "best" else "") for t, cls in r] for r in rows]
@@ -81,6 +89,75 @@ def render(header: Sequence[str], rows: Sequence[Sequence[tuple[str, str]]], fmt
         lines = ["  ".join(c.ljust(w) if i < n_labels else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
                  for r in table]
     return "\n".join(lines) + "\n"
+
+
+MD_MARKS = {"best": "**", "em": "*"}
+
+
+def _md_table(header: Sequence[str], rows: Sequence[Sequence[tuple[str, str]]], align: str) -> list[str]:
+    """Markdown table lines; ``align``: ``l``, ``r`` (``---:``) or ``n`` (a number column left as ``---``)."""
+    mark = lambda t, cls: MD_MARKS.get(cls, "") + t + MD_MARKS.get(cls, "")  # noqa: E731
+    return (["| " + " | ".join(header) + " |", "|" + "".join("---:|" if a == "r" else "---|" for a in align)]
+            + ["| " + " | ".join(mark(t, cls) for t, cls in r) + " |" for r in rows])
+
+
+# --------------------------------------------------------------------------- document blocks
+@dataclass(frozen=True)
+class Heading:
+    text: str
+    level: int = 2
+
+
+@dataclass(frozen=True)
+class Para:
+    """Markdown-inline text (``**bold**``, ```code```); several lines stay one paragraph."""
+    text: str
+
+
+@dataclass(frozen=True)
+class Bullets:
+    items: tuple[str, ...]
+    lead: str = ""
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table of (text, class) cells (class ``best`` bold, ``em`` italic, ``ns`` not significant);
+    ``align`` per column as in :func:`render`; the caption follows it as a paragraph in Markdown."""
+    header: tuple[str, ...]
+    rows: tuple[tuple[tuple[str, str], ...], ...]
+    align: str
+    caption: str = ""
+
+
+@dataclass(frozen=True)
+class Code:
+    lines: tuple[str, ...]
+
+
+Block = Heading | Para | Bullets | Table | Code
+
+
+def table_block(header: Sequence[str], rows: Sequence[Sequence[tuple[str, str]]], align: str, caption: str = "") -> Table:
+    return Table(tuple(header), tuple(tuple(r) for r in rows), align, caption)
+
+
+def blocks_markdown(blocks: Sequence[Block]) -> str:
+    """The blocks as Markdown, one blank line after each."""
+    lines: list[str] = []
+    for b in blocks:
+        if isinstance(b, Heading):
+            lines += ["#" * b.level + " " + b.text]
+        elif isinstance(b, Para):
+            lines += [b.text]
+        elif isinstance(b, Bullets):
+            lines += ([b.lead] if b.lead else []) + [f"- {i}" for i in b.items]
+        elif isinstance(b, Table):
+            lines += _md_table(b.header, b.rows, b.align) + ([""] + [b.caption] if b.caption else [])
+        else:
+            lines += ["```", *b.lines, "```"]
+        lines.append("")
+    return "\n".join(lines)
 
 
 def tsv_records(records: Sequence[Mapping[str, Any]], columns: Sequence[str], cell=None) -> str:
@@ -104,8 +181,8 @@ def _names(ms: Sequence[str]) -> str:
     return ", ".join(ms)
 
 
-def verdict_lines(vds: Sequence[Mapping[str, Any]], labels: Mapping[str, str] | None = None) -> list[str]:
-    """Plain-text bullet lines (Markdown-safe) stating each ranking with its clusters, what is
+def verdict_blocks(vds: Sequence[Mapping[str, Any]], labels: Mapping[str, str] | None = None) -> list[Block]:
+    """A paragraph and bullets (Markdown-inline) stating each ranking with its clusters, what is
     significant after adjustment, the power and the discriminability; loud notes first."""
     if not vds:
         return []
@@ -113,12 +190,15 @@ def verdict_lines(vds: Sequence[Mapping[str, Any]], labels: Mapping[str, str] | 
     first = vds[0]
     alpha = first.get("alpha", 0.05)
     corr = {"holm": "Holm", "bh": "Benjamini-Hochberg"}.get(first["correction"], first["correction"])
-    lines = [f"Ranking per target by oriented τ; clusters as mt-metrics-eval's AssignRanks: a metric opens a new "
-             f"cluster when a metric of the current cluster beats it in PERM-BOTH at {corr}-adjusted p < {alpha:g} "
-             f"(family: {first['family']}). A winner is named only when the first cluster has one member.", ""]
-    loud = [f"- **{lab(v.get('group')) + ' / ' if v.get('group') is not None else ''}{lab(v['target'])}**: {n}"
+    blocks: list[Block] = [Para(
+        f"Ranking per target by oriented τ; clusters as mt-metrics-eval's AssignRanks: a metric opens a new "
+        f"cluster when a metric of the current cluster beats it in PERM-BOTH at {corr}-adjusted p < {alpha:g} "
+        f"(family: {first['family']}). A winner is named only when the first cluster has one member.")]
+    loud = [f"**{lab(v.get('group')) + ' / ' if v.get('group') is not None else ''}{lab(v['target'])}**: {n}"
             for v in vds for n in v.get("warnings", [])]
-    lines += loud + ([""] if loud else [])
+    if loud:
+        blocks.append(Bullets(tuple(loud)))
+    items = []
     for v in vds:
         name = (f"{lab(v['group'])} / " if v.get("group") is not None else "") + lab(v["target"])
         cl = " > ".join("{" + _names([lab(m) for m in c]) + "}" for c in v["clusters"]) or "none ranked"
@@ -137,9 +217,9 @@ def verdict_lines(vds: Sequence[Mapping[str, Any]], labels: Mapping[str, str] | 
         disc = (f"; separates {d['pairs_separated']} of {d['pairs']} system pairs over {d['queries']} queries"
                 if d else "")
         flag = "" if v.get("informative", True) else " — UNINFORMATIVE"
-        lines.append(f"- **{name}**{flag}: {head}; clusters {cl}; significant differences: "
+        items.append(f"**{name}**{flag}: {head}; clusters {cl}; significant differences: "
                      f"{'; '.join(sig) if sig else 'none'}; {power}{disc}.")
-    return lines + [""]
+    return blocks + [Bullets(tuple(items))]
 
 
 TAU_CAPTION = ("× = p ≥ α for this metric alone (two-sided test of no association, not adjusted for the other "
@@ -252,61 +332,61 @@ def english_label(results: Mapping[str, Any]) -> str:
 
 def markdown(results: Mapping[str, Any]) -> str:
     """report.md: verdicts and warnings first, then the τ tables with captions, scores, notes, signature."""
+    return blocks_markdown(report_blocks(results))
+
+
+def report_blocks(results: Mapping[str, Any]) -> list[Block]:
+    """The content of report.md and report.tex: verdicts and warnings first, then the τ tables with
+    captions, scores, notes, signature."""
     corr = results.get("correlations", [])
     alpha = corr[0].get("alpha", 0.05) if corr else 0.05
     lower = lower_is_better(results)
     vds = results.get("verdicts") or []
-    lines = [f"# {results.get('name', 'clir-eval')}", ""]
-    lines.append(
+    blocks: list[Block] = [Heading(str(results.get("name", "clir-eval")), 1), Para(
         f"{coefficient_name(corr)} between system-level scores over {len(results.get('systems', {}))} systems; "
         f"× marks p ≥ {alpha} (not significant), **bold** is the highest τ in its row (a point estimate, not a verdict)."
         + (f" Lower is better for {', '.join(sorted(lower))}: its τ counts negated when ranking."
-           if lower else "")
-    )
-    lines.append("")
+           if lower else ""))]
     if vds:
-        lines += ["## Verdicts: which MT metric predicts each target", ""] + verdict_lines(vds)
-    lines += queries_lines(results)
+        blocks += [Heading("Verdicts: which MT metric predicts each target")] + verdict_blocks(vds)
+    blocks += queries_blocks(results)
     for kind, title in KIND_TITLES.items():
         table = kind_table(results, kind)
         if table is None:
             continue
-        lines += [f"## {title}", "", render(*table, fmt="md"), tau_caption(None), ""]
+        blocks += [Heading(title), table_block(*table, align="l" + "r" * (len(table[0]) - 1), caption=tau_caption(None))]
         reasons = sorted({f"{c['x']} vs {c['y']}: {c['reason']}" for c in corr if c.get("kind", "mt-ir") == kind
                           and c.get("reason")})
         if reasons:
-            lines += ["Not computed: " + "; ".join(reasons), ""]
+            blocks.append(Para("Not computed: " + "; ".join(reasons)))
     if not vds:
-        lines += _best_markdown(results)
-    lines += scores_markdown(results)
+        blocks += _best_blocks(results)
+    blocks += scores_blocks(results)
     notes = results.get("notes") or []
     if notes:
-        lines += ["## Notes", ""] + [f"- {n}" for n in notes] + [""]
-    lines += ["## Signature", "", "```", *signature_lines(results.get("signature", {})), "```", ""]
-    return "\n".join(lines)
+        blocks += [Heading("Notes"), Bullets(tuple(notes))]
+    return blocks + [Heading("Signature"), Code(tuple(signature_lines(results.get("signature", {}))))]
 
 
-def _best_markdown(results: Mapping[str, Any]) -> list[str]:
+def _best_blocks(results: Mapping[str, Any]) -> list[Block]:
     """Without verdicts (permutation: 0): the leaders and the old leader-vs-rest tests."""
-    lines = []
+    blocks: list[Block] = []
     summ = best_per_measure(results)
     if summ:
-        lines += ["## Highest τ per target (no significance clusters in these results)", ""]
+        items = []
         for y, x, c in summ:
             ci = c.get("ci_systems")
             ci_s = f", 95% CI [{fmt_tau(ci[0])}, {fmt_tau(ci[1])}]" if ci and ci[0] is not None else ""
-            lines.append(f"- **{y}**: {x} (τ = {fmt_tau(c['tau'])}, p = {fmt_p(c['p_value'])}{ci_s})")
-        lines.append("")
+            items.append(f"**{y}**: {x} (τ = {fmt_tau(c['tau'])}, p = {fmt_p(c['p_value'])}{ci_s})")
+        blocks += [Heading("Highest τ per target (no significance clusters in these results)"), Bullets(tuple(items))]
     comps = results.get("comparisons") or []
     if comps:
-        lines += ["## Highest τ vs each other metric (PERM-BOTH, not adjusted)", "",
-                  "| IR measure | highest | vs | Δτ | p |", "|---|---|---|---|---|"]
-        for c in comps:
-            p = "–" if c["p_value"] is None else f"{c['p_value']:.3f}"
-            d = "–" if c["delta"] is None else f"{c['delta']:+.3f}"
-            lines.append(f"| {c['ir_measure']} | {c['metric_a']} | {c['metric_b']} | {d} | {p} |")
-        lines.append("")
-    return lines
+        rows = [[(c["ir_measure"], ""), (c["metric_a"], ""), (c["metric_b"], ""),
+                 ("–" if c["delta"] is None else f"{c['delta']:+.3f}", ""),
+                 ("–" if c["p_value"] is None else f"{c['p_value']:.3f}", "")] for c in comps]
+        blocks += [Heading("Highest τ vs each other metric (PERM-BOTH, not adjusted)"),
+                   table_block(["IR measure", "highest", "vs", "Δτ", "p"], rows, "lllnn")]
+    return blocks
 
 
 def natural_key(name: str) -> list:
@@ -314,7 +394,7 @@ def natural_key(name: str) -> list:
     return [(0, int(t), "") if t.isdigit() else (1, 0, t.lower()) for t in re.split(r"(\d+)", name) if t]
 
 
-def queries_lines(results: Mapping[str, Any]) -> list[str]:
+def queries_blocks(results: Mapping[str, Any]) -> list[Block]:
     """How many queries each system was evaluated on, and why the rest were skipped (one row
     for all systems when they agree)."""
     systems = results.get("systems", {})
@@ -327,23 +407,23 @@ def queries_lines(results: Mapping[str, Any]) -> list[str]:
         per = q if "evaluated" not in q else {"": q}
         for measure, a in per.items():
             why = ", ".join(f"{k}: {v}" for k, v in a.get("skipped", {}).items()) or "none skipped"
-            rows.append(f"| {'all systems' if shared else s} | {measure or 'all'} | {a['evaluated']} / {a['total']} | {why} |")
-    return ["## Queries evaluated", "", "| system | measure | evaluated / total | skipped |", "|---|---|---:|---|",
-            *rows, ""]
+            rows.append([("all systems" if shared else s, ""), (measure or "all", ""),
+                         (f"{a['evaluated']} / {a['total']}", ""), (why, "")])
+    return [Heading("Queries evaluated"),
+            table_block(["system", "measure", "evaluated / total", "skipped"], rows, "llrl")]
 
 
-def scores_markdown(results: Mapping[str, Any]) -> list[str]:
+def scores_blocks(results: Mapping[str, Any]) -> list[Block]:
     cols = score_columns(results)
     if not cols:
         return []
-    lines = ["## System scores", "", "| system | " + " | ".join(n for _, n in cols) + " |", "|---" * (len(cols) + 1) + "|"]
-    for s, e in results.get("systems", {}).items():
-        lines.append(f"| {s} | " + " | ".join(fmt_num(e.get(k, {}).get(n), 4) for k, n in cols) + " |")
+    rows = [[(s, "")] + [(fmt_num(e.get(k, {}).get(n), 4), "") for k, n in cols]
+            for s, e in results.get("systems", {}).items()]
     eng = results.get("english")
     if eng and eng.get("ir"):
-        lines.append(f"| *{english_label(results)}* | "
-                     + " | ".join(fmt_num(eng["ir"].get(n), 4) if k == "ir" else "" for k, n in cols) + " |")
-    return lines + [""]
+        rows.append([(english_label(results), "em")]
+                    + [(fmt_num(eng["ir"].get(n), 4) if k == "ir" else "", "") for k, n in cols])
+    return [Heading("System scores"), table_block(["system", *(n for _, n in cols)], rows, "l" + "n" * len(cols))]
 
 
 def scores_tsv(results: Mapping[str, Any]) -> str:
@@ -383,6 +463,12 @@ CORRELATE_TSV = ("group", "x", "y", "tau", "p_value", "n", "significant", "metho
 
 def correlate_markdown(results: list[dict], xs: list[str], ys: list[str], labels: dict[str, str] | None = None,
                        alpha: float = 0.05, lower: Collection[str] = (), vds: Sequence[Mapping[str, Any]] = ()) -> str:
+    """``correlate --format md``: :func:`correlate_blocks` as Markdown."""
+    return blocks_markdown(correlate_blocks(results, xs, ys, labels, alpha, lower, vds))
+
+
+def correlate_blocks(results: list[dict], xs: list[str], ys: list[str], labels: dict[str, str] | None = None,
+                     alpha: float = 0.05, lower: Collection[str] = (), vds: Sequence[Mapping[str, Any]] = ()) -> list[Block]:
     """Verdicts (when computed), the τ table of ``correlate`` (rows = group × y, columns = x) with
     its caption, then the Table-3-style summary per x column and notes on undefined values."""
     from ..correlation.statistics import summarize
@@ -400,25 +486,25 @@ def correlate_markdown(results: list[dict], xs: list[str], ys: list[str], labels
                       for x in xs if by_key[(g, y, x)].get("reason") and by_key[(g, y, x)]["tau"] is None]
     has_ci = any(r.get("ci_low") is not None for r in results)
     head = (["Group"] if grouped else []) + ["Measure"] + [lab(x) for x in xs]
-    lines = verdict_lines(vds, labels)
-    lines += [render(head, tau_rows(spec, xs, lower, "ci" if has_ci else None), "md", 2 if grouped else 1).rstrip("\n")]
     first = results[0] if results else {}
     name = {"kendall": f"Kendall τ-{first.get('variant')}", "pearson": "Pearson r", "spearman": "Spearman ρ"}
     ns = sorted({r["n"] for r in results})
-    lines += ["", f"{name.get(first.get('method'), 'τ')}; × = not significant (p ≥ {alpha:g}); bold = highest in its row; "
-              f"n = {', '.join(map(str, ns))} systems per cell."]
+    caption = [f"{name.get(first.get('method'), 'τ')}; × = not significant (p ≥ {alpha:g}); bold = highest in its row; "
+               f"n = {', '.join(map(str, ns))} systems per cell."]
     sigs: dict[str, int] = {}
     for r in results:
         sigs[r["signature"]] = sigs.get(r["signature"], 0) + 1
-    for sig, count in sigs.items():
-        lines.append(f"Signature ({count} cells): `{sig}`.")
-    lines += ["", tau_caption("ci" if has_ci else "none-table")]
-    lines += ["", "| Metric | mean τ (significant) | median τ (significant) | significant | wins |",
-              "|---|---:|---:|---:|---:|"]
-    for s in summarize(results, xs, lower):
-        lines.append(f"| {lab(s['x'])} | {fmt_tau(s['mean_significant_tau'])} | "
-                     f"{fmt_tau(s['median_significant_tau'])} | {s['n_significant']}/{s['n']} | {s['wins']} |")
-    lines += ["", "wins = number of rows (group × measure) where the metric has the highest τ (ties count for each)."]
+    caption += [f"Signature ({count} cells): `{sig}`." for sig, count in sigs.items()]
+    n_labels = 2 if grouped else 1
+    blocks = verdict_blocks(vds, labels) + [
+        table_block(head, tau_rows(spec, xs, lower, "ci" if has_ci else None), "l" * n_labels + "r" * len(xs),
+                    "\n".join(caption)),
+        Para(tau_caption("ci" if has_ci else "none-table"))]
+    summary = [[(lab(s["x"]), ""), (fmt_tau(s["mean_significant_tau"]), ""), (fmt_tau(s["median_significant_tau"]), ""),
+                (f"{s['n_significant']}/{s['n']}", ""), (str(s["wins"]), "")] for s in summarize(results, xs, lower)]
+    blocks.append(table_block(["Metric", "mean τ (significant)", "median τ (significant)", "significant", "wins"],
+                              summary, "lrrrr", "wins = number of rows (group × measure) where the metric has the "
+                              "highest τ (ties count for each)."))
     if notes:
-        lines += ["", "Undefined values:"] + [f"- {n}" for n in notes]
-    return "\n".join(lines) + "\n"
+        blocks.append(Bullets(tuple(notes), lead="Undefined values:"))
+    return blocks

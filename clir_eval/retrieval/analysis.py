@@ -19,6 +19,12 @@ Python); stopwords and stemming apply per distinct word (:meth:`Analyzer.normali
 the index builder caches per vocabulary entry. The output equals the per-document
 definition (regex ``findall`` + lowercase, :func:`reference_tokens`) exactly; tests check it.
 
+The index builder does not even make a Python string per token: :class:`SurfaceVocab` turns
+a batch into UTF-8 bytes (:func:`token_bytes`; ASCII batches through a 256-byte lookup
+table), keys each token by its bytes, and finds its id in a numpy hash table; every key is
+checked against the stored key of its id, so a hash collision cannot merge two tokens (it
+raises :class:`HashCollision`, and the builder redoes the shard with strings).
+
 Every analyzer has a :attr:`Analyzer.signature` naming everything that changes its output
 (tokenizer and its version, case, stopword list and its checksum, stemmer language and
 PyStemmer version, Unicode database version), so indexes and runs can be cached by it.
@@ -27,6 +33,7 @@ PyStemmer version, Unicode database version), so indexes and runs can be cached 
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 import sys
 import unicodedata
@@ -115,9 +122,16 @@ def _class_table(name: str, cps: np.ndarray) -> np.ndarray:
     if name not in _TABLES:
         _TABLES[name] = (np.zeros(sys.maxunicode + 1, dtype=np.uint8), np.zeros((sys.maxunicode >> _BLOCK) + 1, dtype=bool))
     table, known = _TABLES[name]
-    present = np.zeros_like(known)
-    present[cps >> _BLOCK] = True
-    for block in np.flatnonzero(present & ~known).tolist():
+    top = int(cps.max()) >> _BLOCK if len(cps) else 0
+    if top < 0x100 and known[: top + 1].all():  # the common case: every block up to the largest is known
+        return table
+    if top < 0x100:  # Basic Multilingual Plane: fill every block up to the largest (at most 256, once)
+        blocks = np.arange(top + 1)
+    else:
+        present = np.zeros_like(known)
+        present[cps >> _BLOCK] = True
+        blocks = np.flatnonzero(present)
+    for block in blocks[~known[blocks]].tolist():
         table[block << _BLOCK : (block + 1) << _BLOCK] = _classify_block(name, block)
         known[block] = True
     return table
@@ -151,16 +165,266 @@ def _split_batch(name: str, texts: Sequence[str]) -> tuple[list[str], np.ndarray
     return tokens, counts
 
 
-def split_batches(name: str, texts: Sequence[str], max_chars: int = _BATCH_CHARS):
-    """Yield ``(tokens, counts)`` for consecutive batches of ``texts`` (see :func:`_split_batch`)."""
+def batch_slices(texts: Sequence[str], max_chars: int = _BATCH_CHARS):
+    """Yield ``(i, j)``: consecutive ranges of ``texts`` of about ``max_chars`` code points
+    (at least one text each)."""
     i, n = 0, len(texts)
     while i < n:
         j, size = i, 0
         while j < n and (j == i or size + len(texts[j]) < max_chars):
             size += len(texts[j]) + 1
             j += 1
-        yield _split_batch(name, texts[i:j])
+        yield i, j
         i = j
+
+
+def split_batches(name: str, texts: Sequence[str], max_chars: int = _BATCH_CHARS):
+    """Yield ``(tokens, counts)`` for consecutive batches of ``texts`` (see :func:`_split_batch`)."""
+    for i, j in batch_slices(texts, max_chars):
+        yield _split_batch(name, texts[i:j])
+
+
+# ------------------------------------------------------------------ surface ids without Python strings
+
+_WORDS = 4  # tokens of up to 8 * _WORDS UTF-8 bytes are keyed by their bytes; longer ones by Python strings
+_PAD = 8 * _WORDS + 8
+_LEN_MASK = np.array([(1 << (8 * k)) - 1 for k in range(8)] + [(1 << 64) - 1], dtype=np.uint64)
+_MIX = tuple(np.uint64(c) for c in (0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9,
+                                    0xD6E8FEB86659FD93, 0xFF51AFD7ED558CCD, 0xC4CEB9FE1A85EC53))  # fmt: skip
+_ASCII_LUT: dict[str, np.ndarray] = {}
+
+
+class HashCollision(Exception):
+    """Two different tokens got the same 64-bit key hash (the caller falls back to strings)."""
+
+
+def _ascii_lut(name: str) -> np.ndarray:
+    """ASCII byte -> its token byte: word characters themselves (lowercased for ``default``),
+    separators b' '."""
+    if name not in _ASCII_LUT:
+        cls = _class_table(name, np.arange(128, dtype=np.uint32))[:128]
+        lut = np.full(256, 32, dtype=np.uint8)
+        for c in np.flatnonzero(cls == _WORD).tolist():
+            lut[c] = ord(chr(c).lower() if name != "whitespace" else chr(c))
+        _ASCII_LUT[name] = lut
+    return _ASCII_LUT[name]
+
+
+def token_bytes(name: str, texts: Sequence[str]) -> tuple[np.ndarray, int, np.ndarray]:
+    """The tokens of ``texts`` as UTF-8 bytes (lowercased for ``default``), separated by
+    b' ' and with b'\\n' between texts, then ``_PAD`` zero bytes: ``(array, length without
+    padding, positions of the b'\\n's)``.
+    Splitting it at b' ' and b'\\n' gives exactly :func:`_split_batch`'s tokens."""
+    big = "\n".join(texts)
+    n = len(texts)
+    joins = np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=n) + 1)[:-1] - 1  # the "\n"s
+    if big.isascii():  # one code point per byte; ASCII lowercasing is A-Z -> a-z, as str.lower()
+        raw = np.frombuffer(big.encode("ascii"), dtype=np.uint8)
+        out = np.zeros(len(raw) + _PAD, dtype=np.uint8)
+        np.take(_ascii_lut(name), raw, out=out[: len(raw)])
+        out[joins] = 10
+        return out, len(raw), joins
+    cps = np.frombuffer(big.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    cls = _class_table(name, cps)[cps]
+    if name != "whitespace" and cls.max() == _DROP:
+        keep = cls != _DROP
+        joins = np.cumsum(keep)[joins] - 1  # the joining "\n"s are kept
+        cps, cls = cps[keep], cls[keep]
+    mapped = np.where(cls == _WORD, cps, np.uint32(32))
+    mapped[joins] = 10
+    text = mapped.tobytes().decode("utf-32-le", "surrogatepass")
+    if name != "whitespace":  # after separating tokens: lowercasing looks at neighbours (final sigma)
+        text = text.lower()
+    raw = text.encode("utf-8", "surrogatepass")
+    b = np.frombuffer(raw + bytes(_PAD), dtype=np.uint8)
+    return b, len(raw), np.flatnonzero(b[: len(raw)] == 10)
+
+
+def _decode_ranges(b: np.ndarray, st: np.ndarray, en: np.ndarray) -> list[str]:
+    """The tokens at byte ranges ``[st, en)`` of ``b`` (ascending), as strings."""
+    if len(st) == 0 or len(st) * 500 < en[-1] - st[0]:  # few tokens: slicing beats a pass over the whole range
+        return [b[x:y].tobytes().decode("utf-8", "surrogatepass") for x, y in zip(st.tolist(), en.tolist())]
+    lo, hi = int(st[0]), int(en[-1]) + 1
+    edge = np.zeros(hi - lo + 1, dtype=np.int8)
+    edge[st - lo] = 1
+    edge[en - lo] = -1
+    keep = np.cumsum(edge[:-1], dtype=np.int8) > 0
+    keep[en - lo] = True  # a separator after each token (the last one may be padding: made b' ')
+    part = b[lo:hi].copy()
+    part[en - lo] = 32
+    return part[keep].tobytes().decode("utf-8", "surrogatepass").split()
+
+
+class SurfaceVocab:
+    """Distinct tokens (surface forms) of a stream of batches, numbered in first-occurrence
+    order: :meth:`add` gives every token's id without a Python object per token.
+
+    A token of up to 32 UTF-8 bytes is keyed by (byte length, its bytes as four 64-bit words),
+    hashed to 64 bits and looked up in an open-addressing table of numpy arrays; longer
+    tokens go through a dict of strings. Every looked-up token's key is then compared with
+    the stored key of the id it got, so a hash collision can never merge two tokens: it
+    raises :class:`HashCollision` (the caller redoes the work with strings).
+    """
+
+    def __init__(self, name: str):
+        self.name = name
+        self.strings: list[str] = []  # id -> surface form
+        self._long: dict[str, int] = {}
+        self._keys = np.zeros((1024, _WORDS + 1), dtype=np.uint64)  # id -> (length, words)
+        self._table = np.zeros(1 << 16, dtype=np.uint64)  # hash (0: empty slot)
+        self._table_id = np.zeros(1 << 16, dtype=np.int64)
+        self._filled = 0
+
+    def __len__(self) -> int:
+        return len(self.strings)
+
+    def _slots(self, h: np.ndarray) -> np.ndarray:
+        return (h >> np.uint64(65 - len(self._table).bit_length())).astype(np.int64)
+
+    def _lookup(self, h: np.ndarray) -> np.ndarray:
+        """Id of each hash, -1 where absent (linear probing, vectorised)."""
+        if not self._filled:
+            return np.full(len(h), -1, dtype=np.int64)
+        mask = len(self._table) - 1
+        slot = self._slots(h)
+        cur = self._table[slot]
+        out = np.where(cur == h, self._table_id[slot], -1)
+        todo = np.flatnonzero((cur != h) & (cur != 0))
+        slot = (slot[todo] + 1) & mask
+        while len(todo):
+            cur = self._table[slot]
+            hit = cur == h[todo]
+            out[todo[hit]] = self._table_id[slot[hit]]
+            go = ~hit & (cur != 0)
+            todo, slot = todo[go], (slot[go] + 1) & mask
+        return out
+
+    def _insert(self, h: np.ndarray, ids: np.ndarray) -> None:
+        """Add distinct new hashes; the table stays at most a quarter full."""
+        if 4 * (self._filled + len(h)) > len(self._table):
+            size = len(self._table)
+            while 4 * (self._filled + len(h)) > size:
+                size *= 4
+            used = self._table != 0
+            old_h, old_id = self._table[used], self._table_id[used]
+            self._table = np.zeros(size, dtype=np.uint64)
+            self._table_id = np.zeros(size, dtype=np.int64)
+            self._filled = 0
+            self._place(old_h, old_id)
+        self._place(h, ids)
+
+    def _place(self, h: np.ndarray, ids: np.ndarray) -> None:
+        self._filled += len(h)
+        mask = len(self._table) - 1
+        slot = self._slots(h)
+        while len(h):
+            free = self._table[slot] == 0
+            cand = np.flatnonzero(free)
+            _, first = np.unique(slot[cand], return_index=True)  # one key per free slot per round
+            win = cand[first]
+            self._table[slot[win]] = h[win]
+            self._table_id[slot[win]] = ids[win]
+            rest = np.ones(len(h), dtype=bool)
+            rest[win] = False
+            h, ids, slot, moved = h[rest], ids[rest], slot[rest], ~free[rest]
+            slot[moved] = (slot[moved] + 1) & mask
+
+    def add(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Ids of all tokens of ``texts`` in order (int64) and the number of tokens per text."""
+        if not len(texts):
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        b, nb, joins = token_bytes(self.name, texts)
+        word = np.zeros(nb + 2, dtype=bool)
+        if self.name == "default":  # no word byte is a control character or b' '
+            np.greater(b[:nb], 32, out=word[1:-1])
+        else:
+            np.not_equal(b[:nb], 32, out=word[1:-1])
+            word[1:-1] &= b[:nb] != 10
+        edges = np.flatnonzero(word[1:] != word[:-1])  # alternately a token's first byte and one past its last
+        starts, ends = edges[0::2], edges[1::2]
+        cuts = np.searchsorted(starts, joins)
+        counts = np.diff(np.concatenate(([0], cuts, [len(starts)])))
+        n = len(starts)
+        if not n:
+            return np.zeros(0, dtype=np.int64), counts
+        length = ends - starts
+        # every 8-byte window of b as a little-endian integer (unaligned view, no copy)
+        win = np.lib.stride_tricks.as_strided(b, shape=(len(b) - 7, 8), strides=(1, 1)).view("<u8")[:, 0]
+        keys = np.zeros((n, _WORDS + 1), dtype=np.uint64)
+        keys[:, 0] = length
+        keys[:, 1] = win[starts] & _LEN_MASK[np.minimum(length, 8)]
+        h = keys[:, 0] * _MIX[0] ^ keys[:, 1] * _MIX[1]
+        for k in range(1, _WORDS):
+            sel = np.flatnonzero(length > 8 * k)
+            if not len(sel):
+                break
+            keys[sel, k + 1] = win[starts[sel] + 8 * k] & _LEN_MASK[np.minimum(length[sel] - 8 * k, 8)]
+            h[sel] ^= keys[sel, k + 1] * _MIX[k + 1]
+        h ^= h >> np.uint64(31)
+        h *= _MIX[5]
+        h ^= h >> np.uint64(29)
+        h[h == 0] = 1  # 0 marks an empty slot
+        long_ = np.flatnonzero(length > 8 * _WORDS)
+        short = np.flatnonzero(length <= 8 * _WORDS) if len(long_) else None
+        hs = h if short is None else h[short]
+        ids = np.empty(n, dtype=np.int64)
+        sid = self._lookup(hs)
+        missing = np.flatnonzero(sid < 0)
+        new = []
+        if len(missing):
+            _, first = np.unique(hs[missing], return_index=True)
+            new.append(missing[first] if short is None else short[missing[first]])
+        if len(long_):
+            long_str = _decode_ranges(b, starts[long_], ends[long_])
+            seen = {}
+            for p, t in zip(long_.tolist(), long_str):
+                if t not in self._long and t not in seen:
+                    seen[t] = p
+            new.append(np.fromiter(seen.values(), dtype=np.int64, count=len(seen)))
+        new = np.sort(np.concatenate(new)) if new else np.zeros(0, dtype=np.int64)
+        if len(new):  # first occurrences of new tokens, in order: the next ids
+            base, k = len(self.strings), len(new)
+            if base + k > len(self._keys):
+                grown = np.zeros((max(2 * len(self._keys), base + k), _WORDS + 1), dtype=np.uint64)
+                grown[:base] = self._keys[:base]
+                self._keys = grown
+            self._keys[base : base + k] = keys[new]
+            self.strings.extend(_decode_ranges(b, starts[new], ends[new]))
+            is_long = length[new] > 8 * _WORDS
+            for i in np.flatnonzero(is_long).tolist():
+                self._long[self.strings[base + i]] = base + i
+            self._insert(h[new[~is_long]], np.arange(base, base + k)[~is_long])
+            if len(missing):
+                sid[missing] = self._lookup(hs[missing])
+        if short is None:
+            ids = sid
+        else:
+            ids[short] = sid
+            ids[long_] = np.fromiter(map(self._long.__getitem__, long_str), dtype=np.int64, count=len(long_))
+        check = slice(None) if short is None else short
+        stored = self._keys[: len(self.strings)].view(f"V{8 * (_WORDS + 1)}").ravel()[ids[check]]
+        if not np.array_equal(stored.view(np.uint64).reshape(-1, _WORDS + 1), keys[check]):
+            raise HashCollision(f"tokenizer {self.name}: two tokens share a 64-bit key hash")
+        return ids, counts
+
+
+class StringSurfaceVocab:
+    """:class:`SurfaceVocab` through Python strings and a dict (slower; no hashing of its own)."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.strings: list[str] = []
+        self._ids: dict[str, int] = {}
+
+    def __len__(self) -> int:
+        return len(self.strings)
+
+    def add(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        tokens, counts = _split_batch(self.name, texts)
+        ids, before = self._ids, len(self._ids)
+        out = np.fromiter((ids.setdefault(t, len(ids)) for t in tokens), dtype=np.int64, count=len(tokens))
+        self.strings.extend(itertools.islice(ids, before, None))
+        return out, counts
 
 
 _TOKENIZER_SIGS = {

@@ -38,7 +38,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .analysis import Analyzer, split_batches
+from .analysis import Analyzer, HashCollision, StringSurfaceVocab, SurfaceVocab, batch_slices
 from ..errors import UserError
 from ..io.files import PathLike, atomic_write, write_json
 
@@ -75,33 +75,36 @@ class Shard:
     tf: np.ndarray  # uint16 or int32
 
 
-def _term_ids(tokens: list[str], vocab: defaultdict) -> np.ndarray:
-    return np.fromiter(map(vocab.__getitem__, tokens), dtype=np.int32, count=len(tokens))
-
-
 def shard_stats(texts: Sequence[str], analyzer: Analyzer, max_chars: int | None = None) -> ShardStats:
-    """Pass 1: analyze ``texts`` batch by batch; keep (document, term, tf) triples only."""
+    """Pass 1: analyze ``texts`` batch by batch; keep (document, term, tf) triples only.
+
+    Tokens become ids through :class:`~clir_eval.retrieval.analysis.SurfaceVocab` (no Python
+    string per token); in the (never observed) case of a 64-bit hash collision between two
+    different tokens the shard is redone through Python strings, with the same result."""
+    try:
+        return _shard_stats(texts, analyzer, max_chars, SurfaceVocab(analyzer.name))
+    except HashCollision:
+        return _shard_stats(texts, analyzer, max_chars, StringSurfaceVocab(analyzer.name))
+
+
+def _shard_stats(texts: Sequence[str], analyzer: Analyzer, max_chars: int | None, surface) -> ShardStats:
     import scipy.sparse as sp
 
     vocab: defaultdict[str, int] = defaultdict()
-    vocab.default_factory = vocab.__len__  # new token -> next id, in first-occurrence order
-    surface: defaultdict[str, int] = defaultdict()
-    surface.default_factory = surface.__len__
-    to_term = np.zeros(0, dtype=np.int32)  # surface id -> term id (-1: stopword)
+    vocab.default_factory = vocab.__len__  # new term -> next id, in first-occurrence order
+    to_term = np.zeros(0, dtype=np.int64)  # surface id -> term id (-1: stopword)
     nnz, cols, tfs, dls = [np.zeros(1, dtype=np.int64)], [], [], []
     kw = {} if max_chars is None else {"max_chars": max_chars}
-    for tokens, counts in split_batches(analyzer.name, texts, **kw):
-        if analyzer.identity:
-            ids = _term_ids(tokens, vocab)
-        else:  # stopwords and stemming once per distinct surface form
-            sids = _term_ids(tokens, surface)
-            if len(surface) > len(to_term):  # new surface forms: their first occurrences, in id order
-                mask = sids >= len(to_term)
-                _, first = np.unique(sids[mask], return_index=True)
-                mapped = [analyzer.normalize(tokens[p]) for p in np.flatnonzero(mask)[first].tolist()]
-                new = np.array([-1 if m is None else vocab[m] for m in mapped], dtype=np.int32)
+    for i, j in batch_slices(texts, **kw):
+        sids, counts = surface.add(texts[i:j])
+        if analyzer.identity:  # every surface form is its own term
+            ids, n_terms = sids, len(surface)
+        else:  # stopwords and stemming once per distinct surface form, in first-occurrence order
+            if len(surface) > len(to_term):
+                mapped = [analyzer.normalize(t) for t in surface.strings[len(to_term) :]]
+                new = np.array([-1 if m is None else vocab[m] for m in mapped], dtype=np.int64)
                 to_term = np.concatenate([to_term, new])
-            ids = to_term[sids]
+            ids, n_terms = to_term[sids], len(vocab)
             keep = ids >= 0
             if not keep.all():
                 doc = np.repeat(np.arange(len(counts)), counts)
@@ -109,7 +112,7 @@ def shard_stats(texts: Sequence[str], analyzer: Analyzer, max_chars: int | None 
                 ids = ids[keep]
         ptr = np.zeros(len(counts) + 1, dtype=np.int64)
         np.cumsum(counts, out=ptr[1:])
-        m = sp.csr_matrix((np.ones(len(ids), dtype=np.int32), ids, ptr), shape=(len(counts), max(len(vocab), 1)))
+        m = sp.csr_matrix((np.ones(len(ids), dtype=np.int32), ids.astype(np.int32), ptr), shape=(len(counts), max(n_terms, 1)))
         m.sum_duplicates()  # sorts term ids within each document and adds up repeats
         nnz.append(np.diff(m.indptr).astype(np.int64))
         cols.append(m.indices.astype(np.int32, copy=False))
@@ -120,7 +123,8 @@ def shard_stats(texts: Sequence[str], analyzer: Analyzer, max_chars: int | None 
     tf = cat(tfs, np.int32)
     if tf.size == 0 or int(tf.max()) <= np.iinfo(np.uint16).max:
         tf = tf.astype(np.uint16)
-    return ShardStats(list(vocab), indptr, cat(cols, np.int32), tf, cat(dls, np.int64))
+    terms = surface.strings[:] if analyzer.identity else list(vocab)
+    return ShardStats(terms, indptr, cat(cols, np.int32), tf, cat(dls, np.int64))
 
 
 def merge_vocabularies(shard_terms: Sequence[Sequence[str]]) -> tuple[list[str], list[np.ndarray]]:

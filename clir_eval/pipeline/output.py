@@ -1,0 +1,88 @@
+"""The output directory: checked and locked before work starts; reports first, results.json last."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import time
+from pathlib import Path
+from typing import Any, Iterator, Mapping
+
+from ..errors import UserError
+from ..io.files import write_json
+
+LOCK_FILE = ".clir-eval.lock"
+
+
+def prepare_out(out_dir: str | os.PathLike) -> Path:
+    """Create ``out_dir`` (a directory, writable) and return it."""
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise UserError(f"--out {out}: exists and is not a directory; choose another path")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UserError(f"--out {out}: cannot create the directory ({e.strerror}); choose another path") from None
+    if not os.access(out, os.W_OK | os.X_OK):
+        raise UserError(f"--out {out}: directory is not writable; choose another path or fix its permissions")
+    return out
+
+
+@contextlib.contextmanager
+def locked(out: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``out`` for the run; another run into it fails with a clear error.
+
+    The lock is an ``flock`` on ``out/.clir-eval.lock``: the kernel releases it when the
+    process ends however it ends, so a killed run never leaves a stale lock behind."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - no flock (Windows): unlocked
+        yield
+        return
+    path = out / LOCK_FILE
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip() or "another process"
+            raise UserError(
+                f"--out {out}: another clir-eval run is writing into this directory ({holder}); "
+                "wait for it to finish or choose another --out"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"pid {os.getpid()} on {socket.gethostname()} since {time.strftime('%Y-%m-%d %H:%M:%S')}".encode(), 0)
+        yield
+    finally:
+        os.close(fd)
+
+
+def write_outputs(results: dict, out: Path, t_start: float) -> None:
+    """Write the reports, then results.json; a run stopped in between leaves no results.json
+    (reports are skipped when results.json already holds the same results)."""
+    from ..report.render import REPORT_FILES, write_reports
+
+    t0 = time.perf_counter()
+    target = out / "results.json"
+    previous = _previous_results(target)
+    unchanged = previous is not None and _without_timing(previous) == _without_timing(json.loads(json.dumps(results)))
+    if not (unchanged and all((out / f).exists() for f in REPORT_FILES)):
+        with contextlib.suppress(FileNotFoundError):
+            target.unlink()
+        write_reports(results, out)
+    results["timing"]["report"] = round(time.perf_counter() - t0, 3)
+    results["timing"]["total"] = round(time.perf_counter() - t_start, 3)
+    write_json(target, results)
+
+
+def _previous_results(path: Path) -> dict | None:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _without_timing(results: Mapping[str, Any]) -> Any:
+    return {k: v for k, v in results.items() if k != "timing"} if isinstance(results, Mapping) else results
