@@ -47,14 +47,15 @@ def run_experiment(
     ex = get_executor(executor or cfg.executor, jobs or cfg.jobs or os.cpu_count() or 1)
     out = prepare_out(out_dir)
     with locked(out):
-        return _run(cfg, out, ex, quiet, log or _warn)
+        return _run(cfg, out, ex, quiet, log or _warn, {"jobs": jobs, "executor": executor, "log": log})
 
 
 def _warn(message: str) -> None:
     sys.stderr.write(f"warning: {message}\n")
 
 
-def _run(cfg: Config, out: Path, ex: Executor, quiet: bool, log: Callable[[str], None]) -> dict:
+def _run(cfg: Config, out: Path, ex: Executor, quiet: bool, log: Callable[[str], None], run_kw: dict) -> dict:
+    """The experiment in ``out`` (locked); ``run_kw`` is passed on to the per-direction runs."""
     cache = Cache(out / "cache")
     timing: dict[str, float] = {}
     t_start = time.perf_counter()
@@ -86,7 +87,7 @@ def _run(cfg: Config, out: Path, ex: Executor, quiet: bool, log: Callable[[str],
     if cfg.wmt is not None and cfg.wmt.direction == "both":
         from ..sources.direction import add_direction
 
-        add_direction(results, cfg, out, run_experiment, jobs=jobs, executor=executor)
+        add_direction(results, cfg, out, run_experiment, **run_kw)
     write_outputs(results, out, t_start)
     return results
 
