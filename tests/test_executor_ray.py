@@ -1,0 +1,82 @@
+"""The Ray executor on a real local cluster (``ray start --head`` on loopback, separate worker processes)."""
+
+import functools
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+ray = pytest.importorskip("ray", reason="Ray is an optional extra: pip install 'clir-eval[ray]'")
+
+from clir_eval.errors import UserError  # noqa: E402
+from clir_eval.pipeline.executor_ray import RayExecutor  # noqa: E402
+
+ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def ray_address():
+    """A 2-CPU head node on loopback started with ``ray start --block``; killed (its process group) after."""
+    ray_cli = Path(sys.executable).with_name("ray")
+    if not ray_cli.exists():
+        pytest.skip(f"Ray cannot start: no 'ray' command beside {sys.executable}")
+    temp = tempfile.mkdtemp(prefix="ray", dir="/tmp")  # Ray's socket paths must stay short
+    port = _free_port()
+    cmd = [str(ray_cli), "start", "--head", "--block", f"--port={port}", "--node-ip-address=127.0.0.1",
+           "--num-cpus=2", f"--temp-dir={temp}", "--include-dashboard=false", "--disable-usage-stats",
+           "--object-store-memory=80000000"]  # fmt: skip
+    log = open(Path(temp) / "start.log", "w+")
+    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while "Ray runtime started" not in Path(log.name).read_text():
+            if proc.poll() is not None or time.monotonic() > deadline:
+                pytest.skip("Ray cannot start: " + " | ".join(Path(log.name).read_text().splitlines()[-3:]))
+            time.sleep(0.5)
+        yield f"127.0.0.1:{port}"
+    finally:
+        for sig in (signal.SIGTERM, signal.SIGKILL):  # SIGTERM alone drains for up to 30 s
+            try:
+                os.killpg(proc.pid, sig)
+            except ProcessLookupError:
+                break
+            time.sleep(1)
+        proc.wait()
+        log.close()
+        shutil.rmtree(temp, ignore_errors=True)
+
+
+def _square(x: int, offset: int = 0) -> tuple[int, int]:
+    time.sleep(0.05 * (5 - x))  # later tasks finish first
+    return os.getpid(), x * x + offset
+
+
+def _fail_on(x: int, bad: int) -> int:
+    if x >= bad:
+        raise UserError(f"task {x} has bad input")
+    return x
+
+
+def test_ray_executor_runs_tasks_in_worker_processes_in_task_order(ray_address):
+    with RayExecutor(2, address=ray_address) as ex:
+        done = []
+        out = ex.map(functools.partial(_square, offset=1), list(range(6)), lambda: done.append(1))
+        assert [v for _, v in out] == [x * x + 1 for x in range(6)]
+        assert len(done) == 6
+        pids = {p for p, _ in out}
+        assert os.getpid() not in pids
+        with pytest.raises(UserError, match="task [34] has bad input"):
+            ex.map(functools.partial(_fail_on, bad=3), list(range(6)))
