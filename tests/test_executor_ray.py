@@ -16,6 +16,7 @@ import pytest
 ray = pytest.importorskip("ray", reason="Ray is an optional extra: pip install 'clir-eval[ray]'")
 
 from clir_eval.errors import UserError  # noqa: E402
+from clir_eval.pipeline.executor import WorkerLost  # noqa: E402
 from clir_eval.pipeline.executor_ray import RayExecutor  # noqa: E402
 
 ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
@@ -70,6 +71,12 @@ def _fail_on(x: int, bad: int) -> int:
     return x
 
 
+def _die_on(x: int, bad: int) -> int:
+    if x == bad:
+        os._exit(9)
+    return x
+
+
 def test_ray_executor_runs_tasks_in_worker_processes_in_task_order(ray_address):
     with RayExecutor(2, address=ray_address) as ex:
         done = []
@@ -80,3 +87,34 @@ def test_ray_executor_runs_tasks_in_worker_processes_in_task_order(ray_address):
         assert os.getpid() not in pids
         with pytest.raises(UserError, match="task [34] has bad input"):
             ex.map(functools.partial(_fail_on, bad=3), list(range(6)))
+        with pytest.raises(WorkerLost) as lost:
+            ex.map(functools.partial(_die_on, bad=4), list(range(6)))
+        assert lost.value.indices == (4,)
+
+
+def test_run_on_ray_cluster_equals_serial_run(ray_address, cli, tmp_path, monkeypatch):
+    """``run --ray-address`` on the cluster: results.json (except timing) and every report byte-identical to serial."""
+    import json
+
+    from test_pipeline import make_experiment
+
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)  # the CLI sets it; restored after the test
+    (tmp_path / "data").mkdir()
+    config = make_experiment(tmp_path / "data")
+    serial, on_ray = tmp_path / "serial", tmp_path / "ray"
+    code, _, err = cli("run", config, "--out", serial, "--executor", "serial", "--quiet")
+    assert code == 0, err
+    code, _, err = cli("run", config, "--out", on_ray, "--ray-address", ray_address, "--jobs", "2", "--quiet")
+    assert code == 0, err
+
+    def stable(out):
+        results = json.loads((out / "results.json").read_text(encoding="utf-8"))
+        results.pop("timing")
+        return json.dumps(results, ensure_ascii=False)
+
+    assert stable(on_ray) == stable(serial)
+    assert len(json.loads(stable(serial))["systems"]) == 5
+    for name in ("scores.tsv", "correlations.tsv", "report.md"):
+        assert (on_ray / name).read_bytes() == (serial / name).read_bytes(), name
+    code, _, err = cli("run", config, "--out", on_ray, "--ray-address", ray_address, "--executor", "local")
+    assert code == 2 and "--ray-address needs --executor ray" in err

@@ -7,6 +7,7 @@ import os
 from typing import Any, Callable, Sequence
 
 from ..errors import UserError
+from .executor import WorkerLost
 
 SHARED_STORAGE = (
     "every Ray node must see the inputs and --out at the same path (a shared filesystem); "
@@ -31,7 +32,8 @@ def memory_of(task: Any) -> int:
 
 class RayExecutor:
     """Runs each task as a Ray task (1 CPU, plus the memory it declares) on the cluster at
-    ``address`` (else ``$RAY_ADDRESS``), or on a local cluster of ``jobs`` CPUs started here."""
+    ``address`` (else ``$RAY_ADDRESS``), or on a local cluster of ``jobs`` CPUs started here.
+    A task whose worker dies is retried once (stages are idempotent), then :class:`WorkerLost`."""
 
     def __init__(self, jobs: int = 1, address: str | None = None):
         try:
@@ -56,7 +58,7 @@ class RayExecutor:
     def map(self, fn: Callable[[Any], Any], tasks: Sequence[Any], on_done: Callable[[], None] | None = None) -> list:
         """``[fn(t) for t in tasks]`` in task order; the lowest-indexed failure is raised."""
         ray = self._ray
-        refs = [self._remote.options(num_cpus=1, memory=memory_of(t) or None).remote(fn, t) for t in tasks]
+        refs = [self._remote.options(num_cpus=1, memory=memory_of(t) or None, max_retries=1).remote(fn, t) for t in tasks]
         index = {r: i for i, r in enumerate(refs)}
         results: list[Any] = [None] * len(tasks)
         pending = list(refs)
@@ -83,9 +85,7 @@ class RayExecutor:
                 raise e.cause from None
             raise
         except (exc.WorkerCrashedError, exc.NodeDiedError, exc.ObjectLostError, exc.OutOfMemoryError):
-            from .executor import WorkerLost
-
-            raise WorkerLost(i) from None
+            raise WorkerLost((i,)) from None
 
     def close(self) -> None:
         if self._owned and self._ray.is_initialized():
