@@ -118,3 +118,17 @@ def test_run_on_ray_cluster_equals_serial_run(ray_address, cli, tmp_path, monkey
         assert (on_ray / name).read_bytes() == (serial / name).read_bytes(), name
     code, _, err = cli("run", config, "--out", on_ray, "--ray-address", ray_address, "--executor", "local")
     assert code == 2 and "--ray-address needs --executor ray" in err
+
+
+def _open_missing(path: str):
+    return open(path, encoding="utf-8")
+
+
+def test_missing_file_on_another_node_names_the_shared_storage_rule(tmp_path):
+    from clir_eval.pipeline.executor_ray import _call
+
+    missing = str(tmp_path / "not-shared.jsonl")
+    with pytest.raises(FileNotFoundError):  # same node as the driver: the error as it is
+        _call(_open_missing, missing, ray.util.get_node_ip_address())
+    with pytest.raises(UserError, match=r"not-shared\.jsonl: not found on Ray node .*same path"):
+        _call(_open_missing, missing, "192.0.2.254")

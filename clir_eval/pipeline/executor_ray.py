@@ -15,14 +15,20 @@ SHARED_STORAGE = (
 )
 
 
-def _call(fn: Callable[[Any], Any], task: Any) -> Any:
-    """Run one task in a Ray worker; a missing file names the node and the shared-storage rule."""
+def _call(fn: Callable[[Any], Any], task: Any, driver_node: str) -> Any:
+    """Run one task in a Ray worker; a file missing on another node than the driver's names
+    that node and the shared-storage rule."""
     try:
         return fn(task)
-    except FileNotFoundError as e:
+    except (FileNotFoundError, UserError) as e:
         import ray
 
-        raise UserError(f"{e.filename or e}: not found on Ray node {ray.util.get_node_ip_address()}; {SHARED_STORAGE}") from None
+        node = ray.util.get_node_ip_address()
+        missing = isinstance(e, FileNotFoundError) or "not found" in str(e)
+        if not missing or node == driver_node:
+            raise
+        what = f"{e.filename}: not found" if isinstance(e, FileNotFoundError) and e.filename else str(e)
+        raise UserError(f"{what} on Ray node {node}; {SHARED_STORAGE}") from None
 
 
 def memory_of(task: Any) -> int:
@@ -58,7 +64,9 @@ class RayExecutor:
     def map(self, fn: Callable[[Any], Any], tasks: Sequence[Any], on_done: Callable[[], None] | None = None) -> list:
         """``[fn(t) for t in tasks]`` in task order; the lowest-indexed failure is raised."""
         ray = self._ray
-        refs = [self._remote.options(num_cpus=1, memory=memory_of(t) or None, max_retries=1).remote(fn, t) for t in tasks]
+        node = ray.util.get_node_ip_address()
+        refs = [self._remote.options(num_cpus=1, memory=memory_of(t) or None, max_retries=1).remote(fn, t, node)
+                for t in tasks]
         index = {r: i for i, r in enumerate(refs)}
         results: list[Any] = [None] * len(tasks)
         pending = list(refs)
