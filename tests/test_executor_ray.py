@@ -1,7 +1,9 @@
 """The Ray executor on a real local cluster (``ray start --head`` on loopback, separate worker processes)."""
 
 import functools
+import importlib.util
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -13,13 +15,14 @@ from pathlib import Path
 
 import pytest
 
-ray = pytest.importorskip("ray", reason="Ray is an optional extra: pip install 'clir-eval[ray]'")
+from clir_eval.errors import UserError
+from clir_eval.pipeline.executor import WorkerLost
+from clir_eval.pipeline.executor_ray import RayExecutor
 
-from clir_eval.errors import UserError  # noqa: E402
-from clir_eval.pipeline.executor import WorkerLost  # noqa: E402
-from clir_eval.pipeline.executor_ray import RayExecutor  # noqa: E402
-
-ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+if importlib.util.find_spec("ray") is None:
+    pytest.skip("Ray cannot start: not installed (pip install 'clir-eval[ray]')", allow_module_level=True)
+# ray itself is imported only once the cluster's token is in the environment: Ray reads its
+# authentication settings when first imported.
 
 
 def _free_port() -> int:
@@ -36,11 +39,17 @@ def ray_address():
         pytest.skip(f"Ray cannot start: no 'ray' command beside {sys.executable}")
     temp = tempfile.mkdtemp(prefix="ray", dir="/tmp")  # Ray's socket paths must stay short
     port = _free_port()
+    auth = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32)}  # this cluster's own token
+    saved = {k: os.environ.get(k) for k in auth}
+    os.environ.update(auth)  # the driver (this process) presents the same token
+    import ray
+
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
     cmd = [str(ray_cli), "start", "--head", "--block", f"--port={port}", "--node-ip-address=127.0.0.1",
            "--num-cpus=2", f"--temp-dir={temp}", "--include-dashboard=false", "--disable-usage-stats",
            "--object-store-memory=80000000"]  # fmt: skip
     log = open(Path(temp) / "start.log", "w+")
-    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env=dict(os.environ))
     try:
         deadline = time.monotonic() + 120
         while "Ray runtime started" not in Path(log.name).read_text():
@@ -58,6 +67,11 @@ def ray_address():
         proc.wait()
         log.close()
         shutil.rmtree(temp, ignore_errors=True)
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def _square(x: int, offset: int = 0) -> tuple[int, int]:
@@ -124,7 +138,9 @@ def _open_missing(path: str):
     return open(path, encoding="utf-8")
 
 
-def test_missing_file_on_another_node_names_the_shared_storage_rule(tmp_path):
+def test_missing_file_on_another_node_names_the_shared_storage_rule(tmp_path, ray_address):
+    import ray
+
     from clir_eval.pipeline.executor_ray import _call
 
     missing = str(tmp_path / "not-shared.jsonl")

@@ -32,7 +32,8 @@ def _call(fn: Callable[[Any], Any], task: Any, driver_node: str) -> Any:
 
 
 def memory_of(task: Any) -> int:
-    """Bytes a task declares it needs (``task.memory``, 0 when it declares none)."""
+    """Bytes a task declares it needs (``task.memory``, 0 when it declares none); Ray runs a
+    task only on a node with that much unreserved memory (capped at the largest node's)."""
     return int(getattr(task, "memory", 0) or 0)
 
 
@@ -65,8 +66,9 @@ class RayExecutor:
         """``[fn(t) for t in tasks]`` in task order; the lowest-indexed failure is raised."""
         ray = self._ray
         node = ray.util.get_node_ip_address()
-        refs = [self._remote.options(num_cpus=1, memory=memory_of(t) or None, max_retries=1).remote(fn, t, node)
-                for t in tasks]
+        largest = max((int(n["Resources"].get("memory", 0)) for n in ray.nodes() if n.get("Alive")), default=0)
+        refs = [self._remote.options(num_cpus=1, memory=min(memory_of(t), largest) or None, max_retries=1)
+                .remote(fn, t, node) for t in tasks]  # fmt: skip
         index = {r: i for i, r in enumerate(refs)}
         results: list[Any] = [None] * len(tasks)
         pending = list(refs)
