@@ -13,7 +13,8 @@ from test_pipeline import make_experiment
 
 def _metas(out: Path) -> dict[str, dict]:
     """Run metadata by run file name (``system-key``)."""
-    return {p.stem: json.loads(p.read_text()) for p in (out / "cache" / "runs").glob("*.json")}
+    runs = (out / "cache" / "runs").glob("*.json")
+    return {p.stem: json.loads(p.read_text()) for p in runs if not p.name.endswith(".manifest.json")}
 
 
 def _stable(out: Path) -> dict:
@@ -37,7 +38,7 @@ def test_new_depth_researches_cached_indexes_and_equals_a_clean_run(tmp_path, cl
     first = _metas(out)
     assert len(first) == 6 and not any(m["index_cached"] for m in first.values())
     indexes = sorted(p.name for p in (out / "cache" / "index").iterdir())
-    assert len(indexes) == 6
+    assert len([p for p in (out / "cache" / "index").iterdir() if p.is_dir()]) == 6
 
     _edit(config, depth=49)
     assert cli("run", config, "--out", out, "-j", "1", "-q")[0] == 0
@@ -49,12 +50,15 @@ def test_new_depth_researches_cached_indexes_and_equals_a_clean_run(tmp_path, cl
     assert _stable(out) == _stable(clean)
 
     # a damaged index is not trusted: rebuilt, same results
-    victim = next(p for p in (out / "cache" / "index").iterdir() if p.name.startswith("sys2-"))
-    (victim / "arrays.npz").write_bytes(b"not an npz")
+    victim = next(p for p in (out / "cache" / "index").iterdir() if p.name.startswith("sys2-") and p.is_dir())
+    (victim / "dl.npy").write_bytes((victim / "dl.npy").read_bytes()[:-8] + bytes(8))
     _edit(config, depth=48)
-    assert cli("run", config, "--out", out, "-j", "1", "-q")[0] == 0
+    code, _, err = cli("run", config, "--out", out, "-j", "1", "-q")
+    assert code == 0 and err.count("failed verification") == 1 and "index entry of sys2" in err, err
     assert cli("run", config, "--out", clean, "-j", "1", "-q")[0] == 0
-    assert _stable(out) == _stable(clean)
+    damaged = _stable(out)
+    damaged["notes"] = [n for n in damaged["notes"] if "failed verification" not in n]
+    assert damaged == _stable(clean)
     rebuilt = [m for k, m in _metas(out).items() if k.startswith("sys2-") and not m["index_cached"]]
     assert len(rebuilt) == 2  # the first run's and the one after the damage
 
@@ -72,7 +76,7 @@ def test_cached_rerun_reuses_correlations_and_reports(tmp_path, cli, monkeypatch
     def fail(*a, **k):
         raise AssertionError("correlations recomputed on a cached re-run")
 
-    monkeypatch.setattr(driver, "correlate_all", fail)
+    monkeypatch.setattr(driver, "correlate_run", fail)
     code, _, err = cli("run", config, "--out", out, "-j", "1", "-q")
     assert code == 0, err
     assert _stable(out) == results
