@@ -377,7 +377,7 @@ def main() -> None:
         runs = {}
         for ex in executors:
             runs[ex] = run_cli(config, work / f"out-{ex}", args.jobs, ex)
-            runs[ex]["metas"] = [json.loads(p.read_text()) for p in (work / f"out-{ex}" / "cache" / "runs").glob("*.json")]
+            runs[ex]["metas"] = [json.loads(p.read_text()) for p in (work / f"out-{ex}" / "cache" / "runs").glob("*.json") if not p.name.endswith(".manifest.json")]
             print()
             describe(f"clir-eval run --executor {ex} --jobs {args.jobs}", runs[ex])
         if "local" in runs and "ray" in runs:
@@ -403,7 +403,7 @@ def main() -> None:
         cfg["retrieval"]["depth"] = args.depth - 1
         config.write_text(yaml.safe_dump(cfg, sort_keys=False))
         again = run_cli(config, out, args.jobs, executors[0])
-        metas = [json.loads(p.read_text()) for p in (out / "cache" / "runs").glob("*.json")]
+        metas = [json.loads(p.read_text()) for p in (out / "cache" / "runs").glob("*.json") if not p.name.endswith(".manifest.json")]
         fresh = [m for m in metas if m not in runs[executors[0]]["metas"]]
         print(f"\nre-run with depth {args.depth - 1} (new runs, cached indexes): wall {again['wall']:.1f} s, "
               f"CPU {again['cpu']:.1f} s; {sum(m.get('index_cached', False) for m in fresh)}/{len(fresh)} indexes loaded, "
