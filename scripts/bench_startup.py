@@ -2,8 +2,8 @@
 """Benchmark start-up (issue 16 item 5): CPU time and peak RSS of ``clir-eval --help``,
 ``--version`` and each command's ``--help``, next to ``sacrebleu --help`` in the same run.
 
-Each command runs REPEAT times as a fresh process; CPU is user+sys of that process
-(``os.wait4``), memory its own peak RSS; the median over the repeats is printed, with the
+Each command runs REPEAT times as a fresh process under ``/usr/bin/time``; CPU is user+sys of
+that process, memory its own peak RSS; the median over the repeats is printed, with the
 ratio to sacrebleu's. ``--before DIR`` also measures another checkout (e.g. the code
 before the change) with the same interpreter, so before/after are in one table.
 The machine may be shared: CPU time is less noisy than wall time, but repeat.
@@ -30,11 +30,13 @@ def measure(argv: list[str], env: dict, repeat: int) -> tuple[float, float]:
     """Median CPU seconds and median peak RSS (MiB) of ``argv`` run ``repeat`` times."""
     cpu, rss = [], []
     for _ in range(repeat):
-        p = subprocess.Popen(argv, env=env, cwd="/", stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        _, status, ru = os.wait4(p.pid, 0)
-        p.returncode = os.waitstatus_to_exitcode(status)
-        cpu.append(ru.ru_utime + ru.ru_stime)
-        rss.append(ru.ru_maxrss / 1024)
+        # through /usr/bin/time: a tiny parent, so the peak RSS is the command's own (a child's
+        # ru_maxrss starts at what it inherits from the process that forked it)
+        p = subprocess.run(["/usr/bin/time", "-f", "TIME %U %S %M", *argv], env=env, cwd="/",
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)  # fmt: skip
+        user, sys_, kib = p.stderr.rsplit("TIME ", 1)[1].split()[:3]
+        cpu.append(float(user) + float(sys_))
+        rss.append(int(kib) / 1024)
     return statistics.median(cpu), statistics.median(rss)
 
 

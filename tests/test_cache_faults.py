@@ -114,6 +114,7 @@ ENTRIES = [  # (experiment, cache stage, file pattern)
     ("qrels", "ir", "sys1-*.json"),
     ("qrels", "ir", "english-*.json"),
     ("qrels", "mt", "sys0-*.manifest.json"),
+    ("qrels", "correlation", "correlations-*.json"),
 ]
 
 

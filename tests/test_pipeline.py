@@ -151,7 +151,7 @@ def test_crash_midway_then_rerun_gives_same_results(experiment, cli, tmp_path, m
     import clir_eval.pipeline.run as pl
     import clir_eval.pipeline.stages as st
 
-    real = st.ir_stage
+    real = st.retrieve_stage
     calls = {"n": 0}
 
     def flaky(task, cache):
@@ -160,13 +160,13 @@ def test_crash_midway_then_rerun_gives_same_results(experiment, cli, tmp_path, m
             raise KeyboardInterrupt  # as if killed in the middle of the system loop
         return real(task, cache)
 
-    monkeypatch.setattr(st, "ir_stage", flaky)
+    monkeypatch.setattr(st, "retrieve_stage", flaky)
     out = tmp_path / "out"
     with pytest.raises(KeyboardInterrupt):
         pl.run_experiment(load_config(experiment), out, jobs=1, quiet=True)
     assert not (out / "results.json").exists()
     assert not list(out.rglob("*.tmp"))
-    monkeypatch.setattr(st, "ir_stage", real)
+    monkeypatch.setattr(st, "retrieve_stage", real)
     assert cli("run", experiment, "--out", out, "-j", "1", "-q")[0] == 0
     a, b = _stable(_load(out)), _stable(_load(clean))
     a.pop("config"), b.pop("config")

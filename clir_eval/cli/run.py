@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Optional
 
@@ -19,7 +20,8 @@ def run_cmd(
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes (default: config, else cores)."),
     data_root: Optional[Path] = typer.Option(None, "--data-root", help="Where ${DATA_ROOT} points (default: $CLIR_EVAL_DATA, else the config's data_root)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars or summary."),
-    executor: Optional[str] = typer.Option(None, "--executor", help="How systems run: local (process pool), serial, ... (default: the config's executor, else local)."),
+    executor: Optional[str] = typer.Option(None, "--executor", help="How systems run: local (process pool), serial, ray (default: the config's executor, else local)."),
+    ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Ray cluster to join (HOST:PORT; default: $RAY_ADDRESS, else a local Ray). Implies --executor ray."),
 ) -> None:
     """Run an experiment: MT metrics, BM25 retrieval, IR measures, correlations, report.
 
@@ -36,6 +38,10 @@ def run_cmd(
 
     check_max(jobs or 1, MAX_JOBS, "--jobs")
     check_output_dir(out)
+    if ray_address is not None:
+        if executor not in (None, "ray"):
+            raise UserError(f"--ray-address needs --executor ray, not --executor {executor}")
+        os.environ["RAY_ADDRESS"], executor = ray_address, "ray"
     cfg = load_config(config, data_root=str(data_root) if data_root else None)
     check_settings(cfg)
     results = run_experiment(cfg, out, jobs=jobs, quiet=quiet, executor=executor)

@@ -127,11 +127,15 @@ class Entry:
         why = self._problem(exts)
         if why is None:
             return True
+        self.failed(why)
+        return False
+
+    def failed(self, why: str) -> None:
+        """Note that this entry did not verify (``why``) and is recomputed."""
         self.cache.notes.append(
             f"cache: the {self.stage} entry of {self.system} ({self.base.name}) failed verification ({why}); "
             "it was recomputed"
         )
-        return False
 
     def _problem(self, exts: tuple[str, ...]) -> str | None:
         try:

@@ -40,6 +40,7 @@ from ..errors import UserError
 EXECUTORS: dict[str, str] = {
     "serial": f"{__name__}:SerialExecutor",
     "local": f"{__name__}:LocalExecutor",
+    "ray": "clir_eval.pipeline.executor_ray:RayExecutor",
 }
 
 

@@ -10,10 +10,11 @@ killed at any moment and restarted ends with the same results.
 from __future__ import annotations
 
 import functools
+import json
 import os
 import sys
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
@@ -21,12 +22,13 @@ from ..config.schema import Config, SystemSpec
 from ..errors import UserError
 from ..io.trec import Qrels, read_run
 from .cache import Cache, tool_versions
-from .executor import Executor, WorkerLost, get_executor
+from .executor import Executor, LocalExecutor, WorkerLost, get_executor
 from .inputs import Resolved, resolve_inputs
 from .output import locked, prepare_out, write_outputs
 from .progress import Progress
-from .stages import ir_stage, qrels_stage, retrieve_stage, run_file, system_stage
-from .tasks import EnglishSide, IRTask, MTTask, QrelsTask, RetrieveTask, SystemTask
+from .memory import available_memory, bound_jobs, build_memory
+from .stages import check_same_ids, ids_checksum, ir_stage, qrels_stage, run_file, system_stage
+from .tasks import CorrelationTask, EnglishSide, IRTask, MTTask, QrelsTask, RetrieveTask, SystemTask
 
 __all__ = ["run_experiment", "resolve_inputs", "Resolved", "Cache"]
 
@@ -65,21 +67,29 @@ def _run(cfg: Config, out: Path, ex: Executor, quiet: bool, log: Callable[[str],
     signature: dict[str, Any] = {"versions": tool_versions(), "seed": cfg.seed, **res.signature}
     t0 = time.perf_counter()
     with Progress(quiet) as progress, ex:
-        english = english_side(cfg, res, cache, progress.bar("retrieval (English)", 1))
-        if english is not None:
+        eng_task = retrieve_task(cfg, res, cache, "english", res.english, want_ids=True) if res.english else None
+        tasks = [system_task(cfg, res, cache, s, eng_task is not None) for s in res.systems]
+        first = [SystemTask("english", retrieve=eng_task)] if eng_task is not None else []
+        _bound_local_jobs(ex, first + tasks, quiet)
+        outputs = run_systems(ex, first + tasks, cache, progress.bar("systems (MT+BM25)", len(first + tasks)))
+        timing["systems"] = time.perf_counter() - t0
+        worker_notes = [n for o in outputs for n in o["notes"]]
+        english, english_ir = None, None
+        if eng_task is not None:
+            eng_out, outputs = outputs[0], outputs[1:]
+            timing["english_retrieval"] = eng_out["times"]["retrieve"]
+            english = english_side(cfg, res, cache, eng_task, eng_out["retrieve"])
             signature["retrieval"] = english.signature
             signature["relevance"] = english.qrels_source
-        timing["english_retrieval"] = time.perf_counter() - t0
-        tasks = [system_task(cfg, res, s, english) for s in res.systems]
-        english_ir = ir_stage(english_ir_task(cfg, english), cache) if english is not None else None
-        t0 = time.perf_counter()
-        outputs = run_systems(ex, tasks, cache, progress.bar("systems (MT+BM25+IR)", len(tasks)))
-        timing["systems"] = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            english_ir = ir_stage(english_ir_task(cfg, english), cache)
+            score_systems_ir(cfg, english, tasks, outputs, cache, progress.bar("IR measures", len(tasks)))
+            timing["ir"] = time.perf_counter() - t0
     sys_results, stage_times = assemble_systems(res, outputs, signature)
     timing.update({f"cpu_{k}": v for k, v in stage_times.items()})
-    ext_kinds, corr = score_tables(cfg, res, sys_results, timing)
+    ext_kinds, corr = score_tables(cfg, res, sys_results, timing, cache)
     signature.update(settings_signature(cfg, res, english))
-    for note in cache.notes + [n for o in outputs for n in o["notes"]]:
+    for note in worker_notes + cache.notes:
         log(note)
         res.notes.append(note)
     results = assemble_results(cfg, res, sys_results, corr, english, english_ir, ext_kinds, signature)
@@ -100,25 +110,30 @@ def _check_unique_names(systems: list[SystemSpec]) -> None:
 
 
 # --------------------------------------------------------------------------- tasks
-def retrieve_task(cfg: Config, res: Resolved, system: str, docs: str, **checks: Any) -> RetrieveTask:
+def retrieve_task(cfg: Config, res: Resolved, cache: Cache, system: str, docs: str, **checks: Any) -> RetrieveTask:
     from ..retrieval.analysis import STOPWORD_LISTS
 
     stop = cfg.retrieval.stopwords
-    return RetrieveTask(
+    task = RetrieveTask(
         system=system, docs=docs, format=res.doc_format, retrieval=cfg.retrieval,
         queries=tuple(res.queries.items()),
         stopwords_file=stop if stop and stop.strip().lower() not in STOPWORD_LISTS else None, **checks,
     )
+    built = cache.entry(task).manifest.exists() or cache.entry(task.index).manifest.exists()
+    return task if built else replace(task, memory=build_memory(docs))
 
 
-def english_side(cfg: Config, res: Resolved, cache: Cache, on_done: Callable[[], None] | None) -> EnglishSide | None:
-    """Retrieval on the human-English side once: the RBO reference run and (pseudo-)qrels."""
-    if res.english is None:
-        return None
-    task = retrieve_task(cfg, res, "english", res.english, want_ids=True)
-    meta = retrieve_stage(task, cache)
-    if on_done:
-        on_done()
+def _bound_local_jobs(ex: Executor, tasks: list[SystemTask], quiet: bool) -> None:
+    """Lower a local pool's workers so the index builds running at once fit in available memory."""
+    if not isinstance(ex, LocalExecutor):
+        return  # the Ray executor asks Ray for each task's memory instead
+    ex.jobs, note = bound_jobs(ex.jobs, [t.memory for t in tasks if t.memory], available_memory())
+    if note and not quiet:
+        sys.stderr.write(f"note: {note}\n")
+
+
+def english_side(cfg: Config, res: Resolved, cache: Cache, task: RetrieveTask, meta: dict) -> EnglishSide:
+    """After retrieval on the human-English side: the RBO reference run and (pseudo-)qrels."""
     if res.qrels is None:
         from ..ir.relevance import pseudo_qrels
 
@@ -159,17 +174,32 @@ def english_ir_task(cfg: Config, english: EnglishSide) -> IRTask:
     return ir_task(cfg, english, "english", english.run)
 
 
-def system_task(cfg: Config, res: Resolved, s: SystemSpec, english: EnglishSide | None) -> SystemTask:
+def system_task(cfg: Config, res: Resolved, cache: Cache, s: SystemSpec, retrieval: bool) -> SystemTask:
+    """MT and retrieval of one system (IR follows once the English side is known)."""
     mt = None
     if cfg.mt is not None and s.hyp:
         mt = MTTask(
             system=s.name, hyp=s.hyp, refs=tuple(res.mt_refs), metrics=tuple(cfg.mt.metrics),
             tokenize=cfg.mt.tokenize, lowercase=cfg.mt.lowercase,
         )
-    if english is None or not s.docs:
+    if not retrieval or not s.docs:
         return SystemTask(s.name, mt=mt)
-    run = retrieve_task(cfg, res, s.name, s.docs, expect_ids=english.doc_ids)
-    return SystemTask(s.name, mt=mt, retrieve=run, ir=ir_task(cfg, english, s.name, run))
+    return SystemTask(s.name, mt=mt, retrieve=retrieve_task(cfg, res, cache, s.name, s.docs))
+
+
+def score_systems_ir(cfg: Config, english: EnglishSide, tasks: list[SystemTask], outputs: list[dict], cache: Cache,
+                     on_done: Callable[[], None] | None) -> None:  # fmt: skip
+    """Check each system's ids against the English side's, then add its IR scores to its output."""
+    want = ids_checksum(english.doc_ids)
+    for task, out in zip(tasks, outputs):
+        if task.retrieve is None:
+            continue
+        check_same_ids(task.retrieve, out["retrieve"].get("ids_checksum"), want, english.doc_ids)
+        t0 = time.perf_counter()
+        out["ir"] = ir_stage(ir_task(cfg, english, task.system, task.retrieve), cache)
+        out["times"]["ir"] = time.perf_counter() - t0
+        if on_done:
+            on_done()
 
 
 def run_systems(ex: Executor, tasks: list[SystemTask], cache: Cache, on_done: Callable[[], None] | None) -> list[dict]:
@@ -179,7 +209,7 @@ def run_systems(ex: Executor, tasks: list[SystemTask], cache: Cache, on_done: Ca
     except WorkerLost as e:
         names = ", ".join(tasks[i].system for i in e.indices)
         raise UserError(
-            f"a worker process died (killed or out of memory) while scoring system(s) {names} (MT, retrieval, IR); "
+            f"a worker process died (killed or out of memory) while scoring system(s) {names} (MT, retrieval); "
             "finished stages are kept in the cache: re-run to resume, with fewer --jobs if memory ran out"
         ) from None
 
@@ -214,8 +244,8 @@ def assemble_systems(
     return sys_results, stage_times
 
 
-def score_tables(cfg: Config, res: Resolved, sys_results: dict, timing: dict[str, float]):
-    """Join external and human scores, then correlate: (score kinds, {"correlations", "comparisons", "verdicts"})."""
+def score_tables(cfg: Config, res: Resolved, sys_results: dict, timing: dict[str, float], cache: Cache):
+    """Join external and human scores, then correlate (cached): (score kinds, {"correlations", "comparisons", "verdicts"})."""
     from ..correlation.driver import correlate_run
     from ..sources.materialize import join_external
 
@@ -223,7 +253,12 @@ def score_tables(cfg: Config, res: Resolved, sys_results: dict, timing: dict[str
     ext_kinds = join_external(cfg, res.systems, sys_results, res)
     timing["external"] = time.perf_counter() - t0
     t0 = time.perf_counter()
-    corr = correlate_run(cfg, sys_results, ext_kinds)
+    entry = cache.entry(CorrelationTask(cfg.to_dict(), sys_results, ext_kinds))
+    corr = entry.load_json()
+    if corr is None:
+        corr = correlate_run(cfg, sys_results, ext_kinds)
+        entry.save_json(corr)
+        corr = json.loads(json.dumps(corr))  # as a cached re-run reads it, so both give the same results
     timing["correlation"] = time.perf_counter() - t0
     return ext_kinds, corr
 

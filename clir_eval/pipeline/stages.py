@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
-from ..io.files import safe_filename, write_json
+from ..io.files import safe_filename, text_checksum, write_json
 from ..io.trec import Qrels, read_qrels, read_run, write_qrels, write_run
 from .cache import Cache
-from .tasks import IRTask, MTTask, QrelsTask, RetrieveTask, SystemTask
+from .tasks import IndexTask, IRTask, MTTask, QrelsTask, RetrieveTask, SystemTask
 
 
 def mt_stage(task: MTTask, cache: Cache) -> dict:
@@ -37,23 +37,67 @@ def mt_stage(task: MTTask, cache: Cache) -> dict:
     return out
 
 
-def _index(task: RetrieveTask):
+CACHED_INDEX_BACKENDS = ("sparse",)  # saved as verified arrays; rank_bm25 (the reference) is rebuilt
+
+
+def ids_checksum(ids) -> str:
+    """Checksum of a collection's set of document ids (tasks carry this, not the ids)."""
+    return text_checksum("\n".join(sorted(ids)))
+
+
+def _build(task: IndexTask):
     from ..io.readers import read_documents
     from ..retrieval.analysis import get_analyzer
     from ..retrieval.bm25 import build_index
 
-    r = task.retrieval
     docs = read_documents(task.docs, fmt=task.format)
-    an = get_analyzer(r.analyzer, stopwords=r.stopwords, stem=r.stem)
-    idx = build_index(docs, an, backend=r.backend, variant=r.variant, k1=r.k1, b=r.b, epsilon=r.epsilon, delta=r.delta)
-    return docs, idx
+    an = get_analyzer(task.analyzer, stopwords=task.stopwords, stem=task.stem)
+    idx = build_index(docs, an, backend=task.backend, variant=task.variant, k1=task.k1, b=task.b,
+                      epsilon=task.epsilon, delta=task.delta)  # fmt: skip
+    meta = {
+        "signature": idx.signature,
+        "n_docs": len(docs),
+        "n_empty_docs": sum(1 for t in docs.texts if not t.strip()),
+        "ids_checksum": ids_checksum(docs.ids),
+    }
+    return idx, meta
 
 
-def _check_ids(task: RetrieveTask, got: tuple[str, ...]) -> None:
-    if task.expect_ids is None or set(got) == set(task.expect_ids):
+def index_stage(task: IndexTask, cache: Cache):
+    """The collection's BM25 index and its metadata, loaded from the cache or built and saved there;
+    ``meta["cached"]`` says which. The entry is the index directory (verified by its own
+    ``index.json`` checksums and the signature) plus a sealed ``meta.json``; a damaged one is
+    rebuilt with a note."""
+    from ..retrieval.bm25 import load_index
+
+    entry = cache.entry(task)
+    d = entry.path("index")
+    if task.backend in CACHED_INDEX_BACKENDS and entry.verified("json"):
+        try:
+            meta = json.loads(entry.path("json").read_text(encoding="utf-8"))
+            return load_index(d, meta["signature"]), {**meta, "cached": True}
+        except (UserError, KeyError, TypeError, ValueError) as e:
+            entry.failed(str(e))
+    entry.unseal()
+    idx, meta = _build(task)
+    if task.backend in CACHED_INDEX_BACKENDS:
+        idx.save(d)
+        write_json(entry.path("json"), meta)
+        entry.seal("json")  # written last: marks the entry complete
+    return idx, {**meta, "cached": False}
+
+
+def check_same_ids(task: RetrieveTask, got: str | None, english: str, english_ids) -> None:
+    """A system's collection must have the English side's ids; ``got`` and ``english`` are their
+    :func:`ids_checksum` (the ids are read only to name a difference, or when ``got`` is unknown)."""
+    if got == english:
         return
-    missing = sorted(set(task.expect_ids) - set(got))
-    extra = sorted(set(got) - set(task.expect_ids))
+    from ..io.readers import read_documents
+
+    have, want = set(read_documents(task.docs, fmt=task.format).ids), set(english_ids)
+    missing, extra = sorted(want - have), sorted(have - want)
+    if not missing and not extra:
+        return
     what = f"missing {len(missing)} id(s), e.g. {missing[0]!r}" if missing else f"{len(extra)} unknown id(s), e.g. {extra[0]!r}"
     raise UserError(
         f"system {task.system}: documents {task.docs} do not have the English side's ids ({what}); "
@@ -67,23 +111,24 @@ def run_file(task: RetrieveTask, cache: Cache) -> Path:
 
 
 def retrieve_stage(task: RetrieveTask, cache: Cache) -> dict:
-    """Index one collection, run the queries, write the TREC run; return its metadata."""
+    """Search one collection's (cached) index with the queries, write the TREC run; return its metadata."""
     entry = cache.entry(task)
     if entry.verified("run", "json"):
         return json.loads(entry.path("json").read_text(encoding="utf-8"))
     entry.unseal()
     t0 = time.perf_counter()
-    docs, idx = _index(task)
-    _check_ids(task, tuple(docs.ids))
+    idx, imeta = index_stage(task.index, cache)
     t1 = time.perf_counter()
     run = idx.search(dict(task.queries), depth=task.retrieval.depth)
     t2 = time.perf_counter()
     write_run(entry.path("run"), run, tag=safe_filename(task.system))
     meta = {
-        "signature": idx.signature,
-        "n_docs": len(docs),
-        "n_empty_docs": sum(1 for t in docs.texts if not t.strip()),
-        "doc_ids": list(docs.ids) if task.want_ids else None,
+        "signature": imeta["signature"],
+        "n_docs": imeta["n_docs"],
+        "n_empty_docs": imeta["n_empty_docs"],
+        "ids_checksum": imeta["ids_checksum"],
+        "doc_ids": list(idx.docids) if task.want_ids else None,
+        "index_cached": imeta["cached"],
         "time_index": t1 - t0,
         "time_search": t2 - t1,
     }

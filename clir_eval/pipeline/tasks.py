@@ -25,6 +25,27 @@ class MTTask:
 
 
 @dataclass(frozen=True)
+class IndexTask:
+    """Build (or load) the BM25 index of one collection: cached apart from the runs, so other
+    queries, depth or measures re-search it but never rebuild it."""
+
+    STAGE: ClassVar[str] = "index"
+    system: str
+    docs: str = field(metadata=INPUT)
+    format: str | None
+    backend: str
+    analyzer: str
+    stopwords: str | None
+    stem: str | None
+    variant: str
+    k1: float
+    b: float
+    epsilon: float
+    delta: float | None
+    stopwords_file: str | None = field(default=None, metadata=INPUT)  # keyed by content
+
+
+@dataclass(frozen=True)
 class RetrieveTask:
     """Index one collection with BM25 and run the queries (the English side or a system)."""
 
@@ -36,7 +57,13 @@ class RetrieveTask:
     queries: tuple[tuple[str, str], ...]  # (qid, text) in query order
     want_ids: bool = False
     stopwords_file: str | None = field(default=None, metadata=INPUT)  # retrieval.stopwords when a file
-    expect_ids: tuple[str, ...] | None = field(default=None, metadata=NOT_KEYED)
+    memory: int = field(default=0, metadata=NOT_KEYED)  # estimated bytes of building the index
+
+    @property
+    def index(self) -> IndexTask:
+        r = self.retrieval
+        return IndexTask(self.system, self.docs, self.format, r.backend, r.analyzer, r.stopwords, r.stem,
+                         r.variant, r.k1, r.b, r.epsilon, r.delta, self.stopwords_file)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -70,6 +97,23 @@ class SystemTask:
     mt: MTTask | None = None
     retrieve: RetrieveTask | None = None
     ir: IRTask | None = None
+
+    @property
+    def memory(self) -> int:
+        """Estimated peak bytes (executors that schedule by memory read it)."""
+        return self.retrieve.memory if self.retrieve is not None else 0
+
+
+@dataclass(frozen=True)
+class CorrelationTask:
+    """Correlate every pair of score columns over the systems: cached, so a re-run whose scores
+    and settings did not change does not recompute the resampling statistics."""
+
+    STAGE: ClassVar[str] = "correlation"
+    config: dict
+    systems: dict
+    kinds: dict
+    system: str = "correlations"
 
 
 @dataclass(frozen=True)
