@@ -177,7 +177,7 @@ def test_surface_vocab_ascii_and_dense_new_tokens():
     tokens of every length around the 8-byte words and the 32-byte limit, NUL bytes."""
     rng = np.random.default_rng(3)
     words = ["".join(rng.choice(list("abcXYZ_09"), size=n)) for n in rng.integers(1, 41, size=6000)]
-    batches = [[" ".join(rng.choice(words, size=40)) + " A\x00b," for _ in range(200)] for _ in range(3)]
+    batches = [[" ".join(rng.choice(words, size=40)) + " A\x00b,\nq" for _ in range(200)] for _ in range(3)]
     batches.append(["Ünïcödé " + " ".join(words[:3000]), "", "ΣΑΣ σας"])
     for name in ("default", "whitespace"):
         _check_surface_vocab(name, batches)

@@ -20,10 +20,10 @@ the index builder caches per vocabulary entry. The output equals the per-documen
 definition (regex ``findall`` + lowercase, :func:`reference_tokens`) exactly; tests check it.
 
 The index builder does not even make a Python string per token: :class:`SurfaceVocab` turns
-a batch into UTF-8 bytes (:func:`token_bytes`; ASCII batches through a 256-byte lookup
-table), keys each token by its bytes, and finds its id in a numpy hash table; every key is
-checked against the stored key of its id, so a hash collision cannot merge two tokens (it
-raises :class:`HashCollision`, and the builder redoes the shard with strings).
+a batch into UTF-8 bytes (:func:`token_bytes`; ASCII batches through ``bytes.translate``),
+keys each token by its bytes, and finds its id in a numpy hash table; every key is checked
+against the stored key of its id, so a hash collision cannot merge two tokens (it raises
+:class:`HashCollision`, and the builder redoes the shard with strings).
 
 Every analyzer has a :attr:`Analyzer.signature` naming everything that changes its output
 (tokenizer and its version, case, stopword list and its checksum, stemmer language and
@@ -191,23 +191,24 @@ _PAD = 8 * _WORDS + 8
 _LEN_MASK = np.array([(1 << (8 * k)) - 1 for k in range(8)] + [(1 << 64) - 1], dtype=np.uint64)
 _MIX = tuple(np.uint64(c) for c in (0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9,
                                     0xD6E8FEB86659FD93, 0xFF51AFD7ED558CCD, 0xC4CEB9FE1A85EC53))  # fmt: skip
-_ASCII_LUT: dict[str, np.ndarray] = {}
+_ASCII_MAP: dict[str, bytes] = {}
 
 
 class HashCollision(Exception):
     """Two different tokens got the same 64-bit key hash (the caller falls back to strings)."""
 
 
-def _ascii_lut(name: str) -> np.ndarray:
-    """ASCII byte -> its token byte: word characters themselves (lowercased for ``default``),
-    separators b' '."""
-    if name not in _ASCII_LUT:
+def _ascii_map(name: str) -> bytes:
+    """``bytes.translate`` table for ASCII text: word characters stay (lowercased for
+    ``default``), b'\\n' stays, every other separator becomes b' '."""
+    if name not in _ASCII_MAP:
         cls = _class_table(name, np.arange(128, dtype=np.uint32))[:128]
-        lut = np.full(256, 32, dtype=np.uint8)
+        lut = bytearray(b" " * 256)
         for c in np.flatnonzero(cls == _WORD).tolist():
             lut[c] = ord(chr(c).lower() if name != "whitespace" else chr(c))
-        _ASCII_LUT[name] = lut
-    return _ASCII_LUT[name]
+        lut[10] = 10
+        _ASCII_MAP[name] = bytes(lut)
+    return _ASCII_MAP[name]
 
 
 def token_bytes(name: str, texts: Sequence[str]) -> tuple[np.ndarray, int, np.ndarray]:
@@ -218,12 +219,14 @@ def token_bytes(name: str, texts: Sequence[str]) -> tuple[np.ndarray, int, np.nd
     big = "\n".join(texts)
     n = len(texts)
     joins = np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=n) + 1)[:-1] - 1  # the "\n"s
-    if big.isascii():  # one code point per byte; ASCII lowercasing is A-Z -> a-z, as str.lower()
-        raw = np.frombuffer(big.encode("ascii"), dtype=np.uint8)
-        out = np.zeros(len(raw) + _PAD, dtype=np.uint8)
-        np.take(_ascii_lut(name), raw, out=out[: len(raw)])
-        out[joins] = 10
-        return out, len(raw), joins
+    if big.isascii():  # one byte per code point; ASCII lowercasing is A-Z -> a-z, as str.lower()
+        raw = big.encode("ascii").translate(_ascii_map(name)) + bytes(_PAD)
+        b = np.frombuffer(raw, dtype=np.uint8)
+        if raw.count(b"\n") != len(joins):  # a text contains "\n" (a separator) itself
+            b = b.copy()
+            b[b == 10] = 32
+            b[joins] = 10
+        return b, len(raw) - _PAD, joins
     cps = np.frombuffer(big.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
     cls = _class_table(name, cps)[cps]
     if name != "whitespace" and cls.max() == _DROP:
