@@ -273,7 +273,7 @@ class SurfaceVocab:
         self.name = name
         self.strings: list[str] = []  # id -> surface form
         self._long: dict[str, int] = {}
-        self._keys = np.zeros((1024, _WORDS + 1), dtype=np.uint64)  # id -> (length, words)
+        self._keys = np.zeros((_WORDS + 1, 1024), dtype=np.uint64)  # (length, words) x id: typed gathers
         self._table = np.zeros(1 << 16, dtype=np.uint64)  # hash (0: empty slot)
         self._table_id = np.zeros(1 << 16, dtype=np.int64)
         self._filled = 0
@@ -353,16 +353,16 @@ class SurfaceVocab:
         length = ends - starts
         # every 8-byte window of b as a little-endian integer (unaligned view, no copy)
         win = np.lib.stride_tricks.as_strided(b, shape=(len(b) - 7, 8), strides=(1, 1)).view("<u8")[:, 0]
-        keys = np.zeros((n, _WORDS + 1), dtype=np.uint64)
-        keys[:, 0] = length
-        keys[:, 1] = win[starts] & _LEN_MASK[np.minimum(length, 8)]
-        h = keys[:, 0] * _MIX[0] ^ keys[:, 1] * _MIX[1]
+        keys = np.zeros((_WORDS + 1, n), dtype=np.uint64)  # a token's key is a column
+        keys[0] = length
+        keys[1] = win[starts] & _LEN_MASK[np.minimum(length, 8)]
+        h = keys[0] * _MIX[0] ^ keys[1] * _MIX[1]
         for k in range(1, _WORDS):
             sel = np.flatnonzero(length > 8 * k)
             if not len(sel):
                 break
-            keys[sel, k + 1] = win[starts[sel] + 8 * k] & _LEN_MASK[np.minimum(length[sel] - 8 * k, 8)]
-            h[sel] ^= keys[sel, k + 1] * _MIX[k + 1]
+            keys[k + 1, sel] = win[starts[sel] + 8 * k] & _LEN_MASK[np.minimum(length[sel] - 8 * k, 8)]
+            h[sel] ^= keys[k + 1, sel] * _MIX[k + 1]
         h ^= h >> np.uint64(31)
         h *= _MIX[5]
         h ^= h >> np.uint64(29)
@@ -387,11 +387,11 @@ class SurfaceVocab:
         new = np.sort(np.concatenate(new)) if new else np.zeros(0, dtype=np.int64)
         if len(new):  # first occurrences of new tokens, in order: the next ids
             base, k = len(self.strings), len(new)
-            if base + k > len(self._keys):
-                grown = np.zeros((max(2 * len(self._keys), base + k), _WORDS + 1), dtype=np.uint64)
-                grown[:base] = self._keys[:base]
+            if base + k > self._keys.shape[1]:
+                grown = np.zeros((_WORDS + 1, max(2 * self._keys.shape[1], base + k)), dtype=np.uint64)
+                grown[:, :base] = self._keys[:, :base]
                 self._keys = grown
-            self._keys[base : base + k] = keys[new]
+            self._keys[:, base : base + k] = keys[:, new]
             self.strings.extend(_decode_ranges(b, starts[new], ends[new]))
             is_long = length[new] > 8 * _WORDS
             for i in np.flatnonzero(is_long).tolist():
@@ -399,15 +399,20 @@ class SurfaceVocab:
             self._insert(h[new[~is_long]], np.arange(base, base + k)[~is_long])
             if len(missing):
                 sid[missing] = self._lookup(hs[missing])
-        if short is None:
-            ids = sid
-        else:
-            ids[short] = sid
-            ids[long_] = np.fromiter(map(self._long.__getitem__, long_str), dtype=np.int64, count=len(long_))
-        check = slice(None) if short is None else short
-        stored = self._keys[: len(self.strings)].view(f"V{8 * (_WORDS + 1)}").ravel()[ids[check]]
-        if not np.array_equal(stored.view(np.uint64).reshape(-1, _WORDS + 1), keys[check]):
+        # the key check: each token's key must equal the stored key of the id it got
+        got = keys if short is None else keys[:, short]
+        same = (self._keys[0][sid] == got[0]) & (self._keys[1][sid] == got[1])
+        for k in range(1, _WORDS):
+            sel = np.flatnonzero(got[0] > 8 * k)
+            if not len(sel):
+                break
+            same[sel] &= self._keys[k + 1][sid[sel]] == got[k + 1, sel]
+        if not same.all():
             raise HashCollision(f"tokenizer {self.name}: two tokens share a 64-bit key hash")
+        if short is None:
+            return sid, counts
+        ids[short] = sid
+        ids[long_] = np.fromiter(map(self._long.__getitem__, long_str), dtype=np.int64, count=len(long_))
         return ids, counts
 
 
