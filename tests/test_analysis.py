@@ -177,7 +177,7 @@ def test_surface_vocab_ascii_and_dense_new_tokens():
     tokens of every length around the 8-byte words and the 32-byte limit, NUL bytes."""
     rng = np.random.default_rng(3)
     words = ["".join(rng.choice(list("abcXYZ_09"), size=n)) for n in rng.integers(1, 41, size=6000)]
-    batches = [[" ".join(rng.choice(words, size=40)) + " A\x00b," for _ in range(200)] for _ in range(3)]
+    batches = [[" ".join(rng.choice(words, size=40)) + " A\x00b,\nq" for _ in range(200)] for _ in range(3)]
     batches.append(["Ünïcödé " + " ".join(words[:3000]), "", "ΣΑΣ σας"])
     for name in ("default", "whitespace"):
         _check_surface_vocab(name, batches)
@@ -197,16 +197,20 @@ def test_surface_vocab_every_code_point():
 
 def test_hash_collisions_are_detected_and_never_merge_tokens(monkeypatch):
     """With a degenerate hash (every token hashes alike) the key check must refuse to merge two
-    different tokens, and the index falls back to strings with the same statistics."""
+    different tokens -- whichever 8-byte word they differ in, or only their length -- and the
+    index falls back to strings with the same statistics."""
     from clir_eval.retrieval.index import shard_stats
 
-    texts = ["the cat sat", "on the mat", "the end " + "z" * 40]
+    pairs = [("cat", "mat"), ("a", "a\x00"), ("x" * 9, "x" * 10), ("abcdefghij", "abcdefghik"),
+             ("q" * 16 + "rs", "q" * 16 + "rt"), ("w" * 31 + "v", "w" * 32)]  # fmt: skip
+    texts = ["the cat sat", "on the mat", "the end " + "z" * 40, *(f"{x} and {y}" for x, y in pairs)]
     an = get_analyzer("default", stopwords="english")
     want = shard_stats(texts, an)
     monkeypatch.setattr(analysis_mod, "_MIX", tuple(np.uint64(0) for _ in range(6)))
-    with pytest.raises(HashCollision):
-        SurfaceVocab("default").add(texts)
+    for x, y in pairs:
+        with pytest.raises(HashCollision):
+            SurfaceVocab("whitespace").add([x, y])
     got = shard_stats(texts, an)
-    assert got.terms == want.terms == ["cat", "sat", "mat", "end", "z" * 40]
+    assert got.terms == want.terms and got.terms[:5] == ["cat", "sat", "mat", "end", "z" * 40]
     for f in ("indptr", "cols", "tf", "dl"):
         assert np.array_equal(getattr(got, f), getattr(want, f))

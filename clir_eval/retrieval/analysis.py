@@ -20,10 +20,10 @@ the index builder caches per vocabulary entry. The output equals the per-documen
 definition (regex ``findall`` + lowercase, :func:`reference_tokens`) exactly; tests check it.
 
 The index builder does not even make a Python string per token: :class:`SurfaceVocab` turns
-a batch into UTF-8 bytes (:func:`token_bytes`; ASCII batches through a 256-byte lookup
-table), keys each token by its bytes, and finds its id in a numpy hash table; every key is
-checked against the stored key of its id, so a hash collision cannot merge two tokens (it
-raises :class:`HashCollision`, and the builder redoes the shard with strings).
+a batch into UTF-8 bytes (:func:`token_bytes`; ASCII batches through ``bytes.translate``),
+keys each token by its bytes, and finds its id in a numpy hash table; every key is checked
+against the stored key of its id, so a hash collision cannot merge two tokens (it raises
+:class:`HashCollision`, and the builder redoes the shard with strings).
 
 Every analyzer has a :attr:`Analyzer.signature` naming everything that changes its output
 (tokenizer and its version, case, stopword list and its checksum, stemmer language and
@@ -191,23 +191,24 @@ _PAD = 8 * _WORDS + 8
 _LEN_MASK = np.array([(1 << (8 * k)) - 1 for k in range(8)] + [(1 << 64) - 1], dtype=np.uint64)
 _MIX = tuple(np.uint64(c) for c in (0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9,
                                     0xD6E8FEB86659FD93, 0xFF51AFD7ED558CCD, 0xC4CEB9FE1A85EC53))  # fmt: skip
-_ASCII_LUT: dict[str, np.ndarray] = {}
+_ASCII_MAP: dict[str, bytes] = {}
 
 
 class HashCollision(Exception):
     """Two different tokens got the same 64-bit key hash (the caller falls back to strings)."""
 
 
-def _ascii_lut(name: str) -> np.ndarray:
-    """ASCII byte -> its token byte: word characters themselves (lowercased for ``default``),
-    separators b' '."""
-    if name not in _ASCII_LUT:
+def _ascii_map(name: str) -> bytes:
+    """``bytes.translate`` table for ASCII text: word characters stay (lowercased for
+    ``default``), b'\\n' stays, every other separator becomes b' '."""
+    if name not in _ASCII_MAP:
         cls = _class_table(name, np.arange(128, dtype=np.uint32))[:128]
-        lut = np.full(256, 32, dtype=np.uint8)
+        lut = bytearray(b" " * 256)
         for c in np.flatnonzero(cls == _WORD).tolist():
             lut[c] = ord(chr(c).lower() if name != "whitespace" else chr(c))
-        _ASCII_LUT[name] = lut
-    return _ASCII_LUT[name]
+        lut[10] = 10
+        _ASCII_MAP[name] = bytes(lut)
+    return _ASCII_MAP[name]
 
 
 def token_bytes(name: str, texts: Sequence[str]) -> tuple[np.ndarray, int, np.ndarray]:
@@ -218,12 +219,14 @@ def token_bytes(name: str, texts: Sequence[str]) -> tuple[np.ndarray, int, np.nd
     big = "\n".join(texts)
     n = len(texts)
     joins = np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=n) + 1)[:-1] - 1  # the "\n"s
-    if big.isascii():  # one code point per byte; ASCII lowercasing is A-Z -> a-z, as str.lower()
-        raw = np.frombuffer(big.encode("ascii"), dtype=np.uint8)
-        out = np.zeros(len(raw) + _PAD, dtype=np.uint8)
-        np.take(_ascii_lut(name), raw, out=out[: len(raw)])
-        out[joins] = 10
-        return out, len(raw), joins
+    if big.isascii():  # one byte per code point; ASCII lowercasing is A-Z -> a-z, as str.lower()
+        raw = big.encode("ascii").translate(_ascii_map(name)) + bytes(_PAD)
+        b = np.frombuffer(raw, dtype=np.uint8)
+        if raw.count(b"\n") != len(joins):  # a text contains "\n" (a separator) itself
+            b = b.copy()
+            b[b == 10] = 32
+            b[joins] = 10
+        return b, len(raw) - _PAD, joins
     cps = np.frombuffer(big.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
     cls = _class_table(name, cps)[cps]
     if name != "whitespace" and cls.max() == _DROP:
@@ -270,7 +273,7 @@ class SurfaceVocab:
         self.name = name
         self.strings: list[str] = []  # id -> surface form
         self._long: dict[str, int] = {}
-        self._keys = np.zeros((1024, _WORDS + 1), dtype=np.uint64)  # id -> (length, words)
+        self._keys = np.zeros((_WORDS + 1, 1024), dtype=np.uint64)  # (length, words) x id: typed gathers
         self._table = np.zeros(1 << 16, dtype=np.uint64)  # hash (0: empty slot)
         self._table_id = np.zeros(1 << 16, dtype=np.int64)
         self._filled = 0
@@ -350,16 +353,16 @@ class SurfaceVocab:
         length = ends - starts
         # every 8-byte window of b as a little-endian integer (unaligned view, no copy)
         win = np.lib.stride_tricks.as_strided(b, shape=(len(b) - 7, 8), strides=(1, 1)).view("<u8")[:, 0]
-        keys = np.zeros((n, _WORDS + 1), dtype=np.uint64)
-        keys[:, 0] = length
-        keys[:, 1] = win[starts] & _LEN_MASK[np.minimum(length, 8)]
-        h = keys[:, 0] * _MIX[0] ^ keys[:, 1] * _MIX[1]
+        keys = np.zeros((_WORDS + 1, n), dtype=np.uint64)  # a token's key is a column
+        keys[0] = length
+        keys[1] = win[starts] & _LEN_MASK[np.minimum(length, 8)]
+        h = keys[0] * _MIX[0] ^ keys[1] * _MIX[1]
         for k in range(1, _WORDS):
             sel = np.flatnonzero(length > 8 * k)
             if not len(sel):
                 break
-            keys[sel, k + 1] = win[starts[sel] + 8 * k] & _LEN_MASK[np.minimum(length[sel] - 8 * k, 8)]
-            h[sel] ^= keys[sel, k + 1] * _MIX[k + 1]
+            keys[k + 1, sel] = win[starts[sel] + 8 * k] & _LEN_MASK[np.minimum(length[sel] - 8 * k, 8)]
+            h[sel] ^= keys[k + 1, sel] * _MIX[k + 1]
         h ^= h >> np.uint64(31)
         h *= _MIX[5]
         h ^= h >> np.uint64(29)
@@ -384,11 +387,11 @@ class SurfaceVocab:
         new = np.sort(np.concatenate(new)) if new else np.zeros(0, dtype=np.int64)
         if len(new):  # first occurrences of new tokens, in order: the next ids
             base, k = len(self.strings), len(new)
-            if base + k > len(self._keys):
-                grown = np.zeros((max(2 * len(self._keys), base + k), _WORDS + 1), dtype=np.uint64)
-                grown[:base] = self._keys[:base]
+            if base + k > self._keys.shape[1]:
+                grown = np.zeros((_WORDS + 1, max(2 * self._keys.shape[1], base + k)), dtype=np.uint64)
+                grown[:, :base] = self._keys[:, :base]
                 self._keys = grown
-            self._keys[base : base + k] = keys[new]
+            self._keys[:, base : base + k] = keys[:, new]
             self.strings.extend(_decode_ranges(b, starts[new], ends[new]))
             is_long = length[new] > 8 * _WORDS
             for i in np.flatnonzero(is_long).tolist():
@@ -396,15 +399,20 @@ class SurfaceVocab:
             self._insert(h[new[~is_long]], np.arange(base, base + k)[~is_long])
             if len(missing):
                 sid[missing] = self._lookup(hs[missing])
-        if short is None:
-            ids = sid
-        else:
-            ids[short] = sid
-            ids[long_] = np.fromiter(map(self._long.__getitem__, long_str), dtype=np.int64, count=len(long_))
-        check = slice(None) if short is None else short
-        stored = self._keys[: len(self.strings)].view(f"V{8 * (_WORDS + 1)}").ravel()[ids[check]]
-        if not np.array_equal(stored.view(np.uint64).reshape(-1, _WORDS + 1), keys[check]):
+        # the key check: each token's key must equal the stored key of the id it got
+        got = keys if short is None else keys[:, short]
+        same = (self._keys[0][sid] == got[0]) & (self._keys[1][sid] == got[1])
+        for k in range(1, _WORDS):
+            sel = np.flatnonzero(got[0] > 8 * k)
+            if not len(sel):
+                break
+            same[sel] &= self._keys[k + 1][sid[sel]] == got[k + 1, sel]
+        if not same.all():
             raise HashCollision(f"tokenizer {self.name}: two tokens share a 64-bit key hash")
+        if short is None:
+            return sid, counts
+        ids[short] = sid
+        ids[long_] = np.fromiter(map(self._long.__getitem__, long_str), dtype=np.int64, count=len(long_))
         return ids, counts
 
 

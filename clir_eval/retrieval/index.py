@@ -29,6 +29,7 @@ can execute code, and an altered or truncated file is never used.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 from collections import defaultdict
@@ -130,14 +131,20 @@ def _shard_stats(texts: Sequence[str], analyzer: Analyzer, max_chars: int | None
 def merge_vocabularies(shard_terms: Sequence[Sequence[str]]) -> tuple[list[str], list[np.ndarray]]:
     """Global vocabulary in first-occurrence order over the shards in order, and each
     shard's local -> global id map."""
-    if len(shard_terms) == 1:  # one shard: its local ids are the global ids
-        terms = list(shard_terms[0])
-        return terms, [np.arange(len(terms), dtype=np.int32)]
-    vocab: dict[str, int] = {}
-    remaps = []
-    for terms in shard_terms:
-        remaps.append(np.fromiter((vocab.setdefault(t, len(vocab)) for t in terms), dtype=np.int32, count=len(terms)))
-    return list(vocab), remaps
+    if not shard_terms:
+        return [], []
+    terms = list(shard_terms[0])  # the first shard's local ids are global ids
+    vocab = dict(zip(terms, range(len(terms))))
+    remaps = [np.arange(len(terms), dtype=np.int32)]
+    for local in shard_terms[1:]:  # a shard's terms are distinct: its new ones get the next ids in order
+        ids = np.fromiter(map(vocab.get, local, itertools.repeat(-1)), dtype=np.int32, count=len(local))
+        new = np.flatnonzero(ids < 0)
+        ids[new] = np.arange(len(terms), len(terms) + len(new), dtype=np.int32)
+        added = [local[i] for i in new.tolist()]
+        vocab.update(zip(added, range(len(terms), len(terms) + len(new))))
+        terms += added
+        remaps.append(ids)
+    return terms, remaps
 
 
 def finalize_shard(stats: ShardStats, remap: np.ndarray | None, n_terms: int, start: int) -> Shard:
