@@ -431,6 +431,18 @@ def test_direction_both_reports_subsets_side_by_side(tmp_path, cli):
     assert all(v != "-" for v in bleu_map[3:])
     assert any(n.startswith("Translation direction (Edunov et al. 2020") for n in res["notes"])
     assert (out / "direction" / "target-original" / "results.json").exists()
+    # the reports show the same τ side by side (report.md, report.tex, report.html)
+    from clir_eval.report.tables import fmt_tau
+
+    taus = [fmt_tau(float(v)) for v in bleu_map[3::2]]
+    md = (out / "report.md").read_text()
+    section = md[md.index("## Translation direction"):]
+    row = next(r for r in section.splitlines() if r.startswith("| bleu | map |"))
+    assert [c.strip().lstrip("×") for c in row.strip("|").split("|")[2:]] == taus
+    assert "source-original (6 docs)" in section and "does not test whether τ differs" in section
+    for name in ("report.tex", "report.html"):
+        text = (out / name).read_text()
+        assert "Translation direction" in text and all(t in text for t in taus), name
 
 
 def test_direction_one_side_and_missing_side(tmp_path):

@@ -8,8 +8,8 @@ import io
 import math
 from typing import Any, Mapping
 
-from .tables import (KIND_TITLES, best_per_measure, cell_text, coefficient_name, english_label, fmt_num, fmt_p,
-                     fmt_tau, kind_table, natural_key, queries_blocks, score_columns, signature_lines, tau_caption, tau_grid)
+from .tables import (KIND_TITLES, Heading, Table, best_per_measure, cell_text, coefficient_name, english_label, fmt_num, fmt_p,
+                     direction_blocks, fmt_tau, kind_table, natural_key, queries_blocks, score_columns, signature_lines, tau_caption, tau_grid)
 
 
 # --------------------------------------------------------------------------- plots
@@ -274,6 +274,10 @@ def html_report(results: Mapping[str, Any], *, plots: bool = True) -> str:
         if table is not None:
             parts.append(f"<h2>{html.escape(title)}</h2>" + _table_html(*table)
                          + f"<p class='caption'>{html.escape(tau_caption('ci_systems'))}</p>")
+    for b in direction_blocks(results):
+        parts.append(f"<h2>{html.escape(b.text)}</h2>" if isinstance(b, Heading) else
+                     _table_html(list(b.header), b.rows) + f"<p class='caption'>{html.escape(b.caption)}</p>"
+                     if isinstance(b, Table) else f"<p class='note'>{html.escape(b.text)}</p>")
     if plots:
         hm = heatmap_png(results)
         if hm:

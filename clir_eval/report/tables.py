@@ -359,6 +359,7 @@ def report_blocks(results: Mapping[str, Any]) -> list[Block]:
                           and c.get("reason")})
         if reasons:
             blocks.append(Para("Not computed: " + "; ".join(reasons)))
+    blocks += direction_blocks(results)
     if not vds:
         blocks += _best_blocks(results)
     blocks += scores_blocks(results)
@@ -411,6 +412,27 @@ def queries_blocks(results: Mapping[str, Any]) -> list[Block]:
                          (f"{a['evaluated']} / {a['total']}", ""), (why, "")])
     return [Heading("Queries evaluated"),
             table_block(["system", "measure", "evaluated / total", "skipped"], rows, "llrl")]
+
+
+DIRECTION_SUBSETS = ("source-original", "target-original")
+
+
+def direction_blocks(results: Mapping[str, Any]) -> list[Block]:
+    """``wmt.direction: both``: τ on all documents and on each origlang subset side by side
+    (× = not significant), the documents per subset, and why a subset was not evaluated."""
+    d = results.get("direction")
+    if not d:
+        return []
+    sub = {s: {(c["x"], c["y"]): c for c in d.get(s, {}).get("correlations", [])} for s in DIRECTION_SUBSETS}
+    rows = [[(c["x"], ""), (c["y"], "")] + [(cell_text(o), "ns" if o and o.get("significant") is False else "")
+                                          for o in [c] + [sub[s].get((c["x"], c["y"])) for s in DIRECTION_SUBSETS]]
+            for c in results.get("correlations", [])]
+    head = ["x", "y", "all documents"] + [f"{s} ({d[s]['documents']} docs)" for s in DIRECTION_SUBSETS]
+    why = [f"{s}: not evaluated — {d[s]['reason']}" for s in DIRECTION_SUBSETS if d[s].get("reason")]
+    return [Heading("Translation direction"), table_block(head, rows, "llrrr", caption=(
+        "τ on all documents and on each origlang subset, each subset a complete experiment on its documents "
+        "(its own queries and collection); × marks p ≥ α. The table does not test whether τ differs between "
+        "subsets: each subset has fewer documents and queries, so its τ is less certain."))] + ([Para("; ".join(why))] if why else [])
 
 
 def scores_blocks(results: Mapping[str, Any]) -> list[Block]:
