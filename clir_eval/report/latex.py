@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from .tables import Block, Bullets, Code, Heading, Para, Table, report_blocks
+from .tables import Block, Bullets, Code, Heading, Para, Table, inline_spans, report_blocks
 
 _SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
             "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "<": r"\textless{}",
@@ -27,6 +27,7 @@ PREAMBLE = r"""\documentclass[a4paper,10pt]{article}
 \fi
 \usepackage[margin=2cm]{geometry}
 \usepackage{booktabs}
+\usepackage{array}
 \usepackage{graphicx}
 \usepackage{float}
 \usepackage{caption}
@@ -58,22 +59,10 @@ def _breakable(text: str) -> str:
 
 
 def latex_inline(text: str) -> str:
-    """Markdown-inline text of the report blocks (``**bold**``, ```code```) as LaTeX; an unpaired
-    marker is kept as a literal character."""
-    parts = text.split("`")
-    if len(parts) % 2 == 0:
-        parts = [text]
-    out = []
-    for i, part in enumerate(parts):
-        if i % 2:
-            out.append(r"\texttt{" + _breakable(part) + "}")
-            continue
-        bits = part.split("**")
-        if len(bits) % 2 == 0:
-            bits = [part]
-        out.append("".join(r"\textbf{" + latex_escape(b) + "}" if j % 2 else latex_escape(b)
-                           for j, b in enumerate(bits)))
-    return "".join(out)
+    """Markdown-inline text of the report blocks (``**bold**``, ```code```) as LaTeX."""
+    wrap = {"code": lambda t: r"\texttt{" + _breakable(t) + "}", "b": lambda t: r"\textbf{" + latex_escape(t) + "}",
+            "": latex_escape}
+    return "".join(wrap[kind](t) for kind, t in inline_spans(text))
 
 
 def _cell(text: str, cls: str) -> str:
@@ -83,7 +72,8 @@ def _cell(text: str, cls: str) -> str:
 
 def latex_tabular(header: Sequence[str], rows: Sequence[Sequence[tuple[str, str]]], align: str) -> str:
     """A booktabs tabular: header, \\midrule, one line per row; ``best`` cells bold, ``em`` italic."""
-    lines = [r"\begin{tabular}{" + align.replace("n", "r") + "}", r"\toprule",
+    cols = "".join({"n": "r", "w": r">{\raggedright\arraybackslash}p{0.2\linewidth}"}.get(a, a) for a in align)
+    lines = [r"\begin{tabular}{" + cols + "}", r"\toprule",
              " & ".join(latex_escape(h) for h in header) + r" \\", r"\midrule"]
     lines += [" & ".join(_cell(t, cls) for t, cls in r) + r" \\" for r in rows]
     return "\n".join(lines + [r"\bottomrule", r"\end{tabular}"]) + "\n"
