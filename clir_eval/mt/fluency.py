@@ -148,12 +148,11 @@ class HFPerplexityMetric(LMPerplexityMetric):
     """Per-token perplexity under a user-supplied causal LM directory (reference-free fluency)."""
 
     def segment_stats(self, hyps: Sequence[str], refs) -> np.ndarray:
-        import torch
-
         check_streams(hyps, refs)
         if not self.params["model"]:
             raise UserError("metric hfppl needs a model: hfppl:model=DIR (a local Hugging Face causal LM)")
-        tok, model, ctx = _load_hf(self.params["model"])
+        tok, model, ctx = _load_hf(self.params["model"])  # a UserError when torch/transformers are missing
+        import torch
         bos, eos = self._special(tok)
         out = np.zeros((len(hyps), 2), dtype=np.float64)
         threads = torch.get_num_threads()
