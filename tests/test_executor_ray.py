@@ -148,3 +148,12 @@ def test_missing_file_on_another_node_names_the_shared_storage_rule(tmp_path, ra
         _call(_open_missing, missing, ray.util.get_node_ip_address())
     with pytest.raises(UserError, match=r"not-shared\.jsonl: not found on Ray node .*same path"):
         _call(_open_missing, missing, "192.0.2.254")
+
+
+def test_correlation_seed_blocks_on_ray_equal_serial(ray_address):
+    """The resampling blocks of the correlation statistics as Ray tasks: identical CIs and p."""
+    from test_resample_blocks import _data, _stats
+
+    x, x2, y, pq = _data()
+    with RayExecutor(2, address=ray_address) as ex:
+        assert _stats(x, x2, y, pq, map=ex.map) == _stats(x, x2, y, pq)

@@ -213,7 +213,14 @@ def test_correlate_latex_bad_format_is_one_error_line(cli, tmp_path):
 def test_report_tex_and_correlate_fragment_compile_with_pdflatex(cli, tmp_path):
     res = _results()
     res["systems"]["Zürich-é"] = res["systems"].pop("c")  # Latin accents compile with pdflatex (T1 + utf8)
+    res["systems"]["Система"] = res["systems"].pop("b")  # other scripts: a ? in pdflatex, with a note
+    res["notes"].append("MT output in the reference: 中文 \x0c “quoted” 🙂")
     write_reports(res, tmp_path, plots=False)
+    tex = (tmp_path / "report.tex").read_text(encoding="utf-8")
+    for ch in "Сиcтема中文🙂":  # the third letter is a Latin c: ASCII, not declared
+        assert (f"\\DeclareUnicodeCharacter{{{ord(ch):04X}}}" in tex) == (ch not in "c"), ch
+    assert "\\DeclareUnicodeCharacter{201C}" not in tex  # typeset by pdflatex itself
+    assert "shows characters outside the Latin script as ?" in tex
     t = tmp_path / "t.tsv"
     t.write_text("system\tBLEU_1\tMAP%\n" + "".join(f"s&{i}\t{i}\t{(i * 3) % 5}\n" for i in range(6)))
     code, frag, err = cli("correlate", "--table", t, "--x", "BLEU_1", "--y", "MAP%", "--format", "latex", "--verdicts",

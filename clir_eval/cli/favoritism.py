@@ -11,32 +11,14 @@ import typer
 from ..errors import UserError
 from ..io.files import atomic_write, check_output_file, read_lines
 from ..limits import MAX_DEPTH, check_max
-from ..mt.favoritism import favoritism, top_segments
-from ..mt.base import KNOWN_METRICS, collect_stats, load_metrics, read_segments
+from ..mt.favoritism import favoritism_tables
+from ..mt.base import KNOWN_METRICS, load_metrics, read_segments
 from ..params import split_list
 from .app import app
 
 
 def _clean(text: str) -> str:
     return " ".join(text.split())
-
-
-def _tables(ms, hyps_a, hyps_b, refs, src, top: int) -> dict[str, list[dict[str, Any]]]:
-    stats_a = collect_stats(ms, hyps_a, refs)
-    stats_b = collect_stats(ms, hyps_b, refs)
-    favs = {m.name: favoritism(m, stats_a[m.name], stats_b[m.name]) for m in ms}
-    tops = {name: top_segments(f.values, top) for name, f in favs.items()}
-    out: dict[str, list[dict[str, Any]]] = {}
-    for name, f in favs.items():
-        rows = []
-        for rank, i in enumerate(tops[name], 1):
-            others = [o for o in tops if o != name and i in tops[o]]
-            rows.append({**f.entry(i), "rank": rank, "also_top_in": others,
-                         "only_this_metric": len(ms) > 1 and not others,
-                         **({"source": src[i]} if src is not None else {}),
-                         "reference": refs[0][i], "hyp_a": hyps_a[i], "hyp_b": hyps_b[i]})
-        out[name] = rows
-    return out
 
 
 def _tsv(tables: dict[str, list[dict[str, Any]]]) -> str:
@@ -88,7 +70,7 @@ def favoritism_cmd(
         sources = read_lines(src)
         if len(sources) != len(hyps_a):
             raise UserError(f"line count mismatch: {src} has {len(sources)} lines but {hyp[0]} has {len(hyps_a)}")
-    tables = _tables(ms, hyps_a, hyps_b, refs, sources, top)
+    _, tables = favoritism_tables(ms, hyps_a, hyps_b, refs, sources, top)
     text = json.dumps(tables, indent=1, ensure_ascii=False) + "\n" if fmt == "json" else _tsv(tables)
     if out:
         with atomic_write(out) as fh:

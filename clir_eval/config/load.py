@@ -349,12 +349,16 @@ def load_config(path: str | os.PathLike, *, data_root: str | None = None) -> Con
     ir = _load_ir(top.section("ir"))
     external = _load_external(s, top.raw("external"))
     corr = _load_correlation(s, top.section("correlation"), seed)
+    from .analyses import load_analyses
+
+    analyses = load_analyses(s, top.section("analyses"), has_mt=mt is not None,
+                             systems=None if wmt or europarl else [x.name for x in systems if x.hyp])
     top.done()
     cfg = Config(
         name=name, path=str(p.resolve()), base_dir=str(s.base), data_root=s.data_root, seed=seed, jobs=jobs,
         systems=systems, mt=mt, collection=collection, queries=queries, relevance=relevance,
         retrieval=retrieval, ir=ir, external=external, correlation=corr, wmt=wmt, europarl=europarl,
-        notes=notes + tuple(s.notes), executor=executor,
+        notes=notes + tuple(s.notes), executor=executor, analyses=analyses,
     )
     _check_consistency(cfg, p)
     return cfg

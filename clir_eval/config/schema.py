@@ -139,6 +139,32 @@ class EuroparlSource:
 
 
 @dataclass(frozen=True)
+class FavoritismAnalysis:
+    """Favoritism of each metric towards ``systems[0]`` over ``systems[1]`` (Gowda et al. 2021 §4.1)."""
+
+    systems: tuple[str, str]
+    metrics: tuple[str, ...] = ("bleu", "macrof1")
+    top: int = 10
+
+
+@dataclass(frozen=True)
+class BucketsAnalysis:
+    """MacroF per reference-frequency rank bucket (Gowda et al. 2021 Fig. 1); ``systems`` empty = all."""
+
+    buckets: tuple[int, ...] = (10, 100, 1000)
+    systems: tuple[str, ...] = ()
+    beta: float = 1.0
+
+
+@dataclass(frozen=True)
+class AnalysesConfig:
+    """The ``analyses:`` section (``config/analyses.py``)."""
+
+    favoritism: FavoritismAnalysis | None = None
+    frequency_buckets: BucketsAnalysis | None = None
+
+
+@dataclass(frozen=True)
 class Config:
     name: str
     path: str
@@ -159,6 +185,7 @@ class Config:
     europarl: EuroparlSource | None = None
     notes: tuple[str, ...] = ()
     executor: str = "local"  # how systems run (pipeline/executor.py); never changes a result
+    analyses: AnalysesConfig | None = None
 
     @property
     def has_retrieval(self) -> bool:
@@ -176,6 +203,8 @@ class Config:
                 for k, default in keys.items():
                     if k in sec and sec[k] == default:
                         del sec[k]
+        if d["analyses"] is None:  # configs without analyses record what they did before
+            d.pop("analyses")
         return d
 
 

@@ -14,6 +14,13 @@ mt-metrics-eval's ``stats.py``:
   with ties), i.e. Deutsch et al. 2023's ``acc23`` with epsilon 0.
 - :func:`round_half_up`: per-score rounding as published tables did before correlating.
 
+Resampling is done in seed blocks of :data:`RESAMPLE_BLOCK` draws: block ``k`` draws from
+``numpy.random.default_rng([seed, k])`` (block 0 is ``default_rng(seed)``, so up to 1000
+resamples draw exactly as one generator seeded with ``seed``). A block depends only on
+(seed, k, its size), so the blocks can run anywhere — the resampling functions take
+``map`` (e.g. an executor's ``map``) — and the draws, CIs and p-values are identical however
+they are spread.
+
 Kendall p-values come from ``scipy.stats.kendalltau`` with the method chosen here
 explicitly and recorded in ``Correlation.p_method``: ``exact`` when neither vector has ties
 and (n <= 33 or at most one pair is discordant/concordant), else ``asymptotic`` — the same
@@ -28,6 +35,7 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass
+from typing import Any, Callable
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Sequence
 
@@ -265,27 +273,88 @@ def _check_level(level: float, n_resamples: int) -> None:
         raise UserError(f"number of resamples must be at least 1, got {n_resamples}")
 
 
+RESAMPLE_BLOCK = 1000  # draws per seed block
+
+
+def resample_blocks(n_resamples: int) -> list[tuple[int, int]]:
+    """(block index, draws) of ``n_resamples`` draws cut into :data:`RESAMPLE_BLOCK`-sized seed blocks."""
+    return [(k, min(RESAMPLE_BLOCK, n_resamples - s)) for k, s in enumerate(range(0, n_resamples, RESAMPLE_BLOCK))]
+
+
+@dataclass(frozen=True)
+class ResampleBlock:
+    """One seed block of a resampling statistic: ``kind`` (systems | queries | permutation), its
+    data (arrays), the coefficient, and (seed, block, size) that fix its draws."""
+
+    kind: str
+    data: tuple
+    method: str
+    variant: str | None
+    seed: int
+    block: int
+    size: int
+
+
+def resample_block(b: ResampleBlock) -> np.ndarray:
+    """The ``b.size`` draws of one block: coefficients (systems, queries) or, for a
+    permutation, the differences corr(x1', y) - corr(x2', y) of the swapped pairs."""
+    rng = np.random.default_rng([b.seed, b.block])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if b.kind == "systems":
+            xa, ya = b.data
+            idx = rng.integers(0, len(xa), (b.size, len(xa)))
+            return _coef_batch(xa[idx], ya[idx], b.method, b.variant)
+        if b.kind == "queries":
+            xa, pq = b.data
+            idx = rng.integers(0, pq.shape[1], (b.size, pq.shape[1]))
+            ym = np.stack([np.nanmean(pq[:, row], axis=1) for row in idx])  # (draws, systems)
+            draws = _coef_batch(np.broadcast_to(xa, ym.shape), np.nan_to_num(ym, nan=0.0), b.method, b.variant)
+            for i in np.flatnonzero(np.isnan(ym).any(axis=1)):  # a system without any drawn query
+                draws[i] = _coef(*_pairs(xa, ym[i]), b.method, b.variant)
+            return draws
+        if b.kind == "permutation":
+            a, bb, g = b.data
+            swap = rng.random((b.size, len(a))) < 0.5
+            gg = np.broadcast_to(g, swap.shape)
+            c1 = np.nan_to_num(_coef_batch(np.where(swap, bb, a), gg, b.method, b.variant), nan=0.0)
+            c2 = np.nan_to_num(_coef_batch(np.where(swap, a, bb), gg, b.method, b.variant), nan=0.0)
+            return c1 - c2
+    raise ValueError(f"unknown resampling kind {b.kind!r}")
+
+
+Mapper = Callable[[Callable[[Any], Any], list], list]
+
+
+def _serial_map(fn: Callable[[Any], Any], tasks: list) -> list:
+    return [fn(t) for t in tasks]
+
+
+def _draws(kind: str, data: tuple, method: str, variant: str | None, n_resamples: int, seed: int,
+           map: Mapper | None) -> np.ndarray:  # fmt: skip
+    """All draws of a statistic, block by block through ``map`` (default: in this process)."""
+    tasks = [ResampleBlock(kind, data, method, variant, int(seed), k, size) for k, size in resample_blocks(n_resamples)]
+    return np.concatenate((map or _serial_map)(resample_block, tasks))
+
+
 def bootstrap_ci(x: Sequence[float], y: Sequence[float], method: str = "kendall", variant: str | None = "b",
-                 n_resamples: int = 1000, seed: int = 0, level: float = 0.95
+                 n_resamples: int = 1000, seed: int = 0, level: float = 0.95, map: Mapper | None = None
                  ) -> tuple[float | None, float | None]:
     """Percentile bootstrap CI of the coefficient, resampling systems with replacement.
 
     Draws where the coefficient is undefined (e.g. all drawn systems tie) are skipped.
-    ``(None, None)`` when the coefficient itself is undefined.
+    ``(None, None)`` when the coefficient itself is undefined. ``map`` runs the seed blocks.
     """
     method, variant = check_method(method, variant)
     _check_level(level, n_resamples)
     xa, ya = _pairs(x, y)
     if _undefined_reason(xa, ya):
         return None, None
-    rng = np.random.default_rng(seed)
-    n = len(xa)
-    idx = rng.integers(0, n, (n_resamples, n))
-    return _percentile_ci(list(_coef_batch(xa[idx], ya[idx], method, variant)), level)
+    return _percentile_ci(list(_draws("systems", (xa, ya), method, variant, n_resamples, seed, map)), level)
 
 
 def query_bootstrap_ci(x: Sequence[float], per_query_y, method: str = "kendall", variant: str | None = "b",
-                       n_resamples: int = 1000, seed: int = 0, level: float = 0.95
+                       n_resamples: int = 1000, seed: int = 0, level: float = 0.95, map: Mapper | None = None
                        ) -> tuple[float | None, float | None]:
     """Percentile bootstrap CI resampling queries.
 
@@ -305,19 +374,12 @@ def query_bootstrap_ci(x: Sequence[float], per_query_y, method: str = "kendall",
         warnings.simplefilter("ignore")
         if pq.shape[1] == 0 or _undefined_reason(*_pairs(xa, np.nanmean(pq, axis=1))):
             return None, None
-        rng = np.random.default_rng(seed)
-        q = pq.shape[1]
-        idx = rng.integers(0, q, (n_resamples, q))
-        ym = np.stack([np.nanmean(pq[:, row], axis=1) for row in idx])  # (draws, systems)
-        draws = _coef_batch(np.broadcast_to(xa, ym.shape), np.nan_to_num(ym, nan=0.0), method, variant)
-        for b in np.flatnonzero(np.isnan(ym).any(axis=1)):  # a system without any drawn query
-            draws[b] = _coef(*_pairs(xa, ym[b]), method, variant)
-    return _percentile_ci(list(draws), level)
+    return _percentile_ci(list(_draws("queries", (xa, pq), method, variant, n_resamples, seed, map)), level)
 
 
 def permutation_sigdiff(x1: Sequence[float], x2: Sequence[float], y: Sequence[float], method: str = "kendall",
-                        variant: str | None = "b", n_resamples: int = 1000, seed: int = 0, plus_one: bool = False
-                        ) -> tuple[float | None, float | None]:
+                        variant: str | None = "b", n_resamples: int = 1000, seed: int = 0, plus_one: bool = False,
+                        map: Mapper | None = None) -> tuple[float | None, float | None]:
     """PERM-BOTH test of whether ``x1`` correlates with ``y`` better than ``x2`` does.
 
     Returns ``(delta, p)`` with ``delta = corr(x1, y) - corr(x2, y)`` and ``p`` the share of
@@ -343,12 +405,8 @@ def permutation_sigdiff(x1: Sequence[float], x2: Sequence[float], y: Sequence[fl
     a = scipy.stats.zscore(a)
     b = scipy.stats.zscore(b)
     delta = _coef(a, g, method, variant) - _coef(b, g, method, variant)
-    rng = np.random.default_rng(seed)
-    swap = rng.random((n_resamples, len(a))) < 0.5
-    gg = np.broadcast_to(g, swap.shape)
-    c1 = np.nan_to_num(_coef_batch(np.where(swap, b, a), gg, method, variant), nan=0.0)
-    c2 = np.nan_to_num(_coef_batch(np.where(swap, a, b), gg, method, variant), nan=0.0)
-    hits = int(((c1 - c2) >= delta - 1e-12).sum())
+    diffs = _draws("permutation", (a, b, g), method, variant, n_resamples, seed, map)
+    hits = int((diffs >= delta - 1e-12).sum())
     return float(delta), ((hits + 1) / (n_resamples + 1) if plus_one else hits / n_resamples)
 
 

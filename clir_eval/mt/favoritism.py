@@ -10,7 +10,7 @@ only the types of segment i are re-scored (vectorised over all segments at once)
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 from scipy import sparse
@@ -18,7 +18,7 @@ from scipy import sparse
 from .base import MTMetric, totals
 from .typebased import TypeFMetric, _prf
 
-__all__ = ["leave_one_out", "segment_deltas", "Favoritism", "favoritism", "top_segments"]
+__all__ = ["leave_one_out", "segment_deltas", "Favoritism", "favoritism", "top_segments", "favoritism_tables"]
 
 
 def type_entries(stats) -> tuple[np.ndarray, ...]:
@@ -102,3 +102,26 @@ def top_segments(values: np.ndarray, k: int) -> list[int]:
     """Indices of the k largest |values|, ties broken by segment index (ascending)."""
     order = np.lexsort((np.arange(len(values)), -np.abs(values)))
     return [int(i) for i in order[:k]]
+
+
+def favoritism_tables(metrics: Sequence[MTMetric], hyps_a: Sequence[str], hyps_b: Sequence[str], refs,
+                      src: Sequence[str] | None, top: int) -> tuple[dict[str, tuple[float, float]], dict[str, list[dict[str, Any]]]]:
+    """Per metric: (corpus score of A, of B) and its top segments by |favoritism| with their texts,
+    which other metrics' top lists hold them and whether this metric's list alone does."""
+    from .base import collect_stats
+
+    stats_a = collect_stats(metrics, hyps_a, refs)
+    stats_b = collect_stats(metrics, hyps_b, refs)
+    favs = {m.name: favoritism(m, stats_a[m.name], stats_b[m.name]) for m in metrics}
+    tops = {name: top_segments(f.values, top) for name, f in favs.items()}
+    out: dict[str, list[dict[str, Any]]] = {}
+    for name, f in favs.items():
+        rows = []
+        for rank, i in enumerate(tops[name], 1):
+            others = [o for o in tops if o != name and i in tops[o]]
+            rows.append({**f.entry(i), "rank": rank, "also_top_in": others,
+                         "only_this_metric": len(metrics) > 1 and not others,
+                         **({"source": src[i]} if src is not None else {}),
+                         "reference": refs[0][i], "hyp_a": hyps_a[i], "hyp_b": hyps_b[i]})
+        out[name] = rows
+    return {name: (f.score_a, f.score_b) for name, f in favs.items()}, out

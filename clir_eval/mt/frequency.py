@@ -96,23 +96,28 @@ def _row(label: str, idx: np.ndarray, p, r, f, rcount) -> dict[str, Any]:
             "macro_f": mean(f), "precision": mean(p), "recall": mean(r)}
 
 
-def plot_buckets(res: FrequencyBuckets) -> bytes:
-    """PNG: MacroF per bucket (x, most frequent first), one line per system."""
+def plot_buckets(res: FrequencyBuckets | dict[str, Any]) -> bytes:
+    """PNG: MacroF per bucket (x, most frequent first), one line per system; ``res`` may also be
+    the JSON form (:meth:`FrequencyBuckets.to_dict`, results.json)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    labels = [b[0] for b in res.buckets]
-    fig, ax = plt.subplots(figsize=(max(5.0, 1.1 * len(labels) + 2), 3.6), dpi=110)
-    for name, rows in res.systems.items():
+    if isinstance(res, dict):
+        labels, systems = [b["label"] for b in res["buckets"]], res["systems"]
+    else:
+        labels, systems = [b[0] for b in res.buckets], res.systems
+    outside = len(systems) > 6  # a long legend goes to the right of the axes
+    fig, ax = plt.subplots(figsize=(max(5.0, 1.1 * len(labels) + 2) + (2.5 if outside else 0), 3.6), dpi=110)
+    for name, rows in systems.items():
         ys = [row["macro_f"] if row["macro_f"] is not None else np.nan for row in rows[:len(labels)]]
         ax.plot(range(len(labels)), ys, marker="o", label=name)
     ax.set_xticks(range(len(labels)), labels, rotation=30, ha="right")
     ax.set_xlabel("reference-frequency rank of the type")
     ax.set_ylabel("MacroF (mean F per type)")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, loc="best")
+    ax.legend(fontsize=7, **({"loc": "upper left", "bbox_to_anchor": (1.01, 1.0)} if outside else {"loc": "best"}))
     fig.tight_layout()
     buf = io.BytesIO()
     fig.savefig(buf, format="png", metadata={"Software": None})

@@ -21,6 +21,7 @@ from typing import Any, Callable, Iterable
 from ..config.schema import Config, SystemSpec
 from ..errors import UserError
 from ..io.trec import Qrels, read_run
+from ..mt.analyses import run_analyses
 from .cache import Cache, tool_versions
 from .executor import Executor, LocalExecutor, WorkerLost, get_executor
 from .inputs import Resolved, resolve_inputs
@@ -64,6 +65,7 @@ def _run(cfg: Config, out: Path, ex: Executor, quiet: bool, log: Callable[[str],
     res = resolve_inputs(cfg, cache)
     timing["resolve"] = time.perf_counter() - t_start
     _check_unique_names(res.systems)
+    analyses = run_analyses(cfg, res.systems, res.mt_refs)  # config analyses (mt/analyses.py): {} or {"analyses": ...}
     signature: dict[str, Any] = {"versions": tool_versions(), "seed": cfg.seed, **res.signature}
     t0 = time.perf_counter()
     with Progress(quiet) as progress, ex:
@@ -92,7 +94,7 @@ def _run(cfg: Config, out: Path, ex: Executor, quiet: bool, log: Callable[[str],
     for note in worker_notes + cache.notes:
         log(note)
         res.notes.append(note)
-    results = assemble_results(cfg, res, sys_results, corr, english, english_ir, ext_kinds, signature)
+    results = assemble_results(cfg, res, sys_results, corr, english, english_ir, ext_kinds, signature) | analyses
     results["timing"] = {k: round(v, 3) for k, v in timing.items()}
     if cfg.wmt is not None and cfg.wmt.direction == "both":
         from ..sources.direction import add_direction

@@ -8,8 +8,9 @@ import io
 import math
 from typing import Any, Mapping
 
-from .tables import (KIND_TITLES, Heading, Table, best_per_measure, cell_text, coefficient_name, english_label, fmt_num, fmt_p,
-                     direction_blocks, fmt_tau, kind_table, natural_key, queries_blocks, score_columns, signature_lines, tau_caption, tau_grid)
+from .tables import (KIND_TITLES, Bullets, Heading, Para, Table, best_per_measure, cell_text, coefficient_name,
+                     direction_blocks, english_label, fmt_num, fmt_p, fmt_tau, inline_spans, kind_table, natural_key,
+                     queries_blocks, score_columns, signature_lines, tau_caption, tau_grid)
 
 
 # --------------------------------------------------------------------------- plots
@@ -169,18 +170,60 @@ body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em a
 h1{font-size:1.6em}h2{font-size:1.25em;margin-top:1.6em;border-bottom:1px solid #e2e8f0;padding-bottom:.2em}
 table{border-collapse:collapse;margin:.6em 0;font-size:.9em}th,td{border:1px solid #cbd5e0;padding:.25em .6em;text-align:right}
 th:first-child,td:first-child{text-align:left}th{background:#edf2f7}td.best{font-weight:700;background:#f0fff4}
-td.ns{color:#a0aec0}img{max-width:100%;border:1px solid #e2e8f0;margin:.4em 0}
+td.ns{color:#a0aec0}td.em{font-style:italic}td.l,th.l{text-align:left;max-width:22em}img{max-width:100%;border:1px solid #e2e8f0;margin:.4em 0}
 pre{background:#f7fafc;padding:.8em;overflow:auto;font-size:.8em}.note{color:#4a5568}
 .caption{color:#4a5568;font-size:.85em;max-width:60em}.warn{border:2px solid #c53030;background:#fff5f5;padding:.4em 1em;margin:1em 0}
 table.verdicts td{text-align:left}tr.uninf td{color:#9b2c2c;background:#fff5f5}
 """
 
 
-def _table_html(headers: list[str], rows: list[list[tuple[str, str]]]) -> str:
-    h = "<table><thead><tr>" + "".join(f"<th>{html.escape(x)}</th>" for x in headers) + "</tr></thead><tbody>"
+def _table_html(headers: list[str], rows: list[list[tuple[str, str]]], align: str = "") -> str:
+    """A table of (text, class) cells; columns whose ``align`` letter is ``w`` (long text) are left-aligned."""
+    left = {i for i, a in enumerate(align) if a == "w"}
+    th = ["<th class='l'>" if i in left else "<th>" for i in range(len(headers))]
+    h = "<table><thead><tr>" + "".join(f"{t}{html.escape(x)}</th>" for t, x in zip(th, headers)) + "</tr></thead><tbody>"
     for r in rows:
-        h += "<tr>" + "".join(f'<td class="{cls}">{html.escape(txt)}</td>' for txt, cls in r) + "</tr>"
+        h += "<tr>" + "".join(f'<td class="{cls}{" l" if i in left else ""}">{html.escape(txt)}</td>'
+                              for i, (txt, cls) in enumerate(r)) + "</tr>"
     return h + "</tbody></table>"
+
+
+def _inline_html(text: str) -> str:
+    wrap = {"code": "<code>{}</code>", "b": "<b>{}</b>", "": "{}"}
+    return "".join(wrap[kind].format(html.escape(t)) for kind, t in inline_spans(text))
+
+
+def _blocks_html(blocks) -> str:
+    """Report blocks (:mod:`.tables`) as HTML: headings, notes, tables with their captions."""
+    parts = []
+    for b in blocks:
+        if isinstance(b, Heading):
+            parts.append(f"<h{b.level}>{html.escape(b.text)}</h{b.level}>")
+        elif isinstance(b, Para):
+            parts.append(f"<p class='note'>{_inline_html(b.text)}</p>")
+        elif isinstance(b, Bullets):
+            parts.append("<ul>" + "".join(f"<li>{_inline_html(i)}</li>" for i in b.items) + "</ul>")
+        elif isinstance(b, Table):
+            parts.append(_table_html(list(b.header), b.rows, b.align)
+                         + (f"<p class='caption'>{_inline_html(b.caption)}</p>" if b.caption else ""))
+    return "\n".join(parts)
+
+
+def _analyses_html(results: Mapping[str, Any], plots: bool) -> str:
+    """The favoritism and frequency-bucket sections, with the bucket plot."""
+    from .analyses import analyses_blocks
+
+    blocks = analyses_blocks(results)
+    if not blocks:
+        return ""
+    out = "<a id='analyses'></a>" + _blocks_html(blocks)
+    buckets = (results.get("analyses") or {}).get("frequency_buckets")
+    if plots and buckets:
+        from ..mt.frequency import plot_buckets
+
+        png = base64.b64encode(plot_buckets(buckets)).decode("ascii")
+        out += f"<img alt='MacroF per frequency bucket' src='data:image/png;base64,{png}'>"
+    return out
 
 
 def _verdicts_html(vds) -> str:
@@ -260,7 +303,9 @@ def html_report(results: Mapping[str, Any], *, plots: bool = True) -> str:
         parts.append("<h2>Notes</h2><ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in notes) + "</ul>")
     parts.append("<p class='note'>Contents: <a href='#verdicts'>verdicts</a> · <a href='#tables'>τ tables</a> · "
                  "<a href='#heatmap'>heatmap</a> · <a href='#scatter'>scatter plots</a> · "
-                 "<a href='#scores'>system scores</a> · <a href='#signature'>signature</a></p><a id='tables'></a>")
+                 "<a href='#scores'>system scores</a> · "
+                 + ("<a href='#analyses'>analyses</a> · " if results.get("analyses") else "")
+                 + "<a href='#signature'>signature</a></p><a id='tables'></a>")
     if not vds:
         summ = best_per_measure(results)
         if summ:
@@ -274,10 +319,7 @@ def html_report(results: Mapping[str, Any], *, plots: bool = True) -> str:
         if table is not None:
             parts.append(f"<h2>{html.escape(title)}</h2>" + _table_html(*table)
                          + f"<p class='caption'>{html.escape(tau_caption('ci_systems'))}</p>")
-    for b in direction_blocks(results):
-        parts.append(f"<h2>{html.escape(b.text)}</h2>" if isinstance(b, Heading) else
-                     _table_html(list(b.header), b.rows) + f"<p class='caption'>{html.escape(b.caption)}</p>"
-                     if isinstance(b, Table) else f"<p class='note'>{html.escape(b.text)}</p>")
+    parts.append(_blocks_html(direction_blocks(results)))
     if plots:
         hm = heatmap_png(results)
         if hm:
@@ -291,6 +333,7 @@ def html_report(results: Mapping[str, Any], *, plots: bool = True) -> str:
             for y, png in figs:
                 parts.append(f"<h3>{html.escape(y)}</h3><img alt='scatter {html.escape(y)}' src='data:image/png;base64,{png}'>")
     parts.append(_scores_html(results))
+    parts.append(_analyses_html(results, plots))
     parts.append("<h2 id='signature'>Signature</h2><pre>" + html.escape("\n".join(signature_lines(results.get("signature", {})))) + "</pre>")
     parts.append("</body></html>")
     return "\n".join(parts)

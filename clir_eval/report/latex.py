@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from .tables import Block, Bullets, Code, Heading, Para, Table, report_blocks
+from .tables import Block, Bullets, Heading, Para, Table, inline_spans, report_blocks
 
 _SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
             "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "<": r"\textless{}",
@@ -27,6 +27,7 @@ PREAMBLE = r"""\documentclass[a4paper,10pt]{article}
 \fi
 \usepackage[margin=2cm]{geometry}
 \usepackage{booktabs}
+\usepackage{array}
 \usepackage{graphicx}
 \usepackage{float}
 \usepackage{caption}
@@ -34,15 +35,22 @@ PREAMBLE = r"""\documentclass[a4paper,10pt]{article}
 \setlength{\parskip}{0.5em}
 """
 
+# What pdflatex (T1 + utf8) typesets besides ASCII: Latin-1, Latin Extended-A and common punctuation.
+_PDFTEX_EXTRA = set("‘’‚“”„†‡•…‰‹›€")
+PDFTEX_MISSING_NOTE = ("pdflatex shows characters outside the Latin script as ? (here: {n} distinct); compile with "
+                       "lualatex or xelatex, with a font that has them, to see them.")
+
 FRAGMENT_HEAD = ("% clir-eval LaTeX tables: needs \\usepackage{booktabs} and \\usepackage{graphicx} "
                  "(pdflatex: also [T1]{fontenc} for names with accents)\n")
 
 
 def latex_escape(text: str) -> str:
     """``text`` as LaTeX text: the specials & % $ # _ { } ~ ^ \\ < > | escaped, the report's Greek
-    and math symbols as commands, and ``--`` kept from turning into a dash."""
+    and math symbols as commands, control characters as spaces, and ``--`` kept from turning into a dash."""
     out = []
     for i, ch in enumerate(text):
+        if ord(ch) < 0x20 or 0x7F <= ord(ch) < 0xA0:  # control characters: a space
+            ch = " "
         out.append(_SPECIAL.get(ch) or _UNICODE.get(ch) or ch)
         if ch == "-" and text[i + 1:i + 2] == "-":
             out.append("{}")
@@ -58,22 +66,10 @@ def _breakable(text: str) -> str:
 
 
 def latex_inline(text: str) -> str:
-    """Markdown-inline text of the report blocks (``**bold**``, ```code```) as LaTeX; an unpaired
-    marker is kept as a literal character."""
-    parts = text.split("`")
-    if len(parts) % 2 == 0:
-        parts = [text]
-    out = []
-    for i, part in enumerate(parts):
-        if i % 2:
-            out.append(r"\texttt{" + _breakable(part) + "}")
-            continue
-        bits = part.split("**")
-        if len(bits) % 2 == 0:
-            bits = [part]
-        out.append("".join(r"\textbf{" + latex_escape(b) + "}" if j % 2 else latex_escape(b)
-                           for j, b in enumerate(bits)))
-    return "".join(out)
+    """Markdown-inline text of the report blocks (``**bold**``, ```code```) as LaTeX."""
+    wrap = {"code": lambda t: r"\texttt{" + _breakable(t) + "}", "b": lambda t: r"\textbf{" + latex_escape(t) + "}",
+            "": latex_escape}
+    return "".join(wrap[kind](t) for kind, t in inline_spans(text))
 
 
 def _cell(text: str, cls: str) -> str:
@@ -83,7 +79,8 @@ def _cell(text: str, cls: str) -> str:
 
 def latex_tabular(header: Sequence[str], rows: Sequence[Sequence[tuple[str, str]]], align: str) -> str:
     """A booktabs tabular: header, \\midrule, one line per row; ``best`` cells bold, ``em`` italic."""
-    lines = [r"\begin{tabular}{" + align.replace("n", "r") + "}", r"\toprule",
+    cols = "".join({"n": "r", "w": r">{\raggedright\arraybackslash}p{0.2\linewidth}"}.get(a, a) for a in align)
+    lines = [r"\begin{tabular}{" + cols + "}", r"\toprule",
              " & ".join(latex_escape(h) for h in header) + r" \\", r"\midrule"]
     lines += [" & ".join(_cell(t, cls) for t, cls in r) + r" \\" for r in rows]
     return "\n".join(lines + [r"\bottomrule", r"\end{tabular}"]) + "\n"
@@ -128,7 +125,23 @@ def latex_fragment(blocks: Sequence[Block]) -> str:
     return FRAGMENT_HEAD + "\n" + blocks_latex(blocks)
 
 
+def pdftex_missing(text: str) -> list[str]:
+    """Characters of ``text`` that pdflatex with T1 + utf8 cannot typeset (sorted)."""
+    return sorted({ch for ch in text if ord(ch) >= 0x180 and ch not in _PDFTEX_EXTRA})
+
+
 def latex_report(results: Mapping[str, Any]) -> str:
-    """report.tex: the content of report.md as a standalone document (pdflatex, lualatex or xelatex)."""
-    return ("% report.tex written by clir-eval from results.json (same content as report.md)\n" + PREAMBLE
-            + "\\begin{document}\n\n" + blocks_latex(report_blocks(results), placement="H") + "\\end{document}\n")
+    """report.tex: the content of report.md as a standalone document. It compiles with pdflatex
+    whatever the names and texts hold: characters pdflatex cannot typeset are declared as a ? in
+    pdflatex only (with a note saying so); lualatex/xelatex show them."""
+    blocks = report_blocks(results)
+    missing = pdftex_missing(blocks_latex(blocks))
+    pre = note = ""
+    if missing:
+        pre = ("\\ifPDFTeX\n  \\newcommand{\\clirevalmissing}{\\textbf{?}}\n"
+               + "".join(f"  \\DeclareUnicodeCharacter{{{ord(ch):04X}}}{{\\clirevalmissing}}\n" for ch in missing)
+               + "\\fi\n")
+        note = "\\ifPDFTeX\n" + latex_escape(PDFTEX_MISSING_NOTE.format(n=len(missing))) + "\n\\fi\n\n"
+    return ("% report.tex written by clir-eval from results.json (same content as report.md)\n" + PREAMBLE + pre
+            + "\\begin{document}\n\n" + blocks_latex(blocks[:1]) + note + blocks_latex(blocks[1:], placement="H")
+            + "\\end{document}\n")

@@ -95,10 +95,14 @@ MD_MARKS = {"best": "**", "em": "*"}
 
 
 def _md_table(header: Sequence[str], rows: Sequence[Sequence[tuple[str, str]]], align: str) -> list[str]:
-    """Markdown table lines; ``align``: ``l``, ``r`` (``---:``) or ``n`` (a number column left as ``---``)."""
-    mark = lambda t, cls: MD_MARKS.get(cls, "") + t + MD_MARKS.get(cls, "")  # noqa: E731
-    return (["| " + " | ".join(header) + " |", "|" + "".join("---:|" if a == "r" else "---|" for a in align)]
-            + ["| " + " | ".join(mark(t, cls) for t, cls in r) + " |" for r in rows])
+    """Markdown table lines; ``align``: ``l``, ``r`` (``---:``), ``n`` (a number column left as ``---``)
+    or ``w`` (long text, wrapped in LaTeX)."""
+    def cell(t: str, cls: str = "") -> str:
+        return MD_MARKS.get(cls, "") + t.replace("|", "\\|") + MD_MARKS.get(cls, "")
+
+    return (["| " + " | ".join(cell(h) for h in header) + " |",
+             "|" + "".join("---:|" if a == "r" else "---|" for a in align)]
+            + ["| " + " | ".join(cell(t, cls) for t, cls in r) + " |" for r in rows])
 
 
 # --------------------------------------------------------------------------- document blocks
@@ -136,6 +140,24 @@ class Code:
 
 
 Block = Heading | Para | Bullets | Table | Code
+
+
+def inline_spans(text: str) -> list[tuple[str, str]]:
+    """Markdown-inline text as (kind, text) spans: kind ``code`` (```x```), ``b`` (``**x**``) or
+    ``""``; an unpaired marker stays a literal character."""
+    parts = text.split("`")
+    if len(parts) % 2 == 0:
+        parts = [text]
+    out = []
+    for i, part in enumerate(parts):
+        if i % 2:
+            out.append(("code", part))
+            continue
+        bits = part.split("**")
+        if len(bits) % 2 == 0:
+            bits = [part]
+        out += [("b" if j % 2 else "", b) for j, b in enumerate(bits) if b]
+    return out
 
 
 def table_block(header: Sequence[str], rows: Sequence[Sequence[tuple[str, str]]], align: str, caption: str = "") -> Table:
@@ -363,6 +385,9 @@ def report_blocks(results: Mapping[str, Any]) -> list[Block]:
     if not vds:
         blocks += _best_blocks(results)
     blocks += scores_blocks(results)
+    from .analyses import analyses_blocks
+
+    blocks += analyses_blocks(results)
     notes = results.get("notes") or []
     if notes:
         blocks += [Heading("Notes"), Bullets(tuple(notes))]
