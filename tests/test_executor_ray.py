@@ -107,12 +107,19 @@ def test_ray_executor_runs_tasks_in_worker_processes_in_task_order(ray_address):
 
 
 def test_run_on_ray_cluster_equals_serial_run(ray_address, cli, tmp_path, monkeypatch):
-    """``run --ray-address`` on the cluster: results.json (except timing) and every report byte-identical to serial."""
+    """``run --ray-address`` on the cluster: results.json (except timing) and every report
+    byte-identical to serial, with the systems and the correlation seed blocks as Ray tasks."""
     import json
 
+    from clir_eval.correlation import statistics
     from test_pipeline import make_experiment
 
     monkeypatch.delenv("RAY_ADDRESS", raising=False)  # the CLI sets it; restored after the test
+    monkeypatch.setattr(statistics, "MIN_BATCH_COST", 0)  # the blocks of this small experiment go to Ray too
+    fns = []
+    real_map = RayExecutor.map
+    monkeypatch.setattr(RayExecutor, "map", lambda self, fn, tasks, on_done=None: fns.append((fn, len(tasks)))
+                        or real_map(self, fn, tasks, on_done))
     (tmp_path / "data").mkdir()
     config = make_experiment(tmp_path / "data")
     serial, on_ray = tmp_path / "serial", tmp_path / "ray"
@@ -128,6 +135,8 @@ def test_run_on_ray_cluster_equals_serial_run(ray_address, cli, tmp_path, monkey
 
     assert stable(on_ray) == stable(serial)
     assert len(json.loads(stable(serial))["systems"]) == 5
+    blocks = [n for fn, n in fns if fn is statistics.run_block_chunk]
+    assert len(blocks) == 1 and blocks[0] == 8, fns  # one map call: 4 chunks per worker
     for name in ("scores.tsv", "correlations.tsv", "report.md"):
         assert (on_ray / name).read_bytes() == (serial / name).read_bytes(), name
     code, _, err = cli("run", config, "--out", on_ray, "--ray-address", ray_address, "--executor", "local")

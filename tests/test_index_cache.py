@@ -96,3 +96,24 @@ def test_local_pool_lowered_to_fit_index_builds_in_memory(tmp_path, capsys, monk
     pl.run_experiment(load_config(config), tmp_path / "high", jobs=2, quiet=False)
     assert "note: memory" not in capsys.readouterr().err
     assert _stable(tmp_path / "low") == _stable(tmp_path / "high")
+
+
+def test_reference_backend_index_is_cached_too_and_reruns_equal_a_clean_build(tmp_path, cli):
+    """``backend: rank_bm25``: a new depth re-searches the cached postings (rank-bm25 re-initialised
+    from them, without tokenising again): every run file byte-identical to a clean build's."""
+    (tmp_path / "d").mkdir()
+    config = make_experiment(tmp_path / "d")
+    _edit(config, backend="rank_bm25")
+    out, clean = tmp_path / "out", tmp_path / "clean"
+    assert cli("run", config, "--out", out, "-j", "1", "-q")[0] == 0
+    first = _metas(out)
+    assert len(first) == 6 and not any(m["index_cached"] for m in first.values())
+    assert all("backend:rank_bm25" in m["signature"] for m in first.values())
+    _edit(config, depth=49)
+    assert cli("run", config, "--out", out, "-j", "1", "-q")[0] == 0
+    second = {k: m for k, m in _metas(out).items() if k not in first}
+    assert len(second) == 6 and all(m["index_cached"] for m in second.values())
+    assert cli("run", config, "--out", clean, "-j", "1", "-q")[0] == 0
+    assert _stable(out) == _stable(clean)
+    runs = lambda o: {p.name: p.read_bytes() for p in (o / "cache" / "runs").glob("*.run")}  # noqa: E731
+    assert {k: v for k, v in runs(out).items() if k in runs(clean)} == runs(clean) and len(runs(clean)) == 6

@@ -4,6 +4,8 @@ pool; Ray in test_executor_ray.py)."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.stats
@@ -74,3 +76,123 @@ def test_blocks_on_a_process_pool_equal_serial():
     with LocalExecutor(2) as ex:
         assert _stats(x, x2, y, pq, map=ex.map) == serial
     assert all(v is not None for ci in serial[:2] for v in ci) and serial[2][1] is not None
+
+
+# --------------------------------------------------------------------------- BOOT-BOTH and signflip blocks
+def test_boot_both_and_paired_randomization_are_blocked_like_the_others():
+    """Above one block, BOOT-BOTH and the paired randomization test draw block k from
+    default_rng([seed, k]): equal to a plain loop over explicit blocks, and the same through a map."""
+    from clir_eval.correlation.significance import boot_both_ci, joint_draws, paired_randomization
+
+    x, _, _, pq = _data(q=12)
+    pq[1, 1:] = np.nan  # system 1 has one judged query: draws without it have no mean for it (skipped)
+    n = RESAMPLE_BLOCK + 250
+    sys_idx, ys = joint_draws(pq, n, seed=9)
+    rng0, rng1 = np.random.default_rng([9, 0]), np.random.default_rng([9, 1])
+    assert np.array_equal(sys_idx[:RESAMPLE_BLOCK], rng0.integers(0, 8, (RESAMPLE_BLOCK, 8)))
+    blk1 = rng1.integers(0, 8, (250, 8))
+    q1 = rng1.integers(0, 12, (250, 12))
+    assert np.array_equal(sys_idx[RESAMPLE_BLOCK:], blk1)
+    for d in (0, 77, 249):  # the drawn systems' means over the drawn queries, NaN ignored
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            want = [np.nanmean(pq[s_, q1[d]]) for s_ in blk1[d]]
+        np.testing.assert_allclose(ys[RESAMPLE_BLOCK + d], want, rtol=1e-12)
+    assert 100 < np.isnan(ys).any(axis=1).sum() < n - 100
+    calls = []
+
+    def counting(fn, tasks):
+        calls.append(len(tasks))
+        return [fn(t) for t in tasks]
+
+    ci = boot_both_ci(x, pq, n_resamples=n, seed=9)
+    assert boot_both_ci(x, pq, n_resamples=n, seed=9, map=counting) == ci and calls == [2]
+    taus = [scipy.stats.kendalltau(x[i], v).statistic for i, v in zip(sys_idx, ys) if not np.isnan(v).any()]
+    assert ci == pytest.approx(tuple(np.percentile([t for t in taus if not np.isnan(t)], [2.5, 97.5])), abs=1e-9)
+
+    pairs, diff, p = paired_randomization(pq, n, seed=4)
+    assert paired_randomization(pq, n, seed=4, map=counting)[2].tolist() == p.tolist() and calls[-1] == 2
+    signs = np.concatenate([np.where(np.random.default_rng([4, k]).random((m, 12)) < 0.5, -1.0, 1.0)
+                            for k, m in ((0, RESAMPLE_BLOCK), (1, 250))])
+    for (i, j), pv, dv in zip(pairs, p, diff):
+        d = pq[i] - pq[j]
+        ok = ~np.isnan(d)
+        sims = signs[:, ok] @ d[ok] / ok.sum()
+        assert dv == pytest.approx(d[ok].mean(), rel=1e-12)
+        assert pv == (np.sum(np.abs(sims) >= abs(d[ok].mean()) - 1e-12 * max(1, abs(d[ok].mean()))) + 1) / (n + 1)
+
+
+# --------------------------------------------------------------------------- batched
+def _demo_inputs():
+    """A run's score table of 7 systems x 30 queries: 3 MT metrics, 2 IR measures."""
+    rng = np.random.default_rng(21)
+    qids = [f"q{i}" for i in range(30)]
+    sys_results = {}
+    for s in range(7):
+        base = s / 10
+        pq = {q: {"map": float(np.clip(base + rng.normal(0, .2), 0, 1)),
+                  "ndcg": float(np.clip(base + rng.normal(0, .3), 0, 1))} for q in qids}
+        ir = {m: float(np.mean([v[m] for v in pq.values()])) for m in ("map", "ndcg")}
+        mt = {"bleu": 20 + 3 * s + float(rng.normal(0, 2)), "chrf": 40 + s + float(rng.normal(0, 2)),
+              "ter": 60 - 2 * s + float(rng.normal(0, 3))}
+        sys_results[f"sys{s}"] = {"mt": mt, "ir": ir, "ir_per_query": pq, "human": {}}
+    kinds = {"mt": ["bleu", "chrf", "ter"], "ir": ["map", "ndcg"], "human": [], "lower_is_better": ["ter"]}
+    return sys_results, kinds
+
+
+def _run_cfg(resamples: int):
+    from types import SimpleNamespace
+
+    from clir_eval.config.schema import CorrelationConfig
+
+    return SimpleNamespace(correlation=CorrelationConfig(bootstrap=resamples, permutation=resamples))
+
+
+def test_a_whole_run_s_blocks_go_through_one_map_call_with_serial_results(monkeypatch):
+    import json
+
+    from clir_eval.correlation import driver, statistics
+
+    sys_results, kinds = _demo_inputs()
+    cfg = _run_cfg(RESAMPLE_BLOCK + 100)  # two blocks per statistic
+    serial = json.dumps(driver.correlate_run(cfg, sys_results, kinds))
+    calls = []
+
+    def counting(fn, tasks):
+        calls.append((fn, len(tasks), sum(len(t) for t in tasks)))
+        return [fn(t) for t in tasks]
+
+    monkeypatch.setattr(statistics, "MIN_BATCH_COST", 0)
+    assert json.dumps(driver.correlate_run(cfg, sys_results, kinds, map=counting, chunks=5)) == serial
+    assert len(calls) == 1 and calls[0][0] is statistics.run_block_chunk and calls[0][1] == 5
+    # every statistic's two blocks: 6 pairs x (systems, queries, BOOT-BOTH) + PERM-BOTH (leader
+    # comparisons, 2 x 3 verdict pairs) + 2 discriminability tests; identical blocks run once
+    assert calls[0][2] % 2 == 0 and calls[0][2] >= 2 * (6 * 3 + 6 + 2)
+    with LocalExecutor(2) as ex:
+        assert json.dumps(driver.correlate_run(cfg, sys_results, kinds, map=ex.map, chunks=8)) == serial
+    monkeypatch.setattr(statistics, "MIN_BATCH_COST", 1e30)
+    calls.clear()
+    assert json.dumps(driver.correlate_run(cfg, sys_results, kinds, map=counting)) == serial
+    assert calls == []  # too little work to spread: in this process
+
+
+def test_batched_answers_blocks_it_did_not_foresee_in_process():
+    """A computation whose second statistic's seed depends on a resampled value asks for blocks the
+    recording pass could not know: they run in this process and the result still equals serial."""
+    from clir_eval.correlation.statistics import batched
+
+    x, x2, y, _ = _data()
+
+    def compute(m):
+        lo, _ = bootstrap_ci(x, y, n_resamples=300, seed=3, map=m)
+        seed = 0 if lo is None or np.isnan(lo) else int(abs(lo) * 1000)
+        return lo, bootstrap_ci(x2, y, n_resamples=300, seed=seed, map=m)
+
+    calls = []
+
+    def counting(fn, tasks):
+        calls.append(len(tasks))
+        return [fn(t) for t in tasks]
+
+    assert batched(compute, counting, chunks=3, min_cost=0) == compute(None)
+    assert calls == [2]  # the two blocks recorded; the third (unforeseen seed) ran here

@@ -15,7 +15,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from ..config.schema import Config
-from .statistics import (Correlation, bootstrap_ci, check_method, correlate, pairwise_accuracy,
+from .statistics import (Correlation, Mapper, batched, bootstrap_ci, check_method, correlate, pairwise_accuracy,
                          permutation_sigdiff, query_bootstrap_ci, round_half_up)
 from .verdict import ranking
 
@@ -70,13 +70,14 @@ class PairResult:
     extra: Mapping[str, Any] = field(default_factory=dict)
 
 
-def correlate_pairs(table: ScoreTable, pairs: Sequence[tuple[str, str]], s: Settings) -> list[PairResult]:
+def correlate_pairs(table: ScoreTable, pairs: Sequence[tuple[str, str]], s: Settings,
+                    map: Mapper | None = None) -> list[PairResult]:  # fmt: skip
     """Correlate each (x, y) pair of ``table`` in order. Where per-query values exist, the
-    BOOT-BOTH CI uses draws shared by every x of the same y (seed ``s.seed``)."""
-    from .significance import boot_both_ci, joint_draws
+    BOOT-BOTH CI uses draws shared by every x of the same y (seed ``s.seed``). ``map`` runs
+    the resampling seed blocks."""
+    from .significance import boot_both_ci
 
     out = []
-    joint: dict[tuple[str, tuple[str, ...]], Any] = {}
     for i, (x, y) in enumerate(pairs):
         xv, yv = np.asarray(table.columns[x], float), np.asarray(table.columns[y], float)
         keep = ~(np.isnan(xv) | np.isnan(yv))
@@ -86,15 +87,13 @@ def correlate_pairs(table: ScoreTable, pairs: Sequence[tuple[str, str]], s: Sett
         ci_s = ci_q = ci_b = None
         if s.resamples > 0:
             ci_s = bootstrap_ci(xv, yv, method=s.method, variant=s.variant, n_resamples=s.resamples,
-                                seed=seed, level=s.level)
+                                seed=seed, level=s.level, map=map)
             m = table.per_query(y, systems) if table.per_query and c.tau is not None else None
             if m is not None and m.shape[1] >= 2:
                 ci_q = query_bootstrap_ci(xv[keep], m, method=s.method, variant=s.variant,
-                                          n_resamples=s.resamples, seed=seed, level=s.level)
-                if (y, systems) not in joint:
-                    joint[(y, systems)] = joint_draws(m, s.resamples, s.seed)
+                                          n_resamples=s.resamples, seed=seed, level=s.level, map=map)
                 ci_b = boot_both_ci(xv[keep], m, method=s.method, variant=s.variant, n_resamples=s.resamples,
-                                    level=s.level, draws=joint[(y, systems)])
+                                    seed=s.seed, level=s.level, map=map)
         pa = pairwise_accuracy(xv, yv) if c.n >= 2 else None
         out.append(PairResult(x, y, c, systems, pa, ci_s, ci_q, seed, ci_b))
     return out
@@ -183,24 +182,32 @@ def correlate_all(cfg: Config, sys_results: Mapping[str, Any], kinds: Mapping[st
 
 
 def correlate_run(cfg: Config, sys_results: Mapping[str, Any], kinds: Mapping[str, list[str]],
-                  with_verdicts: bool = True) -> dict[str, list[dict[str, Any]]]:
-    """``{"correlations", "comparisons", "verdicts"}`` for results.json."""
+                  with_verdicts: bool = True, map: Mapper | None = None, chunks: int = 1,
+                  ) -> dict[str, list[dict[str, Any]]]:  # fmt: skip
+    """``{"correlations", "comparisons", "verdicts"}`` for results.json. With ``map`` (an
+    executor's), every resampling seed block of every pair and test runs in one ``map`` call
+    of ``chunks`` tasks (:func:`.statistics.batched`); the results do not depend on it."""
+    return batched(lambda m: _correlate_run(cfg, sys_results, kinds, with_verdicts, m), map, chunks)
+
+
+def _correlate_run(cfg: Config, sys_results: Mapping[str, Any], kinds: Mapping[str, list[str]],
+                   with_verdicts: bool, map: Mapper) -> dict[str, list[dict[str, Any]]]:  # fmt: skip
     cc = cfg.correlation
     s = Settings(cc.method, cc.variant, cc.alpha, cc.bootstrap, cc.seed)
     table = run_table(cfg, sys_results, kinds)
     pairs = run_pairs(kinds)
-    results = correlate_pairs(table, [(x, y) for _, x, y in pairs], s)
+    results = correlate_pairs(table, [(x, y) for _, x, y in pairs], s, map)
     out = [run_record(kind, r) for (kind, _, _), r in zip(pairs, results)]
     lower = list(kinds.get("lower_is_better", []))
     comparisons = compare_with_leader(table, out, kinds.get("ir", []) + kinds.get("human", []), lower, s,
-                                      cc.permutation) if cc.permutation > 0 else []
+                                      cc.permutation, map) if cc.permutation > 0 else []
     verdict_rows: list[dict[str, Any]] = []
     if with_verdicts and cc.permutation > 0:
         targets = [Target(y, kind, None, table, tuple(r for (k, _, yy), r in zip(pairs, results)
                                                        if yy == y and k == f"mt-{kind}"))
                    for kind in ("ir", "human") for y in kinds.get(kind, [])]
         v = VerdictSettings(cc.permutation, getattr(cc, "correction", "holm"))
-        verdict_rows = verdicts([t for t in targets if t.results], lower, s, v)
+        verdict_rows = verdicts([t for t in targets if t.results], lower, s, v, map)
         flags = {vd["target"]: vd for vd in verdict_rows}
         for row in out:
             vd = flags.get(row["y"]) if row["kind"] in ("mt-ir", "mt-human") else None
@@ -210,7 +217,8 @@ def correlate_run(cfg: Config, sys_results: Mapping[str, Any], kinds: Mapping[st
 
 
 def compare_with_leader(table: ScoreTable, rows: Sequence[Mapping[str, Any]], targets: Sequence[str],
-                        lower: Sequence[str], s: Settings, resamples: int) -> list[dict[str, Any]]:
+                        lower: Sequence[str], s: Settings, resamples: int, map: Mapper | None = None
+                        ) -> list[dict[str, Any]]:  # fmt: skip
     """PERM-BOTH of the first MT metric of :func:`.verdict.ranking` against each other one, per target."""
     comparisons: list[dict[str, Any]] = []
     for y in targets:
@@ -229,7 +237,7 @@ def compare_with_leader(table: ScoreTable, rows: Sequence[Mapping[str, Any]], ta
             xa = [sign(best["x"]) * v for v in table.values(best["x"], common)]
             xb = [sign(r["x"]) * v for v in table.values(r["x"], common)]
             delta, p = permutation_sigdiff(xa, xb, table.values(y, common), method=s.method, variant=s.variant,
-                                           n_resamples=resamples, seed=s.seed + j, plus_one=True)
+                                           n_resamples=resamples, seed=s.seed + j, plus_one=True, map=map)
             comparisons.append({
                 "ir_measure": y, "metric_a": best["x"], "metric_b": r["x"], "delta": delta, "p_value": p,
                 "significant": (p is not None and p < s.alpha), "n": len(common),
@@ -304,7 +312,8 @@ def _power_note(n: int, alpha: float, min_tau: float | None, s: Settings) -> tup
     return None, False
 
 
-def _discriminability(t: Target, s: Settings, v: VerdictSettings, seed: int) -> dict[str, Any] | None:
+def _discriminability(t: Target, s: Settings, v: VerdictSettings, seed: int,
+                      map: Mapper | None = None) -> dict[str, Any] | None:  # fmt: skip
     from .significance import adjust, paired_randomization
 
     if not (v.discriminability and t.kind == "ir" and t.table.per_query):
@@ -314,7 +323,7 @@ def _discriminability(t: Target, s: Settings, v: VerdictSettings, seed: int) -> 
     m = t.table.per_query(t.name, systems)
     if m is None or m.shape[1] < 2 or len(systems) < 2:
         return None
-    pairs, _, p = paired_randomization(m, v.resamples, seed)
+    pairs, _, p = paired_randomization(m, v.resamples, seed, map=map)
     p_adj = adjust(list(p), v.correction)
     separated = sum(1 for q in p_adj if q < s.alpha)
     return {"pairs_separated": separated, "pairs": len(pairs), "queries": int(m.shape[1]),
@@ -323,7 +332,8 @@ def _discriminability(t: Target, s: Settings, v: VerdictSettings, seed: int) -> 
             "separated": [[systems[i], systems[j]] for (i, j), q in zip(pairs, p_adj) if q < s.alpha]}
 
 
-def verdicts(targets: Sequence[Target], lower: Sequence[str], s: Settings, v: VerdictSettings) -> list[dict[str, Any]]:
+def verdicts(targets: Sequence[Target], lower: Sequence[str], s: Settings, v: VerdictSettings,
+             map: Mapper | None = None) -> list[dict[str, Any]]:  # fmt: skip
     """Per target: PERM-BOTH on every pair of ranked metrics, p adjusted over all pairs of all
     targets (one family), AssignRanks clusters, power and (IR measures) discriminability."""
     from .significance import adjust, min_significant_tau
@@ -342,7 +352,7 @@ def verdicts(targets: Sequence[Target], lower: Sequence[str], s: Settings, v: Ve
                 xa, xb = sign(a) * np.asarray(t.table.columns[a], float), sign(b) * np.asarray(t.table.columns[b], float)
                 n = int((~(np.isnan(xa) | np.isnan(xb) | np.isnan(y))).sum())
                 delta, p = permutation_sigdiff(xa, xb, y, method=s.method, variant=s.variant, n_resamples=v.resamples,
-                                               seed=s.seed + len(tests), plus_one=True)
+                                               seed=s.seed + len(tests), plus_one=True, map=map)
                 tests.append((ti, a, b, delta, p, n))
     tested = [k for k, tst in enumerate(tests) if tst[4] is not None]
     adjusted = dict(zip(tested, adjust([tests[k][4] for k in tested], v.correction)))
@@ -359,7 +369,7 @@ def verdicts(targets: Sequence[Target], lower: Sequence[str], s: Settings, v: Ve
         min_tau = min_significant_tau(n_sys, s.alpha, s.variant) if exact_null else None
         notes = [f"{r.x}: not ranked ({r.correlation.reason})" for r in t.results if r.correlation.tau is None]
         power, loud = _power_note(n_sys, s.alpha, min_tau, s)
-        disc = _discriminability(t, s, v, s.seed + 7919 * (ti + 1))
+        disc = _discriminability(t, s, v, s.seed + 7919 * (ti + 1), map)
         informative = not (exact_null and min_tau is None)
         if disc is None and t.kind == "ir" and v.discriminability:
             notes.append(f"discriminability not computed: {t.name} has no per-query values whose mean is its score "

@@ -19,7 +19,8 @@ import numpy as np
 import scipy.stats
 
 from ..errors import UserError
-from .statistics import _coef_batch, _percentile_ci, check_method
+from .statistics import (Mapper, _check_level, _draws, _percentile_ci, _serial_map, block_tasks, check_method,
+                         joint_sample, resample_block, resample_blocks)
 
 CORRECTIONS = ("holm", "bh")
 
@@ -79,26 +80,20 @@ def min_significant_tau(n: int, alpha: float = 0.05, variant: str | None = "b") 
 
 def joint_draws(per_query_y, n_resamples: int = 1000, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """BOOT-BOTH draws of a systems x queries matrix: (system indices (draws, n), the drawn
-    systems' means over the drawn queries (draws, n), NaN ignored). Shared by every metric."""
+    systems' means over the drawn queries (draws, n), NaN ignored), in seed blocks (block k
+    from ``default_rng([seed, k])``), as :func:`boot_both_ci` draws them."""
     pq = np.asarray(per_query_y, dtype=float)
-    n, q = pq.shape
-    rng = np.random.default_rng(seed)
-    sys_idx = rng.integers(0, n, (n_resamples, n))
-    q_idx = rng.integers(0, q, (n_resamples, q))
-    counts = np.zeros((n_resamples, q))  # how often each query is drawn in each draw
-    np.add.at(counts, (np.repeat(np.arange(n_resamples), q), q_idx.ravel()), 1.0)
-    known = ~np.isnan(pq)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        means = (counts @ np.where(known, pq, 0.0).T) / (counts @ known.T)  # (draws, all systems)
-    return sys_idx, np.take_along_axis(means, sys_idx, axis=1)
+    parts = [joint_sample(pq, np.random.default_rng([int(seed), k]), size) for k, size in resample_blocks(n_resamples)]
+    return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
 
 
 def boot_both_ci(x: Sequence[float], per_query_y, method: str = "kendall", variant: str | None = "b",
-                 n_resamples: int = 1000, seed: int = 0, level: float = 0.95, draws=None
+                 n_resamples: int = 1000, seed: int = 0, level: float = 0.95, map: Mapper | None = None
                  ) -> tuple[float | None, float | None]:
     """BOOT-BOTH percentile CI: each draw resamples systems and queries with replacement,
     averages each drawn system over the drawn queries (NaN ignored) and recomputes the
-    coefficient. ``draws`` from :func:`joint_draws` of the same matrix may be passed to reuse them."""
+    coefficient. The draws depend only on (matrix, seed), so every metric correlated with the
+    same matrix and seed sees the same draws. ``map`` runs the seed blocks."""
     method, variant = check_method(method, variant)
     xa = np.asarray(x, dtype=float)
     pq = np.asarray(per_query_y, dtype=float)
@@ -107,40 +102,33 @@ def boot_both_ci(x: Sequence[float], per_query_y, method: str = "kendall", varia
     n, q = pq.shape
     if n < 3 or q < 1:
         return None, None
-    sys_idx, ys = draws if draws is not None else joint_draws(pq, n_resamples, seed)
-    xs = xa[sys_idx]
-    bad = np.isnan(ys).any(axis=1)
-    draws = _coef_batch(xs, np.nan_to_num(ys), method, variant)
-    draws[bad] = np.nan
-    lo, hi = _percentile_ci(list(draws), level)
-    return lo, hi
+    _check_level(level, n_resamples)
+    return _percentile_ci(list(_draws("both", (xa, pq), method, variant, n_resamples, seed, map)), level)
 
 
-def paired_randomization(per_query: np.ndarray, n_resamples: int = 1000, seed: int = 0
+def paired_randomization(per_query: np.ndarray, n_resamples: int = 1000, seed: int = 0, map: Mapper | None = None
                          ) -> tuple[list[tuple[int, int]], np.ndarray, np.ndarray]:
     """Two-sided paired randomization test for every pair of rows of a systems x queries matrix.
 
     Queries with a NaN in either system are dropped for that pair. The statistic is the mean
     per-query difference; each draw flips the sign of every difference with probability 0.5
-    (one sign matrix shared by all pairs, seeded); p = (c+1)/(k+1) with c the draws whose
-    |mean| reaches the observed one. Returns (pairs (i, j), mean differences, p-values).
+    (one sign matrix shared by all pairs, drawn in seed blocks; ``map`` runs them);
+    p = (c+1)/(k+1) with c the draws whose |mean| reaches the observed one.
+    Returns (pairs (i, j), mean differences, p-values).
     """
     pq = np.asarray(per_query, dtype=float)
     s, q = pq.shape
     pairs = [(i, j) for i in range(s) for j in range(i + 1, s)]
     if not pairs or q == 0:
         return pairs, np.zeros(len(pairs)), np.ones(len(pairs))
-    rng = np.random.default_rng(seed)
-    signs = np.where(rng.random((n_resamples, q)) < 0.5, -1.0, 1.0)
     d = np.stack([pq[i] - pq[j] for i, j in pairs])  # (pairs, queries)
     ok = ~np.isnan(d)
     cnt = ok.sum(axis=1)
     d0 = np.where(ok, d, 0.0)
     with np.errstate(invalid="ignore", divide="ignore"):
         obs = d0.sum(axis=1) / cnt
-        sims = (signs @ d0.T) / cnt  # (draws, pairs)
-    tol = 1e-12 * np.maximum(1.0, np.abs(obs))
-    c = (np.abs(sims) >= np.abs(obs) - tol).sum(axis=0)
+    tasks = block_tasks("signflip", (d0, cnt, obs), "paired-mean", None, n_resamples, seed)
+    c = np.sum((map or _serial_map)(resample_block, tasks), axis=0)
     p = (c + 1) / (n_resamples + 1)
     p = np.where(cnt > 0, p, 1.0)
     return pairs, np.where(cnt > 0, obs, 0.0), p

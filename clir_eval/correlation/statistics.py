@@ -19,7 +19,8 @@ Resampling is done in seed blocks of :data:`RESAMPLE_BLOCK` draws: block ``k`` d
 resamples draw exactly as one generator seeded with ``seed``). A block depends only on
 (seed, k, its size), so the blocks can run anywhere — the resampling functions take
 ``map`` (e.g. an executor's ``map``) — and the draws, CIs and p-values are identical however
-they are spread.
+they are spread. :func:`batched` runs every block of a whole computation (all pairs, all
+tests) in one ``map`` call.
 
 Kendall p-values come from ``scipy.stats.kendalltau`` with the method chosen here
 explicitly and recorded in ``Correlation.p_method``: ``exact`` when neither vector has ties
@@ -32,10 +33,11 @@ concordant minus discordant pairs). ``acc23`` has no analytic p-value: ``p_value
 
 from __future__ import annotations
 
+import hashlib
 import math
 import warnings
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Sequence
 
@@ -283,8 +285,9 @@ def resample_blocks(n_resamples: int) -> list[tuple[int, int]]:
 
 @dataclass(frozen=True)
 class ResampleBlock:
-    """One seed block of a resampling statistic: ``kind`` (systems | queries | permutation), its
-    data (arrays), the coefficient, and (seed, block, size) that fix its draws."""
+    """One seed block of a resampling statistic: ``kind`` (systems | queries | both |
+    permutation | signflip), its data (arrays), the coefficient, and (seed, block, size) that
+    fix its draws."""
 
     kind: str
     data: tuple
@@ -295,9 +298,25 @@ class ResampleBlock:
     size: int
 
 
+def joint_sample(pq: np.ndarray, rng: np.random.Generator, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """``size`` BOOT-BOTH draws of a systems x queries matrix from ``rng``: (system indices
+    (size, n), the drawn systems' means over the drawn queries (size, n), NaN ignored)."""
+    n, q = pq.shape
+    sys_idx = rng.integers(0, n, (size, n))
+    q_idx = rng.integers(0, q, (size, q))
+    counts = np.zeros((size, q))  # how often each query is drawn in each draw
+    np.add.at(counts, (np.repeat(np.arange(size), q), q_idx.ravel()), 1.0)
+    known = ~np.isnan(pq)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = (counts @ np.where(known, pq, 0.0).T) / (counts @ known.T)  # (draws, all systems)
+    return sys_idx, np.take_along_axis(means, sys_idx, axis=1)
+
+
 def resample_block(b: ResampleBlock) -> np.ndarray:
-    """The ``b.size`` draws of one block: coefficients (systems, queries) or, for a
-    permutation, the differences corr(x1', y) - corr(x2', y) of the swapped pairs."""
+    """The ``b.size`` draws of one block: coefficients (systems, queries, both) or, for a
+    permutation, the differences corr(x1', y) - corr(x2', y) of the swapped pairs; for
+    ``signflip`` (paired randomization over queries), per system pair the number of draws
+    whose |mean difference| reaches the observed one."""
     rng = np.random.default_rng([b.seed, b.block])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -313,6 +332,19 @@ def resample_block(b: ResampleBlock) -> np.ndarray:
             for i in np.flatnonzero(np.isnan(ym).any(axis=1)):  # a system without any drawn query
                 draws[i] = _coef(*_pairs(xa, ym[i]), b.method, b.variant)
             return draws
+        if b.kind == "both":
+            xa, pq = b.data
+            sys_idx, ys = joint_sample(pq, rng, b.size)
+            draws = _coef_batch(xa[sys_idx], np.nan_to_num(ys), b.method, b.variant)
+            draws[np.isnan(ys).any(axis=1)] = np.nan
+            return draws
+        if b.kind == "signflip":
+            d0, cnt, obs = b.data  # (pairs, queries) differences with NaN as 0, queries used, observed means
+            signs = np.where(rng.random((b.size, d0.shape[1])) < 0.5, -1.0, 1.0)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                sims = (signs @ d0.T) / cnt  # (draws, pairs)
+            tol = 1e-12 * np.maximum(1.0, np.abs(obs))
+            return (np.abs(sims) >= np.abs(obs) - tol).sum(axis=0)
         if b.kind == "permutation":
             a, bb, g = b.data
             swap = rng.random((b.size, len(a))) < 0.5
@@ -330,11 +362,93 @@ def _serial_map(fn: Callable[[Any], Any], tasks: list) -> list:
     return [fn(t) for t in tasks]
 
 
+def block_tasks(kind: str, data: tuple, method: str, variant: str | None, n_resamples: int,
+                seed: int) -> list[ResampleBlock]:  # fmt: skip
+    """The seed blocks of ``n_resamples`` draws of one statistic."""
+    return [ResampleBlock(kind, data, method, variant, int(seed), k, size) for k, size in resample_blocks(n_resamples)]
+
+
 def _draws(kind: str, data: tuple, method: str, variant: str | None, n_resamples: int, seed: int,
            map: Mapper | None) -> np.ndarray:  # fmt: skip
     """All draws of a statistic, block by block through ``map`` (default: in this process)."""
-    tasks = [ResampleBlock(kind, data, method, variant, int(seed), k, size) for k, size in resample_blocks(n_resamples)]
-    return np.concatenate((map or _serial_map)(resample_block, tasks))
+    return np.concatenate((map or _serial_map)(resample_block, block_tasks(kind, data, method, variant,
+                                                                           n_resamples, seed)))
+
+
+# --------------------------------------------------------------------------- batching
+T = TypeVar("T")
+MIN_BATCH_COST = 5e8  # below this estimated work (draws x cells; ~4 s of CPU) blocks run in this process
+
+
+def block_key(b: ResampleBlock) -> tuple:
+    """What fixes a block's result: its settings and a digest of its data's bytes."""
+    h = hashlib.sha1()
+    for a in b.data:
+        a = np.ascontiguousarray(a)
+        h.update(f"{a.dtype.str}{a.shape};".encode())
+        h.update(a.tobytes())
+    return (b.kind, b.method, b.variant, b.seed, b.block, b.size, h.hexdigest())
+
+
+def block_cost(b: ResampleBlock) -> float:
+    """Rough work of a block (draws x cells), to decide whether spreading it pays."""
+    if b.kind == "signflip":
+        return float(b.size) * b.data[0].size
+    n = len(b.data[0])
+    q = b.data[1].shape[1] if b.kind in ("queries", "both") else 0
+    return float(b.size) * (n * n * (2 if b.kind == "permutation" else 1) + n * q)
+
+
+def _placeholder(b: ResampleBlock) -> np.ndarray:
+    if b.kind == "signflip":
+        return np.zeros(b.data[0].shape[0], dtype=np.int64)
+    return np.full(b.size, np.nan)
+
+
+def run_block_chunk(chunk: tuple[ResampleBlock, ...]) -> list[np.ndarray]:
+    """A worker's share of the blocks (one executor task)."""
+    return [resample_block(b) for b in chunk]
+
+
+def _chunks(blocks: list[ResampleBlock], n: int) -> list[tuple[ResampleBlock, ...]]:
+    """``blocks`` cut into at most ``n`` consecutive runs of about equal cost."""
+    costs = np.cumsum([block_cost(b) for b in blocks])
+    edges = np.searchsorted(costs, costs[-1] * np.arange(1, n) / n, side="right")
+    bounds = [0, *sorted(set(int(e) for e in edges) - {0, len(blocks)}), len(blocks)]
+    return [tuple(blocks[lo:hi]) for lo, hi in zip(bounds, bounds[1:])]
+
+
+def batched(compute: Callable[[Mapper], T], map: Mapper | None = None, chunks: int = 1,
+            min_cost: float | None = None) -> T:  # fmt: skip
+    """``compute(mapper)`` with every seed block it asks for run in one ``map`` call.
+
+    ``compute`` runs twice: first with a mapper that only records the blocks asked for (and
+    answers with placeholders), then, after the recorded blocks ran through ``map`` in
+    ``chunks`` tasks of about equal cost, with a mapper that answers from those results. A
+    block not recorded (a computation whose blocks depended on resampled values) runs in this
+    process, so the result equals ``compute`` run serially whatever ``map`` is. Without
+    ``map``, or when the blocks' estimated cost is below ``min_cost`` (spreading would cost
+    more than it saves; default :data:`MIN_BATCH_COST`), ``compute`` runs once, in this process.
+    """
+    if map is None:
+        return compute(_serial_map)
+    asked: list[ResampleBlock] = []
+
+    def record(fn: Callable[[Any], Any], tasks: list) -> list:
+        asked.extend(tasks)
+        return [_placeholder(t) for t in tasks]
+
+    compute(record)
+    unique = list({block_key(b): b for b in asked}.items())
+    if not unique or sum(block_cost(b) for _, b in unique) < (MIN_BATCH_COST if min_cost is None else min_cost):
+        return compute(_serial_map)
+    parts = map(run_block_chunk, _chunks([b for _, b in unique], max(1, chunks)))
+    done = dict(zip((k for k, _ in unique), (r for part in parts for r in part)))
+
+    def serve(fn: Callable[[Any], Any], tasks: list) -> list:
+        return [done[k] if (k := block_key(t)) in done else fn(t) for t in tasks]
+
+    return compute(serve)
 
 
 def bootstrap_ci(x: Sequence[float], y: Sequence[float], method: str = "kendall", variant: str | None = "b",

@@ -42,10 +42,7 @@ def read_config_queries(q: QueriesConfig) -> dict[str, str]:
 def _is_export(path: str) -> bool:
     from ..sources import irds
 
-    try:
-        return irds.is_export(path)
-    except ImportError:  # ir_datasets is not installed: nothing was exported
-        return False
+    return irds.is_export(path)
 
 
 def resolve_inputs(cfg: Config, cache: Cache) -> Resolved:

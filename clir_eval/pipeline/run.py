@@ -87,9 +87,9 @@ def _run(cfg: Config, out: Path, ex: Executor, quiet: bool, log: Callable[[str],
             english_ir = ir_stage(english_ir_task(cfg, english), cache)
             score_systems_ir(cfg, english, tasks, outputs, cache, progress.bar("IR measures", len(tasks)))
             timing["ir"] = time.perf_counter() - t0
-    sys_results, stage_times = assemble_systems(res, outputs, signature)
-    timing.update({f"cpu_{k}": v for k, v in stage_times.items()})
-    ext_kinds, corr = score_tables(cfg, res, sys_results, timing, cache)
+        sys_results, stage_times = assemble_systems(res, outputs, signature)
+        timing.update({f"cpu_{k}": v for k, v in stage_times.items()})
+        ext_kinds, corr = score_tables(cfg, res, sys_results, timing, cache, ex)
     signature.update(settings_signature(cfg, res, english))
     for note in worker_notes + cache.notes:
         log(note)
@@ -246,19 +246,31 @@ def assemble_systems(
     return sys_results, stage_times
 
 
-def score_tables(cfg: Config, res: Resolved, sys_results: dict, timing: dict[str, float], cache: Cache):
-    """Join external and human scores, then correlate (cached): (score kinds, {"correlations", "comparisons", "verdicts"})."""
+def score_tables(cfg: Config, res: Resolved, sys_results: dict, timing: dict[str, float], cache: Cache,
+                 ex: Executor | None = None):  # fmt: skip
+    """Join external and human scores, then correlate (cached): (score kinds, {"correlations", "comparisons", "verdicts"}).
+
+    The resampling seed blocks of all correlations run through ``ex`` (one ``map``, a few
+    tasks per worker) when there is enough of them to pay; results never depend on it."""
     from ..correlation.driver import correlate_run
+    from ..correlation.statistics import RESAMPLE_BLOCK
     from ..sources.materialize import join_external
 
     t0 = time.perf_counter()
     ext_kinds = join_external(cfg, res.systems, sys_results, res)
     timing["external"] = time.perf_counter() - t0
     t0 = time.perf_counter()
-    entry = cache.entry(CorrelationTask(cfg.to_dict(), sys_results, ext_kinds))
+    entry = cache.entry(CorrelationTask(cfg.to_dict(), sys_results, ext_kinds, resample_block=RESAMPLE_BLOCK))
     corr = entry.load_json()
     if corr is None:
-        corr = correlate_run(cfg, sys_results, ext_kinds)
+        try:
+            corr = correlate_run(cfg, sys_results, ext_kinds, map=ex.map if ex is not None else None,
+                                 chunks=4 * getattr(ex, "jobs", 1))
+        except WorkerLost:
+            raise UserError(
+                "a worker process died (killed or out of memory) while computing the correlation statistics; "
+                "finished stages are kept in the cache: re-run to resume, with fewer --jobs if memory ran out"
+            ) from None
         entry.save_json(corr)
         corr = json.loads(json.dumps(corr))  # as a cached re-run reads it, so both give the same results
     timing["correlation"] = time.perf_counter() - t0
@@ -267,11 +279,14 @@ def score_tables(cfg: Config, res: Resolved, sys_results: dict, timing: dict[str
 
 def settings_signature(cfg: Config, res: Resolved, english: EnglishSide | None) -> dict[str, Any]:
     """The correlation, MT, retrieval and IR settings recorded in the signature."""
+    from ..correlation.statistics import RESAMPLE_BLOCK
+
     c = cfg.correlation
     sig: dict[str, Any] = {
         "correlation": {
             "method": c.method, "variant": c.variant, "alpha": c.alpha, "bootstrap": c.bootstrap,
             "permutation": c.permutation, "seed": c.seed, "round": dict(c.round), "correction": c.correction,
+            "resample_block": RESAMPLE_BLOCK,
         }
     }
     if cfg.mt is not None:

@@ -114,6 +114,7 @@ class CorrelationTask:
     systems: dict
     kinds: dict
     system: str = "correlations"
+    resample_block: int = 0  # draws per seed block (statistics.RESAMPLE_BLOCK): fixes the draws above it
 
 
 @dataclass(frozen=True)
