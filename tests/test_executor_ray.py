@@ -108,7 +108,8 @@ def test_ray_executor_runs_tasks_in_worker_processes_in_task_order(ray_address):
 
 def test_run_on_ray_cluster_equals_serial_run(ray_address, cli, tmp_path, monkeypatch):
     """``run --ray-address`` on the cluster: results.json (except timing) and every report
-    byte-identical to serial, with the systems and the correlation seed blocks as Ray tasks."""
+    byte-identical to serial, with the index shards, the systems and the correlation seed
+    blocks as Ray tasks."""
     import json
 
     from clir_eval.correlation import statistics
@@ -125,7 +126,8 @@ def test_run_on_ray_cluster_equals_serial_run(ray_address, cli, tmp_path, monkey
     serial, on_ray = tmp_path / "serial", tmp_path / "ray"
     code, _, err = cli("run", config, "--out", serial, "--executor", "serial", "--quiet")
     assert code == 0, err
-    code, _, err = cli("run", config, "--out", on_ray, "--ray-address", ray_address, "--jobs", "2", "--quiet")
+    code, _, err = cli("run", config, "--out", on_ray, "--ray-address", ray_address, "--jobs", "2", "--quiet",
+                       "--shard-docs", "25")  # 60 documents: each collection's index from 3 shard tasks
     assert code == 0, err
 
     def stable(out):
@@ -137,6 +139,9 @@ def test_run_on_ray_cluster_equals_serial_run(ray_address, cli, tmp_path, monkey
     assert len(json.loads(stable(serial))["systems"]) == 5
     blocks = [n for fn, n in fns if fn is statistics.run_block_chunk]
     assert len(blocks) == 1 and blocks[0] == 8, fns  # one map call: 4 chunks per worker
+    from clir_eval.pipeline.shards import shard_unit
+
+    assert [n for fn, n in fns if getattr(fn, "func", None) is shard_unit] == [18]  # 6 collections x 3 spans
     for name in ("scores.tsv", "correlations.tsv", "report.md"):
         assert (on_ray / name).read_bytes() == (serial / name).read_bytes(), name
     code, _, err = cli("run", config, "--out", on_ray, "--ray-address", ray_address, "--executor", "local")

@@ -22,6 +22,7 @@ def run_cmd(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars or summary."),
     executor: Optional[str] = typer.Option(None, "--executor", help="How systems run: local (process pool), serial, ray (default: the config's executor, else local)."),
     ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Ray cluster to join (HOST:PORT; default: $RAY_ADDRESS, else a local Ray). Implies --executor ray."),
+    shard_docs: Optional[int] = typer.Option(None, "--shard-docs", min=1, help="Index collections of more lines in spans of this many, each its own task (default: config's shard_docs, else 500000). Never changes a result."),
 ) -> None:
     """Run an experiment: MT metrics, BM25 retrieval, IR measures, correlations, report.
 
@@ -44,7 +45,7 @@ def run_cmd(
         os.environ["RAY_ADDRESS"], executor = ray_address, "ray"
     cfg = load_config(config, data_root=str(data_root) if data_root else None)
     check_settings(cfg)
-    results = run_experiment(cfg, out, jobs=jobs, quiet=quiet, executor=executor)
+    results = run_experiment(cfg, out, jobs=jobs, quiet=quiet, executor=executor, shard_docs=shard_docs)
     if not quiet:
         print_summary(results, out)
 

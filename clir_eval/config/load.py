@@ -337,6 +337,7 @@ def load_config(path: str | os.PathLike, *, data_root: str | None = None) -> Con
     seed = top.int("seed", 13, minimum=0, maximum=MAX_SEED)
     jobs = top.int("jobs", None, minimum=1, maximum=MAX_JOBS)
     executor = _load_executor(top)
+    shard_docs = top.int("shard_docs", 500_000, minimum=1)
     notes = top.str_list("notes")
     mt = _load_mt(s, top.section("mt"), has_wmt=top.data.get("wmt") is not None)
     wmt = _load_wmt(s, top.section("wmt"))
@@ -358,7 +359,7 @@ def load_config(path: str | os.PathLike, *, data_root: str | None = None) -> Con
         name=name, path=str(p.resolve()), base_dir=str(s.base), data_root=s.data_root, seed=seed, jobs=jobs,
         systems=systems, mt=mt, collection=collection, queries=queries, relevance=relevance,
         retrieval=retrieval, ir=ir, external=external, correlation=corr, wmt=wmt, europarl=europarl,
-        notes=notes + tuple(s.notes), executor=executor, analyses=analyses,
+        notes=notes + tuple(s.notes), executor=executor, analyses=analyses, shard_docs=shard_docs,
     )
     _check_consistency(cfg, p)
     return cfg

@@ -186,17 +186,19 @@ class Config:
     notes: tuple[str, ...] = ()
     executor: str = "local"  # how systems run (pipeline/executor.py); never changes a result
     analyses: AnalysesConfig | None = None
+    shard_docs: int = 500_000  # collections with more lines are indexed in spans (pipeline/shards.py); never changes a result
 
     @property
     def has_retrieval(self) -> bool:
         return self.collection is not None or self.wmt is not None or self.europarl is not None
 
     def to_dict(self) -> dict[str, Any]:
-        """The config as recorded in results.json: everything but the executor, so that every
-        executor gives byte-identical results; the optional settings in ``_LISTED_WHEN_SET``
+        """The config as recorded in results.json: everything but the executor and shard size, so
+        that every executor and sharding gives byte-identical results; the optional settings in ``_LISTED_WHEN_SET``
         appear only when set, so results of configs that do not use them keep their form."""
         d = _plain(asdict(self))
         d.pop("executor")
+        d.pop("shard_docs")
         for section, keys in _LISTED_WHEN_SET.items():
             sec = d.get(section)
             if isinstance(sec, dict):

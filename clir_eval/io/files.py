@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import gzip
+import itertools
 import hashlib
 import io
 import json
@@ -29,13 +30,27 @@ def _open_binary(path: PathLike) -> IO[bytes]:
     return open(p, "rb")
 
 
-def iter_lines(path: PathLike, *, strip_newline: bool = True) -> Iterator[tuple[int, str]]:
-    """Yield (1-based line number, text) for each line of a plain or gzipped UTF-8 file."""
+def iter_lines(path: PathLike, *, strip_newline: bool = True,
+               span: "tuple[int, int | None, int] | None" = None) -> Iterator[tuple[int, str]]:  # fmt: skip
+    """Yield (1-based line number, text) for each line of a plain or gzipped UTF-8 file.
+
+    ``span = (first, offset, count)``: only lines ``first .. first + count - 1``; ``offset`` is
+    the byte offset of line ``first`` in the (uncompressed) file, used to seek in a plain file
+    (None: the lines before are read and skipped)."""
     p = Path(path)
     with _open_binary(p) as fh:
         lineno = 0
+        lines: Iterator[bytes] = fh
+        start = 1
         try:
-            for lineno, raw in enumerate(fh, 1):
+            if span is not None:
+                start, offset, count = span
+                if offset is not None and not isinstance(fh, gzip.GzipFile):
+                    fh.seek(offset)
+                    lines = itertools.islice(fh, count)
+                else:
+                    lines = itertools.islice(fh, start - 1, start - 1 + count)
+            for lineno, raw in enumerate(lines, start):
                 try:
                     line = raw.decode("utf-8")
                 except UnicodeDecodeError as e:

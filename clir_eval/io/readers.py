@@ -136,8 +136,8 @@ def _json_str(path: PathLike, lineno: int, obj: dict, key: str) -> str:
     return value
 
 
-def _read_jsonl_docs(path: PathLike):
-    for lineno, line in iter_lines(path):
+def _read_jsonl_docs(path: PathLike, span=None):
+    for lineno, line in iter_lines(path, span=span):
         if not line.strip():
             continue
         obj = _json_line(path, lineno, line)
@@ -153,8 +153,8 @@ def _read_jsonl_docs(path: PathLike):
         yield lineno, ident, " ".join(parts)
 
 
-def _read_tsv_docs(path: PathLike):
-    for lineno, line in iter_lines(path):
+def _read_tsv_docs(path: PathLike, span=None):
+    for lineno, line in iter_lines(path, span=span):
         if not line.strip():
             continue
         ident, tab, text = line.partition("\t")
@@ -163,18 +163,24 @@ def _read_tsv_docs(path: PathLike):
         yield lineno, ident, text
 
 
-def read_documents(path: PathLike, fmt: str | None = None, ids_path: PathLike | None = None) -> Documents:
+def read_documents(path: PathLike, fmt: str | None = None, ids_path: PathLike | None = None,
+                   span: tuple[int, int | None, int] | None = None) -> Documents:  # fmt: skip
     """Read a collection; ``fmt`` in jsonl|tsv|lines, guessed from the extension when None.
 
     ``ids_path`` (lines format only): one document id per line, aligned with the documents.
+    ``span = (first line, its byte offset or None, line count)``: only the documents on those
+    lines (an index shard; ids of the lines format stay the line numbers, duplicates are
+    checked within the span, and the span may hold no document).
     """
+    if span is not None and ids_path is not None:
+        raise ValueError("span and ids_path cannot be combined")
     fmt = (fmt or _guess_doc_format(path)).lower()
     if fmt not in DOC_FORMATS:
         raise UserError(f"unknown document format {fmt!r}; choose one of {', '.join(DOC_FORMATS)}")
     if ids_path is not None and fmt != "lines":
         raise UserError(f"a document id file only applies to line-aligned text (format 'lines'), not {fmt!r}")
     if fmt == "lines":
-        texts = read_lines(path)
+        texts = [line for _, line in iter_lines(path, span=span)]
         if ids_path is not None:
             ids = read_lines(ids_path)
             if len(ids) != len(texts):
@@ -190,10 +196,11 @@ def read_documents(path: PathLike, fmt: str | None = None, ids_path: PathLike | 
                     raise UserError(f"{ids_path}:{lineno}: duplicate document id {ident!r} (first on line {seen[ident]})")
                 seen[ident] = lineno
         else:
-            ids = [str(i) for i in range(1, len(texts) + 1)]
+            first = 1 if span is None else span[0]
+            ids = [str(i) for i in range(first, first + len(texts))]
         docs = Documents(tuple(ids), tuple(texts), str(path))
     else:
-        rows = _read_jsonl_docs(path) if fmt == "jsonl" else _read_tsv_docs(path)
+        rows = _read_jsonl_docs(path, span) if fmt == "jsonl" else _read_tsv_docs(path, span)
         ids, texts, seen = [], [], {}
         for lineno, ident, text in rows:
             if _bad_id(ident):
@@ -204,7 +211,7 @@ def read_documents(path: PathLike, fmt: str | None = None, ids_path: PathLike | 
             ids.append(ident)
             texts.append(text)
         docs = Documents(tuple(ids), tuple(texts), str(path))
-    if not len(docs):
+    if not len(docs) and span is None:
         raise UserError(f"{path} contains no documents")
     return docs
 

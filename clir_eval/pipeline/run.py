@@ -42,15 +42,20 @@ def run_experiment(
     quiet: bool = False,
     log: Callable[[str], None] | None = None,
     executor: str | None = None,
+    shard_docs: int | None = None,
 ) -> dict:
     """Run the whole experiment and write the reports, then results.json, into ``out_dir``.
 
     ``executor`` names the engine that runs the systems (default: the config's, ``local``);
-    ``log`` receives warnings (default: stderr)."""
+    ``shard_docs``: collections with more lines are indexed in spans of that many, each its
+    own task (default: the config's); ``log`` receives warnings (default: stderr)."""
     ex = get_executor(executor or cfg.executor, jobs or cfg.jobs or os.cpu_count() or 1)
+    if shard_docs is not None:
+        cfg = replace(cfg, shard_docs=shard_docs)
     out = prepare_out(out_dir)
     with locked(out):
-        return _run(cfg, out, ex, quiet, log or _warn, {"jobs": jobs, "executor": executor, "log": log})
+        return _run(cfg, out, ex, quiet, log or _warn, {"jobs": jobs, "executor": executor, "log": log,
+                                                        "shard_docs": shard_docs})
 
 
 def _warn(message: str) -> None:
@@ -72,10 +77,12 @@ def _run(cfg: Config, out: Path, ex: Executor, quiet: bool, log: Callable[[str],
         eng_task = retrieve_task(cfg, res, cache, "english", res.english, want_ids=True) if res.english else None
         tasks = [system_task(cfg, res, cache, s, eng_task is not None) for s in res.systems]
         first = [SystemTask("english", retrieve=eng_task)] if eng_task is not None else []
+        first, tasks, shard_notes = index_shards(cfg, ex, first, tasks, cache, progress, quiet)
+        eng_task = first[0].retrieve if first else None
         _bound_local_jobs(ex, first + tasks, quiet)
         outputs = run_systems(ex, first + tasks, cache, progress.bar("systems (MT+BM25)", len(first + tasks)))
         timing["systems"] = time.perf_counter() - t0
-        worker_notes = [n for o in outputs for n in o["notes"]]
+        worker_notes = shard_notes + [n for o in outputs for n in o["notes"]]
         english, english_ir = None, None
         if eng_task is not None:
             eng_out, outputs = outputs[0], outputs[1:]
@@ -125,7 +132,7 @@ def retrieve_task(cfg: Config, res: Resolved, cache: Cache, system: str, docs: s
     return task if built else replace(task, memory=build_memory(docs))
 
 
-def _bound_local_jobs(ex: Executor, tasks: list[SystemTask], quiet: bool) -> None:
+def _bound_local_jobs(ex: Executor, tasks: list, quiet: bool) -> None:
     """Lower a local pool's workers so the index builds running at once fit in available memory."""
     if not isinstance(ex, LocalExecutor):
         return  # the Ray executor asks Ray for each task's memory instead
@@ -187,6 +194,35 @@ def system_task(cfg: Config, res: Resolved, cache: Cache, s: SystemSpec, retriev
     if not retrieval or not s.docs:
         return SystemTask(s.name, mt=mt)
     return SystemTask(s.name, mt=mt, retrieve=retrieve_task(cfg, res, cache, s.name, s.docs))
+
+
+def index_shards(cfg: Config, ex: Executor, first: list[SystemTask], tasks: list[SystemTask], cache: Cache,
+                 progress: Progress, quiet: bool) -> tuple[list[SystemTask], list[SystemTask], list[str]]:
+    """Split each collection to index (not cached) with more than ``cfg.shard_docs`` lines into
+    spans and run every span's pass 1 through the executor (all collections in one ``map``);
+    returns the tasks (their retrieval now merges the spans) and the workers' cache notes."""
+    from .shards import shard_tasks, shard_unit
+
+    def split(t: SystemTask) -> SystemTask:
+        if t.retrieve is None or not t.retrieve.memory:  # no retrieval, or its index is cached
+            return t
+        return replace(t, retrieve=shard_tasks(t.retrieve, cfg.shard_docs))
+
+    first, tasks = [split(t) for t in first], [split(t) for t in tasks]
+    spans = [st for t in first + tasks if t.retrieve is not None for st in t.retrieve.shards]
+    if not spans:
+        return first, tasks, []
+    _bound_local_jobs(ex, spans, quiet)
+    try:
+        done = ex.map(functools.partial(shard_unit, cache=cache), spans, progress.bar("index shards", len(spans)))
+    except WorkerLost as e:
+        names = ", ".join(f"{spans[i].system} lines {spans[i].first}-{spans[i].first + spans[i].lines - 1}"
+                          for i in e.indices)  # fmt: skip
+        raise UserError(
+            f"a worker process died (killed or out of memory) while indexing shard(s) {names}; finished shards are "
+            "kept in the cache: re-run to resume, with fewer --jobs or a smaller shard_docs if memory ran out"
+        ) from None
+    return first, tasks, [n for d in done for n in d["notes"]]
 
 
 def score_systems_ir(cfg: Config, english: EnglishSide, tasks: list[SystemTask], outputs: list[dict], cache: Cache,

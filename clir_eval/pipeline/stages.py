@@ -79,11 +79,18 @@ def index_stage(task: IndexTask, cache: Cache):
         except (UserError, KeyError, TypeError, ValueError) as e:
             entry.failed(str(e))
     entry.unseal()
-    idx, meta = _build(task)
+    if task.shards:  # spans indexed by their own tasks (pipeline/shards.py): merge them
+        from .shards import assemble, drop_entries
+
+        idx, meta = assemble(task, cache)
+    else:
+        idx, meta = _build(task)
     if task.backend in CACHED_INDEX_BACKENDS:
         idx.save(d)
         write_json(entry.path("json"), meta)
         entry.seal("json")  # written last: marks the entry complete
+        if task.shards:
+            drop_entries(task, cache)
     return idx, {**meta, "cached": False}
 
 

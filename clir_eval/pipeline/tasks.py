@@ -25,6 +25,25 @@ class MTTask:
 
 
 @dataclass(frozen=True)
+class ShardTask:
+    """Pass 1 of one span of a collection's lines (``first`` .. ``first + lines - 1``): its
+    documents analysed into (document, term, tf) triples (:mod:`.shards`)."""
+
+    STAGE: ClassVar[str] = "shards"
+    system: str
+    docs: str = field(metadata=INPUT)
+    format: str | None
+    analyzer: str
+    stopwords: str | None
+    stem: str | None
+    first: int
+    lines: int
+    offset: int | None = field(default=None, metadata=NOT_KEYED)  # byte offset of line ``first``: a seek hint
+    stopwords_file: str | None = field(default=None, metadata=INPUT)
+    memory: int = field(default=0, metadata=NOT_KEYED)  # estimated peak bytes
+
+
+@dataclass(frozen=True)
 class IndexTask:
     """Build (or load) the BM25 index of one collection: cached apart from the runs, so other
     queries, depth or measures re-search it but never rebuild it."""
@@ -43,6 +62,7 @@ class IndexTask:
     epsilon: float
     delta: float | None
     stopwords_file: str | None = field(default=None, metadata=INPUT)  # keyed by content
+    shards: tuple[ShardTask, ...] = field(default=(), metadata=NOT_KEYED)  # built from these spans (same index)
 
 
 @dataclass(frozen=True)
@@ -58,12 +78,13 @@ class RetrieveTask:
     want_ids: bool = False
     stopwords_file: str | None = field(default=None, metadata=INPUT)  # retrieval.stopwords when a file
     memory: int = field(default=0, metadata=NOT_KEYED)  # estimated bytes of building the index
+    shards: tuple[ShardTask, ...] = field(default=(), metadata=NOT_KEYED)  # the index's spans, when sharded
 
     @property
     def index(self) -> IndexTask:
         r = self.retrieval
         return IndexTask(self.system, self.docs, self.format, r.backend, r.analyzer, r.stopwords, r.stem,
-                         r.variant, r.k1, r.b, r.epsilon, r.delta, self.stopwords_file)  # fmt: skip
+                         r.variant, r.k1, r.b, r.epsilon, r.delta, self.stopwords_file, self.shards)  # fmt: skip
 
 
 @dataclass(frozen=True)

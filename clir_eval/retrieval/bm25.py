@@ -123,9 +123,14 @@ def _check_backend(backend: str) -> str:
 
 def index_signature(docs: Documents, analyzer: Analyzer, backend: str, params: BM25Params) -> str:
     """The cache key of an index: collection checksum, analyzer, backend, BM25 settings."""
+    return signature_of(docs.checksum, len(docs), analyzer, backend, params)
+
+
+def signature_of(checksum: str, n_docs: int, analyzer: Analyzer, backend: str, params: BM25Params) -> str:
+    """:func:`index_signature` from the collection's :attr:`Documents.checksum` and size."""
     return (
         f"{params.signature}|backend:{_check_backend(backend)}|rank_bm25:{RANK_BM25_VERSION}"
-        f"|docs:{docs.checksum[:16]}|ndocs:{len(docs)}|{analyzer.signature}"
+        f"|docs:{checksum[:16]}|ndocs:{n_docs}|{analyzer.signature}"
     )
 
 

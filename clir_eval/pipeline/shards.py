@@ -1,0 +1,187 @@
+"""Index shards as units of work: a collection with more lines than ``shard_docs`` is indexed
+in line spans, each span's pass 1 (read + analyse + (document, term, tf) triples) one executor
+task with its own verified cache entry; the collection's retrieval task then merges the
+vocabularies, turns each span's triples into postings over the global term ids (pass 2, one
+span at a time) and saves the index exactly as an unsharded build would (same signature,
+same scores and tie order: :mod:`clir_eval.retrieval.index`).
+
+A shard worker holds only its span's texts and triples, so peak memory per task is bounded
+by ``shard_docs``, not by the collection; the merging task never holds the texts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import UserError
+from ..io.files import _open_binary, atomic_write, write_json
+from .cache import Cache
+from .memory import WORKER_BASE_BYTES, BUILD_BYTES_PER_TEXT_BYTE, text_size
+from .tasks import IndexTask, RetrieveTask, ShardTask
+
+ARRAYS = ("indptr", "cols", "tf", "dl")  # pass-1 triples (retrieval.index.ShardStats)
+EXTS = tuple(f"{a}.npy" for a in ARRAYS) + ("terms.json", "ids.json", "json")
+DEFAULT_SHARD_DOCS = 500_000
+
+
+def plan_spans(path: str, shard_docs: int) -> list[tuple[int, int | None, int]]:
+    """Line spans ``(first line, its byte offset, lines)`` of at most ``shard_docs`` lines
+    covering the file; ``[]`` when it has no more than ``shard_docs`` lines (one index)."""
+    gz = Path(path).suffix == ".gz"
+    starts: list[tuple[int, int | None]] = []
+    n = pos = 0
+    with _open_binary(path) as fh:
+        for raw in fh:
+            if n % shard_docs == 0:
+                starts.append((n + 1, None if gz else pos))
+            pos += len(raw)
+            n += 1
+    if n <= shard_docs:
+        return []
+    return [(first, off, min(shard_docs, n - first + 1)) for first, off in starts]
+
+
+def shard_tasks(task: RetrieveTask, shard_docs: int) -> RetrieveTask:
+    """``task`` with its index's shard tasks when its collection has more than ``shard_docs``
+    lines (and the shards' estimated memory in place of a whole build's)."""
+    spans = plan_spans(task.docs, shard_docs)
+    if not spans:
+        return task
+    ix = task.index
+    total = sum(c for _, _, c in spans)
+    per_line = text_size(task.docs) * BUILD_BYTES_PER_TEXT_BYTE / total
+    shards = tuple(
+        ShardTask(ix.system, ix.docs, ix.format, ix.analyzer, ix.stopwords, ix.stem, first, count, off,
+                  ix.stopwords_file, memory=int(per_line * count) + WORKER_BASE_BYTES)  # fmt: skip
+        for first, off, count in spans
+    )
+    merge_memory = int(text_size(task.docs) * BUILD_BYTES_PER_TEXT_BYTE / 3) + WORKER_BASE_BYTES
+    return replace(task, shards=shards, memory=min(task.memory or merge_memory, merge_memory))
+
+
+def _analyzer(task: ShardTask | IndexTask):
+    from ..retrieval.analysis import get_analyzer
+
+    return get_analyzer(task.analyzer, stopwords=task.stopwords, stem=task.stem)
+
+
+def shard_stage(task: ShardTask, cache: Cache) -> dict[str, Any]:
+    """Pass 1 of one span, cached (verified) as ``.npy`` arrays and JSON: ``{"n_docs", "n_empty_docs"}``."""
+    from ..io.readers import read_documents
+    from ..retrieval.index import shard_stats
+
+    entry = cache.entry(task)
+    if entry.verified(*EXTS):
+        return json.loads(entry.path("json").read_text(encoding="utf-8"))
+    entry.unseal()
+    docs = read_documents(task.docs, fmt=task.format, span=(task.first, task.offset, task.lines))
+    stats = shard_stats(docs.texts, _analyzer(task))
+    for name in ARRAYS:
+        with atomic_write(entry.path(f"{name}.npy"), "wb") as fh:
+            np.save(fh, np.ascontiguousarray(getattr(stats, name)), allow_pickle=False)
+    write_json(entry.path("terms.json"), stats.terms, indent=None)
+    write_json(entry.path("ids.json"), list(docs.ids), indent=None)
+    meta = {"n_docs": len(docs), "n_empty_docs": sum(1 for t in docs.texts if not t.strip())}
+    write_json(entry.path("json"), meta)
+    entry.seal(*EXTS)
+    return meta
+
+
+def _load(entry, name: str) -> np.ndarray:
+    return np.load(entry.path(f"{name}.npy"), allow_pickle=False)
+
+
+def _json(entry, ext: str) -> Any:
+    return json.loads(entry.path(ext).read_text(encoding="utf-8"))
+
+
+def _checksum(task: IndexTask) -> str:
+    """:attr:`Documents.checksum` of the whole collection, streamed (no text kept)."""
+    from ..io.readers import read_documents
+
+    h = hashlib.sha1()
+    for st in task.shards:
+        docs = read_documents(task.docs, fmt=task.format, span=(st.first, st.offset, st.lines))
+        for ident, text in zip(docs.ids, docs.texts):
+            h.update(ident.encode("utf-8"))
+            h.update(b"\t")
+            h.update(text.encode("utf-8", "surrogatepass"))
+            h.update(b"\n")
+    return h.hexdigest()
+
+
+def assemble(task: IndexTask, cache: Cache):
+    """The collection's index from its shards' pass-1 entries (a missing or damaged one is
+    recomputed here): global vocabulary and df, then each span's postings; the same index,
+    signature and metadata as an unsharded build. Returns (index, meta)."""
+    from ..retrieval.bm25 import LUCENE_VARIANTS, BM25Params, RankBM25Index, SparseBM25, _check_backend, signature_of
+    from ..retrieval.index import InvertedIndex, ShardStats, finalize_shard, merge_shard_stats
+    from .stages import ids_checksum
+
+    entries = []
+    for st in task.shards:
+        shard_stage(st, cache)  # verified, else recomputed (with a note)
+        entries.append(cache.entry(st))
+    metas = [_json(e, "json") for e in entries]
+    n_docs = sum(m["n_docs"] for m in metas)
+    if n_docs == 0:
+        raise UserError(f"{task.docs} contains no documents")
+    ids = [i for e in entries for i in _json(e, "ids.json")]
+    if len(set(ids)) != len(ids):
+        from ..io.readers import read_documents
+
+        read_documents(task.docs, fmt=task.format)  # names the duplicate and its line
+        raise UserError(f"{task.docs}: duplicate document ids; document ids must be unique")
+    terms_per = [_json(e, "terms.json") for e in entries]
+    local_df = [np.bincount(_load(e, "cols"), minlength=len(t)) for e, t in zip(entries, terms_per)]
+    terms, remaps, df = merge_shard_stats(terms_per, local_df)
+    del terms_per, local_df
+    parts, dls, start = [], [], 0
+    for k, (e, m) in enumerate(zip(entries, metas)):
+        if m["n_docs"] == 0:
+            continue
+        stats = ShardStats([], **{a: _load(e, a) for a in ARRAYS})
+        dls.append(stats.dl)
+        parts.append(finalize_shard(stats, None if k == 0 else remaps[k], len(terms), start))
+        start += m["n_docs"]
+        del stats
+    inv = InvertedIndex(ids, terms, df, np.concatenate(dls), parts)
+    backend = _check_backend(task.backend)
+    params = BM25Params(variant=(task.variant or "").strip().lower(), k1=task.k1, b=task.b, epsilon=task.epsilon,
+                        delta=task.delta)  # fmt: skip
+    if backend == "rank_bm25" and params.variant in LUCENE_VARIANTS:
+        raise UserError(f"BM25 variant {params.variant} is only in the sparse backend (rank-bm25 has no Lucene BM25)")
+    analyzer = _analyzer(task)
+    sig = signature_of(_checksum(task), n_docs, analyzer, backend, params)
+    if backend == "sparse":
+        idx = SparseBM25(ids, analyzer, params, sig, inv)
+    else:
+        idx = RankBM25Index.from_inverted(ids, analyzer, params, sig, inv)
+    meta = {
+        "signature": sig,
+        "n_docs": n_docs,
+        "n_empty_docs": sum(m["n_empty_docs"] for m in metas),
+        "ids_checksum": ids_checksum(ids),
+    }
+    return idx, meta
+
+
+def drop_entries(task: IndexTask, cache: Cache) -> None:
+    """Delete the shards' pass-1 entries once the index is saved (they are only its input)."""
+    for st in task.shards:
+        e = cache.entry(st)
+        e.unseal()
+        for ext in EXTS:
+            e.path(ext).unlink(missing_ok=True)
+
+
+def shard_unit(task: ShardTask, cache: Cache) -> dict[str, Any]:
+    """One executor task: a span's pass 1 with the cache's notes (damaged entries recomputed)."""
+    cache = cache.child()
+    return {"meta": shard_stage(task, cache), "notes": cache.notes}

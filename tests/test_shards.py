@@ -1,0 +1,125 @@
+"""Index shards in ``run``: spans of a collection's lines indexed as separate tasks, merged into
+the same index (same runs, scores and tie order, same signature) as one build."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from clir_eval.io.readers import read_documents
+from clir_eval.pipeline.shards import plan_spans
+from test_pipeline import make_experiment
+
+
+def _stable(out: Path) -> dict:
+    r = json.loads((out / "results.json").read_text())
+    r.pop("timing")
+    return r
+
+
+def _runs(out: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in (out / "cache" / "runs").glob("*.run")}
+
+
+def _index_shards(out: Path) -> list[int]:
+    return sorted(len(json.loads((d / "index.json").read_text())["shards"])
+                  for d in (out / "cache" / "index").iterdir() if d.is_dir())  # fmt: skip
+
+
+def test_sharded_run_equals_one_index_per_collection(tmp_path, cli):
+    """61 lines in spans of 7 (9 shards per collection, 6 collections), on a local pool of 2:
+    results.json, reports and every run file byte-identical to unsharded builds."""
+    (tmp_path / "d").mkdir()
+    config = make_experiment(tmp_path / "d", n_docs=61)
+    one, sharded = tmp_path / "one", tmp_path / "sharded"
+    code, _, err = cli("run", config, "--out", one, "-j", "1", "-q")
+    assert code == 0, err
+    code, _, err = cli("run", config, "--out", sharded, "-j", "2", "-q", "--shard-docs", "7")
+    assert code == 0, err
+    assert _index_shards(one) == [1] * 6 and _index_shards(sharded) == [9] * 6
+    assert _stable(sharded) == _stable(one)
+    assert _runs(sharded) == _runs(one) and len(_runs(one)) == 6
+    for f in ("report.md", "scores.tsv", "correlations.tsv"):
+        assert (sharded / f).read_bytes() == (one / f).read_bytes(), f
+    assert not [p for p in (sharded / "cache" / "shards").iterdir()]  # pass-1 entries dropped once merged
+    # a cached re-run does not shard again (nothing to build)
+    code, _, err = cli("run", config, "--out", sharded, "-j", "1", "-q", "--shard-docs", "7")
+    assert code == 0 and not [p for p in (sharded / "cache" / "shards").iterdir()]
+
+
+def _write(path: Path, lines: list[str]) -> Path:
+    data = "".join(line + "\n" for line in lines).encode()
+    path.write_bytes(gzip.compress(data, mtime=0) if path.suffix == ".gz" else data)
+    return path
+
+
+@pytest.mark.parametrize("name,fmt", [("c.jsonl", "jsonl"), ("c.jsonl.gz", "jsonl"), ("c.tsv", "tsv"),
+                                      ("c.txt", "lines"), ("c.txt.gz", "lines")])  # fmt: skip
+def test_spans_read_exactly_the_documents_of_the_whole_file(tmp_path, name, fmt):
+    """Blank lines (skipped by jsonl/tsv, empty documents in lines), non-ASCII text, a gzip
+    file (no seeking): the spans' documents in order are the file's."""
+    rows = []
+    for i in range(23):
+        text = f"dóc {i} ünïcode" if i % 5 else ""
+        if fmt == "jsonl":
+            rows.append(json.dumps({"id": f"x{i}", "text": text}, ensure_ascii=False) if i % 4 != 3 else "")
+        elif fmt == "tsv":
+            rows.append(f"x{i}\t{text}" if i % 4 != 3 else "")
+        else:
+            rows.append(text)
+    path = _write(tmp_path / name, rows)
+    whole = read_documents(path, fmt)
+    for size in (1, 4, 22):
+        spans = plan_spans(str(path), size)
+        assert [s[2] for s in spans] == [min(size, 23 - k) for k in range(0, 23, size)]
+        assert all((s[1] is None) == name.endswith(".gz") for s in spans)
+        parts = [read_documents(path, fmt, span=s) for s in spans]
+        assert [i for p in parts for i in p.ids] == list(whole.ids)
+        assert [t for p in parts for t in p.texts] == list(whole.texts)
+    assert plan_spans(str(path), 23) == []  # fits in one index
+
+
+def test_duplicate_id_in_another_shard_is_the_usual_error(tmp_path, cli):
+    (tmp_path / "d").mkdir()
+    config = make_experiment(tmp_path / "d", n_docs=20)
+    sysdocs = tmp_path / "d" / "systems" / "sys2.jsonl"
+    lines = sysdocs.read_text().splitlines()
+    lines[15] = json.dumps({"id": "d002", "text": "again"})  # d002 is on line 3, in the first span
+    sysdocs.write_text("\n".join(lines) + "\n")
+    code, _, err = cli("run", config, "--out", tmp_path / "o", "-j", "1", "-q", "--shard-docs", "6")
+    assert code == 2 and "Traceback" not in err
+    assert err.strip().startswith("error:") and "duplicate document id 'd002'" in err and "sys2.jsonl:16" in err, err
+
+
+def test_damaged_shard_entry_is_recomputed_with_a_note(tmp_path):
+    from clir_eval.config.schema import RetrievalConfig
+    from clir_eval.pipeline.cache import Cache
+    from clir_eval.pipeline.shards import shard_tasks, shard_unit
+    from clir_eval.pipeline.stages import index_stage
+    from clir_eval.pipeline.tasks import RetrieveTask
+    from clir_eval.retrieval.analysis import get_analyzer
+    from clir_eval.retrieval.bm25 import build_index
+
+    (tmp_path / "d").mkdir()
+    make_experiment(tmp_path / "d", n_docs=30)
+    docs = str(tmp_path / "d" / "english.jsonl")
+    task = shard_tasks(RetrieveTask("english", docs, None, RetrievalConfig(), (("q", "t0w1"),), memory=1), 8)
+    assert len(task.shards) == 4
+    cache = Cache(tmp_path / "cache")
+    assert [shard_unit(st, cache)["notes"] for st in task.shards] == [[]] * 4
+    victim = cache.entry(task.shards[2]).path("tf.npy")
+    data = bytearray(victim.read_bytes())
+    data[-1] ^= 1
+    victim.write_bytes(bytes(data))
+    idx, meta = index_stage(task.index, cache)
+    assert len(cache.notes) == 1 and "shards entry of english" in cache.notes[0] and "failed verification" in cache.notes[0]
+    ref = build_index(read_documents(docs), get_analyzer("default"))
+    assert idx.signature == ref.signature and meta["n_docs"] == 30
+    for q in ("t0w1 t0w2", "the t3w4", "t5w7 of"):
+        assert idx.get_scores(q.split()).tobytes() == ref.get_scores(q.split()).tobytes()
+    assert idx.search({"q": "t1w1 t2w2"}).ranking == ref.search({"q": "t1w1 t2w2"}).ranking
+    assert np.array_equal(idx.inverted.dl, ref.inverted.dl)
