@@ -157,6 +157,7 @@ class TreeRSS:
 
     def __init__(self, pid: int, interval: float = 0.05):
         self.pid, self.interval, self.peak, self.peak_procs = pid, interval, 0, 0
+        self.peak_one = 0  # the largest RSS of any one process of the tree
         self._stop = threading.Event()
         self._page = os.sysconf("SC_PAGE_SIZE")
         self._t = threading.Thread(target=self._loop, daemon=True)
@@ -194,8 +195,10 @@ class TreeRSS:
             for p in self._tree():
                 try:
                     with open(f"/proc/{p}/statm") as fh:
-                        total += int(fh.read().split()[1]) * self._page
-                        n += 1
+                        rss = int(fh.read().split()[1]) * self._page
+                    total += rss
+                    n += 1
+                    self.peak_one = max(self.peak_one, rss)
                 except OSError:
                     pass
             if total > self.peak:
@@ -203,10 +206,10 @@ class TreeRSS:
             self._stop.wait(self.interval)
 
 
-def run_cli(config: Path, out: Path, jobs: int, executor: str = "local") -> dict:
+def run_cli(config: Path, out: Path, jobs: int, executor: str = "local", extra: tuple[str, ...] = ()) -> dict:
     """Run ``clir-eval run`` in a subprocess; wall time, CPU, peak tree RSS, results."""
     cmd = [sys.executable, "-m", "clir_eval", "run", str(config), "--out", str(out), "--jobs", str(jobs),
-           "--executor", executor, "--quiet"]  # fmt: skip
+           "--executor", executor, "--quiet", *extra]  # fmt: skip
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}  # a private local Ray
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
@@ -220,7 +223,7 @@ def run_cli(config: Path, out: Path, jobs: int, executor: str = "local") -> dict
         sys.exit(f"clir-eval run --executor {executor} failed ({proc.returncode}):\n{stderr}")
     results = json.loads((out / "results.json").read_text())
     return {"wall": wall, "cpu": cpu, "peak_tree": mon.peak, "peak_procs": mon.peak_procs, "results": results,
-            "stderr": stderr}
+            "stderr": stderr, "peak_one": mon.peak_one}
 
 
 BUILD_ONE = """

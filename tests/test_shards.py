@@ -123,3 +123,29 @@ def test_damaged_shard_entry_is_recomputed_with_a_note(tmp_path):
         assert idx.get_scores(q.split()).tobytes() == ref.get_scores(q.split()).tobytes()
     assert idx.search({"q": "t1w1 t2w2"}).ranking == ref.search({"q": "t1w1 t2w2"}).ranking
     assert np.array_equal(idx.inverted.dl, ref.inverted.dl)
+
+
+def test_a_killed_run_resumes_from_its_finished_spans(tmp_path, cli, monkeypatch):
+    """Spans whose pass 1 finished before a run died are not analysed again."""
+    import clir_eval.retrieval.index as index_mod
+    from clir_eval.config.load import load_config
+    from clir_eval.pipeline.cache import Cache
+    from clir_eval.pipeline.run import retrieve_task
+    from clir_eval.pipeline.inputs import resolve_inputs
+    from clir_eval.pipeline.shards import shard_tasks, shard_unit
+
+    (tmp_path / "d").mkdir()
+    config = make_experiment(tmp_path / "d", n_docs=30)
+    out = tmp_path / "out"
+    cfg = load_config(config)
+    cache = Cache(out / "cache")
+    res = resolve_inputs(cfg, cache)
+    task = shard_tasks(retrieve_task(cfg, res, cache, "english", res.english, want_ids=True), 8)
+    for st in task.shards[:3]:  # the "killed" run finished 3 of the English side's 4 spans
+        shard_unit(st, cache)
+    calls = []
+    real = index_mod.shard_stats
+    monkeypatch.setattr(index_mod, "shard_stats", lambda *a, **k: calls.append(1) or real(*a, **k))
+    code, _, err = cli("run", config, "--out", out, "-j", "1", "-q", "--shard-docs", "8")
+    assert code == 0, err
+    assert len(calls) == 6 * 4 - 3  # 6 collections x 4 spans, less the 3 finished

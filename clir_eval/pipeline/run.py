@@ -77,7 +77,10 @@ def _run(cfg: Config, out: Path, ex: Executor, quiet: bool, log: Callable[[str],
         eng_task = retrieve_task(cfg, res, cache, "english", res.english, want_ids=True) if res.english else None
         tasks = [system_task(cfg, res, cache, s, eng_task is not None) for s in res.systems]
         first = [SystemTask("english", retrieve=eng_task)] if eng_task is not None else []
+        t_shards = time.perf_counter()
         first, tasks, shard_notes = index_shards(cfg, ex, first, tasks, cache, progress, quiet)
+        if any(t.retrieve is not None and t.retrieve.shards for t in first + tasks):
+            timing["shards"] = time.perf_counter() - t_shards  # pass 1 of every span (inside "systems")
         eng_task = first[0].retrieve if first else None
         _bound_local_jobs(ex, first + tasks, quiet)
         outputs = run_systems(ex, first + tasks, cache, progress.bar("systems (MT+BM25)", len(first + tasks)))
