@@ -50,6 +50,8 @@ def plan_spans(path: str, shard_docs: int) -> list[tuple[int, int | None, int]]:
 def shard_tasks(task: RetrieveTask, shard_docs: int) -> RetrieveTask:
     """``task`` with its index's shard tasks when its collection has more than ``shard_docs``
     lines (and the shards' estimated memory in place of a whole build's)."""
+    if text_size(task.docs) <= shard_docs:  # every line takes a byte at least: no more lines than that
+        return task
     spans = plan_spans(task.docs, shard_docs)
     if not spans:
         return task
