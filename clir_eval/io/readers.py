@@ -83,12 +83,16 @@ class Documents:
     def checksum(self) -> str:
         """sha1 over ids and texts in order (independent of the file format they came from)."""
         h = hashlib.sha1()
+        self.update_checksum(h)
+        return h.hexdigest()
+
+    def update_checksum(self, h) -> None:
+        """Feed ``h`` what :attr:`checksum` hashes (so a collection read in parts hashes the same)."""
         for ident, text in zip(self.ids, self.texts):
             h.update(ident.encode("utf-8"))
             h.update(b"\t")
             h.update(text.encode("utf-8", "surrogatepass"))
             h.update(b"\n")
-        return h.hexdigest()
 
 
 def _base_suffix(path: PathLike) -> str:

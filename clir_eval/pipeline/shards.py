@@ -109,12 +109,7 @@ def _checksum(task: IndexTask) -> str:
 
     h = hashlib.sha1()
     for st in task.shards:
-        docs = read_documents(task.docs, fmt=task.format, span=(st.first, st.offset, st.lines))
-        for ident, text in zip(docs.ids, docs.texts):
-            h.update(ident.encode("utf-8"))
-            h.update(b"\t")
-            h.update(text.encode("utf-8", "surrogatepass"))
-            h.update(b"\n")
+        read_documents(task.docs, fmt=task.format, span=(st.first, st.offset, st.lines)).update_checksum(h)
     return h.hexdigest()
 
 
