@@ -87,12 +87,14 @@ class Documents:
         return h.hexdigest()
 
     def update_checksum(self, h) -> None:
-        """Feed ``h`` what :attr:`checksum` hashes (so a collection read in parts hashes the same)."""
+        """Feed ``h`` (a hash's ``update``, or a binary file's ``write``) the bytes :attr:`checksum`
+        hashes, so that a collection read in parts hashes the same."""
+        put = h.update if hasattr(h, "update") else h.write
         for ident, text in zip(self.ids, self.texts):
-            h.update(ident.encode("utf-8"))
-            h.update(b"\t")
-            h.update(text.encode("utf-8", "surrogatepass"))
-            h.update(b"\n")
+            put(ident.encode("utf-8"))
+            put(b"\t")
+            put(text.encode("utf-8", "surrogatepass"))
+            put(b"\n")
 
 
 def _base_suffix(path: PathLike) -> str:

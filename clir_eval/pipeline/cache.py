@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import hashlib
 import json
 import os
 import platform
@@ -151,11 +150,11 @@ class Entry:
             want = files.get(ext) if isinstance(files, dict) else None
             if not isinstance(want, dict):
                 return f"manifest lacks the .{ext} file"
-            try:
-                data = self.path(ext).read_bytes()
+            try:  # streamed: an entry may hold files larger than is worth reading into memory
+                size, sha1 = self.path(ext).stat().st_size, file_checksum(self.path(ext))
             except OSError:
                 return f".{ext} file missing or unreadable"
-            if len(data) != want.get("bytes") or hashlib.sha1(data).hexdigest() != want.get("sha1"):
+            if size != want.get("bytes") or sha1 != want.get("sha1"):
                 return f".{ext} file changed since it was written"
         return None
 
@@ -168,8 +167,8 @@ class Entry:
         """Write the manifest over the payload files as they are now (call after writing them)."""
         files = {}
         for ext in exts:
-            data = self.path(ext).read_bytes()
-            files[ext] = {"file": self.path(ext).name, "bytes": len(data), "sha1": hashlib.sha1(data).hexdigest()}
+            path = self.path(ext)
+            files[ext] = {"file": path.name, "bytes": path.stat().st_size, "sha1": file_checksum(path)}
         write_json(self.manifest, {"format": CACHE_FORMAT, "key": self.key, "inputs": self.inputs, "files": files})
 
     def load_json(self) -> Any | None:

@@ -26,7 +26,7 @@ from .memory import WORKER_BASE_BYTES, BUILD_BYTES_PER_TEXT_BYTE, text_size
 from .tasks import IndexTask, RetrieveTask, ShardTask
 
 ARRAYS = ("indptr", "cols", "tf", "dl")  # pass-1 triples (retrieval.index.ShardStats)
-EXTS = tuple(f"{a}.npy" for a in ARRAYS) + ("terms.json", "ids.json", "json")
+EXTS = tuple(f"{a}.npy" for a in ARRAYS) + ("terms.json", "ids.json", "docs.bin", "json")
 DEFAULT_SHARD_DOCS = 500_000
 
 
@@ -89,6 +89,8 @@ def shard_stage(task: ShardTask, cache: Cache) -> dict[str, Any]:
             np.save(fh, np.ascontiguousarray(getattr(stats, name)), allow_pickle=False)
     write_json(entry.path("terms.json"), stats.terms, indent=None)
     write_json(entry.path("ids.json"), list(docs.ids), indent=None)
+    with atomic_write(entry.path("docs.bin"), "wb") as fh:  # what Documents.checksum hashes, for the merge
+        docs.update_checksum(fh)
     meta = {"n_docs": len(docs), "n_empty_docs": sum(1 for t in docs.texts if not t.strip())}
     write_json(entry.path("json"), meta)
     entry.seal(*EXTS)
@@ -103,13 +105,14 @@ def _json(entry, ext: str) -> Any:
     return json.loads(entry.path(ext).read_text(encoding="utf-8"))
 
 
-def _checksum(task: IndexTask) -> str:
-    """:attr:`Documents.checksum` of the whole collection, streamed (no text kept)."""
-    from ..io.readers import read_documents
-
+def _checksum(entries: list) -> str:
+    """:attr:`Documents.checksum` of the whole collection: the spans' ``docs.bin`` (the bytes
+    it hashes, written by pass 1) streamed in order."""
     h = hashlib.sha1()
-    for st in task.shards:
-        read_documents(task.docs, fmt=task.format, span=(st.first, st.offset, st.lines)).update_checksum(h)
+    for e in entries:
+        with open(e.path("docs.bin"), "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 22), b""):
+                h.update(block)
     return h.hexdigest()
 
 
@@ -155,7 +158,7 @@ def assemble(task: IndexTask, cache: Cache):
     if backend == "rank_bm25" and params.variant in LUCENE_VARIANTS:
         raise UserError(f"BM25 variant {params.variant} is only in the sparse backend (rank-bm25 has no Lucene BM25)")
     analyzer = _analyzer(task)
-    sig = signature_of(_checksum(task), n_docs, analyzer, backend, params)
+    sig = signature_of(_checksum(entries), n_docs, analyzer, backend, params)
     if backend == "sparse":
         idx = SparseBM25(ids, analyzer, params, sig, inv)
     else:
