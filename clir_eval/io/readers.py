@@ -91,10 +91,7 @@ class Documents:
         hashes, so that a collection read in parts hashes the same."""
         put = h.update if hasattr(h, "update") else h.write
         for ident, text in zip(self.ids, self.texts):
-            put(ident.encode("utf-8"))
-            put(b"\t")
-            put(text.encode("utf-8", "surrogatepass"))
-            put(b"\n")
+            put(b"%s\t%s\n" % (ident.encode("utf-8"), text.encode("utf-8", "surrogatepass")))
 
 
 def _base_suffix(path: PathLike) -> str:
