@@ -73,11 +73,17 @@ def test_spans_read_exactly_the_documents_of_the_whole_file(tmp_path, name, fmt)
             rows.append(text)
     path = _write(tmp_path / name, rows)
     whole = read_documents(path, fmt)
+    raw = gzip.decompress(path.read_bytes()) if name.endswith(".gz") else path.read_bytes()
     for size in (1, 4, 22):
         spans = plan_spans(str(path), size)
-        assert [s[2] for s in spans] == [min(size, 23 - k) for k in range(0, 23, size)]
-        assert all((s[1] is None) == name.endswith(".gz") for s in spans)
-        parts = [read_documents(path, fmt, span=s) for s in spans]
+        assert [s.lines for s in spans] == [min(size, 23 - k) for k in range(0, 23, size)]
+        assert [s.first for s in spans] == list(range(1, 24, size))
+        assert all((s.offset is None) == name.endswith(".gz") for s in spans)
+        starts = [0] + [i + 1 for i, c in enumerate(raw) if c == 10][:-1]  # byte offset of every line
+        assert [s.size for s in spans] == [
+            (starts[s.first - 1 + s.lines] if s.first - 1 + s.lines < len(starts) else len(raw)) - starts[s.first - 1]
+            for s in spans]
+        parts = [read_documents(path, fmt, span=(s.first, s.offset, s.lines)) for s in spans]
         assert [i for p in parts for i in p.ids] == list(whole.ids)
         assert [t for p in parts for t in p.texts] == list(whole.texts)
     assert plan_spans(str(path), 23) == []  # fits in one index
@@ -149,3 +155,57 @@ def test_a_killed_run_resumes_from_its_finished_spans(tmp_path, cli, monkeypatch
     code, _, err = cli("run", config, "--out", out, "-j", "1", "-q", "--shard-docs", "8")
     assert code == 0, err
     assert len(calls) == 6 * 4 - 3  # 6 collections x 4 spans, less the 3 finished
+
+
+@pytest.mark.parametrize("block", [3, 1 << 22])
+@pytest.mark.parametrize("data,size,want", [
+    (b"a\nbb\nc", 2, [(1, 0, 2, 5), (3, 5, 1, 1)]),  # no final newline
+    (b"a\nb\nc\nd\n", 2, [(1, 0, 2, 4), (3, 4, 2, 4)]),  # an exact multiple of the span
+    (b"a\r\nb\r\n\r\nc\r\n", 1, [(1, 0, 1, 3), (2, 3, 1, 3), (3, 6, 1, 2), (4, 8, 1, 3)]),  # CRLF, an empty line
+    (b"a\nb\n", 2, []),
+    (b"", 1, []),
+])  # fmt: skip
+def test_span_boundaries_across_read_blocks(tmp_path, monkeypatch, block, data, size, want):
+    from clir_eval.pipeline import shards
+
+    monkeypatch.setattr(shards, "READ_BLOCK", block)
+    path = tmp_path / "c.txt"
+    path.write_bytes(data)
+    assert [(s.first, s.offset, s.lines, s.size) for s in plan_spans(str(path), size)] == want
+
+
+def test_unreadable_gzip_is_a_one_line_error_naming_the_file(tmp_path):
+    from clir_eval.errors import UserError
+
+    good = gzip.compress(b"".join(b'{"id": "d%d", "text": "x"}\n' % i for i in range(5000)), mtime=0)
+    for name, data in (("cut.jsonl.gz", good[: len(good) * 2 // 3]), ("fake.jsonl.gz", b"not gzip at all\n" * 10)):
+        (tmp_path / name).write_bytes(data)
+        with pytest.raises(UserError, match=rf"{name}: cannot read \(.*\); check the file is complete"):
+            plan_spans(str(tmp_path / name), 10)
+
+
+def test_damaged_index_is_rebuilt_from_spans_in_the_worker_and_stale_spans_are_dropped(tmp_path, cli):
+    """A cached index that fails verification is rebuilt where it is needed, span by span
+    (memory bounded as planned shards), equal to a clean run; span files left by another run
+    are removed once every index is built."""
+    import yaml
+
+    (tmp_path / "d").mkdir()
+    config = make_experiment(tmp_path / "d", n_docs=61)
+    out, clean = tmp_path / "out", tmp_path / "clean"
+    assert cli("run", config, "--out", out, "-j", "1", "-q", "--shard-docs", "7")[0] == 0
+    victim = next(d for d in (out / "cache" / "index").iterdir() if d.is_dir() and d.name.startswith("sys3-"))
+    (victim / "dl.npy").write_bytes((victim / "dl.npy").read_bytes()[:-8] + bytes(8))
+    stale = out / "cache" / "shards" / "sysX-0123456789abcdef.cols.npy"
+    stale.write_bytes(b"left by a killed run")
+    cfg = yaml.safe_load(config.read_text())
+    cfg["retrieval"]["depth"] = 40
+    config.write_text(yaml.safe_dump(cfg, sort_keys=False))
+    code, _, err = cli("run", config, "--out", out, "-j", "1", "-q", "--shard-docs", "7")
+    assert code == 0 and "index entry of sys3" in err and "failed verification" in err, err
+    assert not stale.exists() and not list((out / "cache" / "shards").iterdir())
+    assert len(json.loads((victim / "index.json").read_text())["shards"]) == 9  # rebuilt from 9 spans
+    assert cli("run", config, "--out", clean, "-j", "1", "-q")[0] == 0
+    got = _stable(out)
+    got["notes"] = [n for n in got["notes"] if "failed verification" not in n]
+    assert got == _stable(clean)

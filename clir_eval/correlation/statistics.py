@@ -377,7 +377,7 @@ def _draws(kind: str, data: tuple, method: str, variant: str | None, n_resamples
 
 # --------------------------------------------------------------------------- batching
 T = TypeVar("T")
-MIN_BATCH_COST = 5e8  # below this estimated work (draws x cells; ~4 s of CPU) blocks run in this process
+MIN_BATCH_COST = 5e8  # below this estimated work (draws x cells; a few CPU-seconds) blocks run in this process
 
 
 def block_key(b: ResampleBlock) -> tuple:
@@ -396,7 +396,8 @@ def block_cost(b: ResampleBlock) -> float:
         return float(b.size) * b.data[0].size
     n = len(b.data[0])
     q = b.data[1].shape[1] if b.kind in ("queries", "both") else 0
-    return float(b.size) * (n * n * (2 if b.kind == "permutation" else 1) + n * q)
+    per_draw = 3500 if b.kind == "queries" else 0  # its per-draw Python loop (~35 µs), in cells of ~10 ns
+    return float(b.size) * (n * n * (2 if b.kind == "permutation" else 1) + n * q + per_draw)
 
 
 def _placeholder(b: ResampleBlock) -> np.ndarray:

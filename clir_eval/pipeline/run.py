@@ -28,6 +28,7 @@ from .inputs import Resolved, resolve_inputs
 from .output import locked, prepare_out, write_outputs
 from .progress import Progress
 from .memory import available_memory, bound_jobs, build_memory
+from .shards import drop_stale_spans
 from .stages import check_same_ids, ids_checksum, ir_stage, qrels_stage, run_file, system_stage
 from .tasks import CorrelationTask, EnglishSide, IRTask, MTTask, QrelsTask, RetrieveTask, SystemTask
 
@@ -84,6 +85,7 @@ def _run(cfg: Config, out: Path, ex: Executor, quiet: bool, log: Callable[[str],
         eng_task = first[0].retrieve if first else None
         _bound_local_jobs(ex, first + tasks, quiet)
         outputs = run_systems(ex, first + tasks, cache, progress.bar("systems (MT+BM25)", len(first + tasks)))
+        drop_stale_spans(cache)
         timing["systems"] = time.perf_counter() - t0
         worker_notes = shard_notes + [n for o in outputs for n in o["notes"]]
         english, english_ir = None, None
@@ -129,7 +131,8 @@ def retrieve_task(cfg: Config, res: Resolved, cache: Cache, system: str, docs: s
     task = RetrieveTask(
         system=system, docs=docs, format=res.doc_format, retrieval=cfg.retrieval,
         queries=tuple(res.queries.items()),
-        stopwords_file=stop if stop and stop.strip().lower() not in STOPWORD_LISTS else None, **checks,
+        stopwords_file=stop if stop and stop.strip().lower() not in STOPWORD_LISTS else None,
+        shard_docs=cfg.shard_docs, **checks,
     )
     built = cache.entry(task).manifest.exists() or cache.entry(task.index).manifest.exists()
     return task if built else replace(task, memory=build_memory(docs))
@@ -215,6 +218,7 @@ def index_shards(cfg: Config, ex: Executor, first: list[SystemTask], tasks: list
     spans = [st for t in first + tasks if t.retrieve is not None for st in t.retrieve.shards]
     if not spans:
         return first, tasks, []
+    jobs = ex.jobs
     _bound_local_jobs(ex, spans, quiet)
     try:
         done = ex.map(functools.partial(shard_unit, cache=cache), spans, progress.bar("index shards", len(spans)))
@@ -225,6 +229,8 @@ def index_shards(cfg: Config, ex: Executor, first: list[SystemTask], tasks: list
             f"a worker process died (killed or out of memory) while indexing shard(s) {names}; finished shards are "
             "kept in the cache: re-run to resume, with fewer --jobs or a smaller shard_docs if memory ran out"
         ) from None
+    finally:
+        ex.jobs = jobs  # the spans' memory bound does not carry over to the systems
     return first, tasks, [n for d in done for n in d["notes"]]
 
 

@@ -11,9 +11,11 @@ by ``shard_docs``, not by the collection; the merging task never holds the texts
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
-from dataclasses import replace
+import zlib
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -23,48 +25,77 @@ from ..errors import UserError
 from ..io.files import _open_binary, atomic_write, write_json
 from .cache import Cache
 from .memory import WORKER_BASE_BYTES, BUILD_BYTES_PER_TEXT_BYTE, text_size
+from ..config.schema import RetrievalConfig
 from .tasks import IndexTask, RetrieveTask, ShardTask
 
 ARRAYS = ("indptr", "cols", "tf", "dl")  # pass-1 triples (retrieval.index.ShardStats)
 EXTS = tuple(f"{a}.npy" for a in ARRAYS) + ("terms.json", "ids.json", "docs.bin", "json")
 DEFAULT_SHARD_DOCS = 500_000
+READ_BLOCK = 1 << 22  # bytes read at a time while counting lines
 
 
-def plan_spans(path: str, shard_docs: int) -> list[tuple[int, int | None, int]]:
-    """Line spans ``(first line, its byte offset, lines)`` of at most ``shard_docs`` lines
-    covering the file; ``[]`` when it has no more than ``shard_docs`` lines (one index)."""
+@dataclass(frozen=True)
+class Span:
+    """Lines ``first .. first + lines - 1`` of a file: ``offset`` of line ``first`` (None in a
+    gzip file) and ``size``, the span's uncompressed bytes."""
+
+    first: int
+    offset: int | None
+    lines: int
+    size: int
+
+
+def plan_spans(path: str, shard_docs: int) -> list[Span]:
+    """Spans of at most ``shard_docs`` lines covering the file (read in 4 MiB blocks, newlines
+    found by numpy); ``[]`` when it has no more than ``shard_docs`` lines (one index)."""
     gz = Path(path).suffix == ".gz"
-    starts: list[tuple[int, int | None]] = []
+    bounds = [0]  # byte offset of line 1, shard_docs + 1, 2 * shard_docs + 1, ...
     n = pos = 0
-    with _open_binary(path) as fh:
-        for raw in fh:
-            if n % shard_docs == 0:
-                starts.append((n + 1, None if gz else pos))
-            pos += len(raw)
-            n += 1
+    try:
+        with _open_binary(path) as fh:
+            for block in iter(lambda: fh.read(READ_BLOCK), b""):
+                nl = np.flatnonzero(np.frombuffer(block, dtype=np.uint8) == 10)  # newlines in this block
+                while (k := shard_docs * len(bounds) - n - 1) < len(nl):  # k: the newline ending a span
+                    bounds.append(pos + int(nl[k]) + 1)
+                n += len(nl)
+                pos += len(block)
+                last = block[-1:]
+    except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as e:
+        raise UserError(f"{path}: cannot read ({e}); check the file is complete") from None
+    if pos and last != b"\n":
+        n += 1  # a last line without a newline
+    if bounds[-1] == pos:
+        bounds.pop()  # the file ends exactly at a span boundary
     if n <= shard_docs:
         return []
-    return [(first, off, min(shard_docs, n - first + 1)) for first, off in starts]
+    ends = bounds[1:] + [pos]
+    return [Span(k * shard_docs + 1, None if gz else lo, min(shard_docs, n - k * shard_docs), hi - lo)
+            for k, (lo, hi) in enumerate(zip(bounds, ends))]  # fmt: skip
+
+
+# Peak bytes over a span's (or, for the merge, the collection's) text, measured: pass 1 as an
+# unsharded build (memory.BUILD_BYTES_PER_TEXT_BYTE); the sparse merge ~4.8x the text (rounded
+# up); rank_bm25 rebuilds its tokenised corpus in the merge, ~10x (sharding does not bound it).
+MERGE_BYTES_PER_TEXT_BYTE = {"sparse": 5.0, "rank_bm25": 11.0}
 
 
 def shard_tasks(task: RetrieveTask, shard_docs: int) -> RetrieveTask:
     """``task`` with its index's shard tasks when its collection has more than ``shard_docs``
-    lines (and the shards' estimated memory in place of a whole build's)."""
+    lines (each span's estimated memory from its own bytes; the merge's in place of a whole build's)."""
     if text_size(task.docs) <= shard_docs:  # every line takes a byte at least: no more lines than that
         return task
     spans = plan_spans(task.docs, shard_docs)
     if not spans:
         return task
     ix = task.index
-    total = sum(c for _, _, c in spans)
-    per_line = text_size(task.docs) * BUILD_BYTES_PER_TEXT_BYTE / total
     shards = tuple(
-        ShardTask(ix.system, ix.docs, ix.format, ix.analyzer, ix.stopwords, ix.stem, first, count, off,
-                  ix.stopwords_file, memory=int(per_line * count) + WORKER_BASE_BYTES)  # fmt: skip
-        for first, off, count in spans
+        ShardTask(ix.system, ix.docs, ix.format, ix.analyzer, ix.stopwords, ix.stem, sp.first, sp.lines, sp.offset,
+                  ix.stopwords_file, memory=int(sp.size * BUILD_BYTES_PER_TEXT_BYTE) + WORKER_BASE_BYTES)  # fmt: skip
+        for sp in spans
     )
-    merge_memory = int(text_size(task.docs) * BUILD_BYTES_PER_TEXT_BYTE / 3) + WORKER_BASE_BYTES
-    return replace(task, shards=shards, memory=min(task.memory or merge_memory, merge_memory))
+    per_byte = MERGE_BYTES_PER_TEXT_BYTE.get(ix.backend, BUILD_BYTES_PER_TEXT_BYTE)
+    merge = int(sum(sp.size for sp in spans) * per_byte) + WORKER_BASE_BYTES
+    return replace(task, shards=shards, memory=min(task.memory or merge, merge))
 
 
 def _analyzer(task: ShardTask | IndexTask):
@@ -116,6 +147,25 @@ def _checksum(entries: list) -> str:
     return h.hexdigest()
 
 
+def _duplicate(task: IndexTask, entries: list) -> None:
+    """Raise the usual duplicate-id error (``FILE:LINE: duplicate document id ... (first on line
+    N)``), reading only the span(s) that hold it."""
+    from ..io.readers import _guess_doc_format, _read_jsonl_docs, _read_tsv_docs
+
+    where: dict[str, int] = {}
+    for k, e in enumerate(entries):
+        for i in _json(e, "ids.json"):
+            if i not in where:
+                where[i] = k
+                continue
+            fmt = (task.format or _guess_doc_format(task.docs)).lower()
+            read = _read_jsonl_docs if fmt == "jsonl" else _read_tsv_docs  # "lines" ids are line numbers: unique
+            lines = [ln for sp in dict.fromkeys((task.shards[where[i]], task.shards[k]))
+                     for ln, ident, _ in read(task.docs, (sp.first, sp.offset, sp.lines)) if ident == i]  # fmt: skip
+            raise UserError(f"{task.docs}:{lines[1]}: duplicate document id {i!r} (first on line {lines[0]})")
+    raise UserError(f"{task.docs}: duplicate document ids; document ids must be unique")
+
+
 def assemble(task: IndexTask, cache: Cache):
     """The collection's index from its shards' pass-1 entries (a missing or damaged one is
     recomputed here): global vocabulary and df, then each span's postings; the same index,
@@ -134,10 +184,7 @@ def assemble(task: IndexTask, cache: Cache):
         raise UserError(f"{task.docs} contains no documents")
     ids = [i for e in entries for i in _json(e, "ids.json")]
     if len(set(ids)) != len(ids):
-        from ..io.readers import read_documents
-
-        read_documents(task.docs, fmt=task.format)  # names the duplicate and its line
-        raise UserError(f"{task.docs}: duplicate document ids; document ids must be unique")
+        _duplicate(task, entries)
     terms_per = [_json(e, "terms.json") for e in entries]
     local_df = [np.bincount(_load(e, "cols"), minlength=len(t)) for e, t in zip(entries, terms_per)]
     terms, remaps, df = merge_shard_stats(terms_per, local_df)
@@ -185,3 +232,25 @@ def shard_unit(task: ShardTask, cache: Cache) -> dict[str, Any]:
     """One executor task: a span's pass 1 with the cache's notes (damaged entries recomputed)."""
     cache = cache.child()
     return {"meta": shard_stage(task, cache), "notes": cache.notes}
+
+
+def drop_stale_spans(cache: Cache) -> None:
+    """After every index of a run is built: span entries left by a failed or killed run whose
+    inputs have changed since (their keys will never be asked for again), and temporary files."""
+    d = cache.root / ShardTask.STAGE
+    if d.is_dir():
+        for p in d.iterdir():
+            if p.is_file():
+                p.unlink(missing_ok=True)
+
+
+def with_spans(task: IndexTask) -> IndexTask:
+    """An index to build in a worker without planned spans (e.g. a damaged cached index):
+    spans analysed one after another here when the collection is larger than ``shard_docs``,
+    so the worker's memory stays bounded as in a planned sharded build."""
+    if task.shards or not task.shard_docs or text_size(task.docs) <= task.shard_docs:
+        return task
+    planned = shard_tasks(RetrieveTask(task.system, task.docs, task.format, RetrievalConfig(
+        backend=task.backend, analyzer=task.analyzer, stopwords=task.stopwords, stem=task.stem),
+        (), stopwords_file=task.stopwords_file), task.shard_docs)  # fmt: skip
+    return replace(task, shards=planned.shards)

@@ -79,9 +79,10 @@ def index_stage(task: IndexTask, cache: Cache):
         except (UserError, KeyError, TypeError, ValueError) as e:
             entry.failed(str(e))
     entry.unseal()
-    if task.shards:  # spans indexed by their own tasks (pipeline/shards.py): merge them
-        from .shards import assemble, drop_entries
+    from .shards import assemble, drop_entries, with_spans
 
+    task = with_spans(task)
+    if task.shards:  # spans indexed by their own tasks (pipeline/shards.py), or one by one here: merge them
         idx, meta = assemble(task, cache)
     else:
         idx, meta = _build(task)

@@ -63,6 +63,7 @@ class IndexTask:
     delta: float | None
     stopwords_file: str | None = field(default=None, metadata=INPUT)  # keyed by content
     shards: tuple[ShardTask, ...] = field(default=(), metadata=NOT_KEYED)  # built from these spans (same index)
+    shard_docs: int = field(default=0, metadata=NOT_KEYED)  # a build without planned spans makes its own (0: never)
 
 
 @dataclass(frozen=True)
@@ -79,12 +80,14 @@ class RetrieveTask:
     stopwords_file: str | None = field(default=None, metadata=INPUT)  # retrieval.stopwords when a file
     memory: int = field(default=0, metadata=NOT_KEYED)  # estimated bytes of building the index
     shards: tuple[ShardTask, ...] = field(default=(), metadata=NOT_KEYED)  # the index's spans, when sharded
+    shard_docs: int = field(default=0, metadata=NOT_KEYED)  # config shard_docs (a rebuild in the worker uses it)
 
     @property
     def index(self) -> IndexTask:
         r = self.retrieval
         return IndexTask(self.system, self.docs, self.format, r.backend, r.analyzer, r.stopwords, r.stem,
-                         r.variant, r.k1, r.b, r.epsilon, r.delta, self.stopwords_file, self.shards)  # fmt: skip
+                         r.variant, r.k1, r.b, r.epsilon, r.delta, self.stopwords_file, self.shards,
+                         self.shard_docs)  # fmt: skip
 
 
 @dataclass(frozen=True)
