@@ -188,8 +188,13 @@ def test_sample_719_turns_aligned(shared_data):
     aligned = read_europarl_aligned(root, SAMPLE_LANGS, strict=True)
     assert len(aligned.common) == 719 and not any(aligned.dropped.values())
     en = dict(docs["en"])
-    assert en["ep-11-06-23-014:014:200"] == "The next item is the explanations of vote."
-    assert en["ep-11-06-23-014:014:202"].startswith("Madam President, ladies and gentlemen")
+    raw = (root / "txt" / "en" / "ep-11-06-23-014.txt").read_text(encoding="utf-8").splitlines()
+    # the file's first two turns, read here from the data itself: the text line after each
+    # SPEAKER tag (the second with its "(XX) " language marker, which the reader drops)
+    first, second = [raw[i + 1] for i, line in enumerate(raw) if line.startswith("<SPEAKER")][:2]
+    assert raw[0] == '<CHAPTER ID="014">' and raw[2].startswith('<SPEAKER ID="200"') and raw[4].startswith('<SPEAKER ID="202"')
+    assert en["ep-11-06-23-014:014:200"] == first
+    assert re.match(r"\([A-Z]{2}\) ", second) and en["ep-11-06-23-014:014:202"].startswith(second[5:])
 
 
 def test_sample_file_granularity(shared_data):
