@@ -193,18 +193,24 @@ def test_collection_ids_need_the_lines_format(tmp_path):
         load_config(cfg)
 
 
-def test_external_table_join_names_every_unmatched_system(tmp_path):
+def _with_external(tmp_path, rows: str):
+    """The lines experiment with an external MT table ``ext.tsv`` (``rows``: its lines after the header)."""
     cfg = _lines_experiment(tmp_path)
     table = tmp_path / "ext.tsv"
-    table.write_text("system\tbleurt\nS0\t0.5\nS1\t0.4\nS_2\t0.3\nS3\t0.2\n", encoding="utf-8")
+    table.write_text("system\tbleurt\n" + rows, encoding="utf-8")
     data = yaml.safe_load(cfg.read_text())
     data["external"] = [{"file": str(table), "kind": "mt", "columns": ["bleurt"]}]
     cfg.write_text(yaml.safe_dump(data))
+    return cfg
+
+
+def test_external_table_join_names_every_unmatched_system(tmp_path):
+    cfg = _with_external(tmp_path, "S0\t0.5\nS1\t0.4\nS_2\t0.3\nS3\t0.2\n")
     from clir_eval.pipeline.run import run_experiment
 
     res = run_experiment(load_config(cfg), tmp_path / "out", jobs=1, quiet=True)
     assert any("ext.tsv: no row for 1 system(s) (S2; closest rows: S2 (closest: S_2))" in n for n in res["notes"])
-    table.write_text("system\tbleurt\nS0\t0.5\nS1\t0.4\ncs-x\t0.3\nde-y\t0.2\n", encoding="utf-8")
+    (tmp_path / "ext.tsv").write_text("system\tbleurt\nS0\t0.5\nS1\t0.4\ncs-x\t0.3\nde-y\t0.2\n", encoding="utf-8")
     with pytest.raises(UserError, match=r"external\[0\]\.match: .*ext\.tsv matches 2 of 4 systems.*no row for: S2; S3"):
         run_experiment(load_config(cfg), tmp_path / "out2", jobs=1, quiet=True)
 
@@ -370,14 +376,10 @@ def test_validate_wrong_human_header_and_unknown_collection_format(tmp_path, cli
 
 
 def test_validate_external_table_must_join_every_system(tmp_path, cli):
-    cfg = _lines_experiment(tmp_path)
-    table = tmp_path / "ext.tsv"
-    table.write_text("system\tbleurt\nS0\t0.5\nS1\t0.4\nS2\t0.3\nsys3\t0.2\n", encoding="utf-8")
-    data = yaml.safe_load(cfg.read_text())
-    data["external"] = [{"file": str(table), "kind": "mt", "columns": ["bleurt"]}]
-    cfg.write_text(yaml.safe_dump(data))
+    cfg = _with_external(tmp_path, "S0\t0.5\nS1\t0.4\nS2\t0.3\nsys3\t0.2\n")
     code, _, err = _validate(cli, cfg)
     assert code == 2 and "error: external[0].match: ext.tsv: no row for 1 of 4 system(s): S3 (closest: sys3)" in err
+    data = yaml.safe_load(cfg.read_text())
     data["external"][0]["columns"] = ["bluert"]
     cfg.write_text(yaml.safe_dump(data))
     code, _, err = _validate(cli, cfg)
