@@ -25,7 +25,6 @@ from ..errors import UserError
 from ..io.files import _open_binary, atomic_write, write_json
 from .cache import Cache
 from .memory import WORKER_BASE_BYTES, BUILD_BYTES_PER_TEXT_BYTE, text_size
-from ..config.schema import RetrievalConfig
 from .tasks import IndexTask, RetrieveTask, ShardTask
 
 ARRAYS = ("indptr", "cols", "tf", "dl")  # pass-1 triples (retrieval.index.ShardStats)
@@ -79,23 +78,29 @@ def plan_spans(path: str, shard_docs: int) -> list[Span]:
 MERGE_BYTES_PER_TEXT_BYTE = {"sparse": 5.0, "rank_bm25": 11.0}
 
 
-def shard_tasks(task: RetrieveTask, shard_docs: int) -> RetrieveTask:
-    """``task`` with its index's shard tasks when its collection has more than ``shard_docs``
-    lines (each span's estimated memory from its own bytes; the merge's in place of a whole build's)."""
-    if text_size(task.docs) <= shard_docs:  # every line takes a byte at least: no more lines than that
-        return task
-    spans = plan_spans(task.docs, shard_docs)
-    if not spans:
-        return task
-    ix = task.index
+def span_tasks(ix: IndexTask, shard_docs: int) -> tuple[tuple[ShardTask, ...], int]:
+    """The span tasks of an index when its collection has more than ``shard_docs`` lines (each
+    with its estimated memory from its own bytes) and the merge's estimated memory; ``((), 0)``
+    when it fits one build."""
+    if text_size(ix.docs) <= shard_docs:  # every line takes a byte at least: no more lines than that
+        return (), 0
+    spans = plan_spans(ix.docs, shard_docs)
     shards = tuple(
         ShardTask(ix.system, ix.docs, ix.format, ix.analyzer, ix.stopwords, ix.stem, sp.first, sp.lines, sp.offset,
                   ix.stopwords_file, memory=int(sp.size * BUILD_BYTES_PER_TEXT_BYTE) + WORKER_BASE_BYTES)  # fmt: skip
         for sp in spans
     )
     per_byte = MERGE_BYTES_PER_TEXT_BYTE.get(ix.backend, BUILD_BYTES_PER_TEXT_BYTE)
-    merge = int(sum(sp.size for sp in spans) * per_byte) + WORKER_BASE_BYTES
-    return replace(task, shards=shards, memory=min(task.memory or merge, merge))
+    return shards, int(sum(sp.size for sp in spans) * per_byte) + WORKER_BASE_BYTES
+
+
+def shard_tasks(task: RetrieveTask, shard_docs: int) -> RetrieveTask:
+    """``task`` planned: with its index's span tasks and the merge's memory in place of a whole
+    build's, or as one build; either way ``shard_docs`` 0 (its worker does not plan again)."""
+    shards, merge = span_tasks(task.index, shard_docs)
+    if not shards:
+        return replace(task, shard_docs=0)
+    return replace(task, shards=shards, memory=min(task.memory or merge, merge), shard_docs=0)
 
 
 def _analyzer(task: ShardTask | IndexTask):
@@ -245,12 +250,9 @@ def drop_stale_spans(cache: Cache) -> None:
 
 
 def with_spans(task: IndexTask) -> IndexTask:
-    """An index to build in a worker without planned spans (e.g. a damaged cached index):
-    spans analysed one after another here when the collection is larger than ``shard_docs``,
+    """An index to build in a worker that was not planned (e.g. a damaged cached index): spans
+    analysed one after another here when the collection has more than ``shard_docs`` lines,
     so the worker's memory stays bounded as in a planned sharded build."""
-    if task.shards or not task.shard_docs or text_size(task.docs) <= task.shard_docs:
+    if task.shards or not task.shard_docs:
         return task
-    planned = shard_tasks(RetrieveTask(task.system, task.docs, task.format, RetrievalConfig(
-        backend=task.backend, analyzer=task.analyzer, stopwords=task.stopwords, stem=task.stem),
-        (), stopwords_file=task.stopwords_file), task.shard_docs)  # fmt: skip
-    return replace(task, shards=planned.shards)
+    return replace(task, shards=span_tasks(task, task.shard_docs)[0])

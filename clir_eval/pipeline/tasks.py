@@ -63,7 +63,7 @@ class IndexTask:
     delta: float | None
     stopwords_file: str | None = field(default=None, metadata=INPUT)  # keyed by content
     shards: tuple[ShardTask, ...] = field(default=(), metadata=NOT_KEYED)  # built from these spans (same index)
-    shard_docs: int = field(default=0, metadata=NOT_KEYED)  # a build without planned spans makes its own (0: never)
+    shard_docs: int = field(default=0, metadata=NOT_KEYED)  # not yet planned: a build makes its own spans (0: planned)
 
 
 @dataclass(frozen=True)
@@ -80,7 +80,7 @@ class RetrieveTask:
     stopwords_file: str | None = field(default=None, metadata=INPUT)  # retrieval.stopwords when a file
     memory: int = field(default=0, metadata=NOT_KEYED)  # estimated bytes of building the index
     shards: tuple[ShardTask, ...] = field(default=(), metadata=NOT_KEYED)  # the index's spans, when sharded
-    shard_docs: int = field(default=0, metadata=NOT_KEYED)  # config shard_docs (a rebuild in the worker uses it)
+    shard_docs: int = field(default=0, metadata=NOT_KEYED)  # config shard_docs until the driver planned the spans
 
     @property
     def index(self) -> IndexTask:
