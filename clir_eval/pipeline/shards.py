@@ -28,7 +28,7 @@ from .memory import WORKER_BASE_BYTES, BUILD_BYTES_PER_TEXT_BYTE, text_size
 from .tasks import IndexTask, RetrieveTask, ShardTask
 
 ARRAYS = ("indptr", "cols", "tf", "dl")  # pass-1 triples (retrieval.index.ShardStats)
-EXTS = tuple(f"{a}.npy" for a in ARRAYS) + ("terms.json", "ids.json", "docs.bin", "json")
+EXTS = tuple(f"{a}.npy" for a in ARRAYS) + ("df.npy", "terms.json", "ids.json", "docs.bin", "json")
 DEFAULT_SHARD_DOCS = 500_000
 READ_BLOCK = 1 << 22  # bytes read at a time while counting lines
 
@@ -120,9 +120,11 @@ def shard_stage(task: ShardTask, cache: Cache) -> dict[str, Any]:
     entry.unseal()
     docs = read_documents(task.docs, fmt=task.format, span=(task.first, task.offset, task.lines))
     stats = shard_stats(docs.texts, _analyzer(task))
-    for name in ARRAYS:
+    arrays = {name: getattr(stats, name) for name in ARRAYS}
+    arrays["df"] = np.bincount(stats.cols, minlength=len(stats.terms))  # the span's df: the merge reads it, not cols
+    for name, arr in arrays.items():
         with atomic_write(entry.path(f"{name}.npy"), "wb") as fh:
-            np.save(fh, np.ascontiguousarray(getattr(stats, name)), allow_pickle=False)
+            np.save(fh, np.ascontiguousarray(arr), allow_pickle=False)
     write_json(entry.path("terms.json"), stats.terms, indent=None)
     write_json(entry.path("ids.json"), list(docs.ids), indent=None)
     with atomic_write(entry.path("docs.bin"), "wb") as fh:  # what Documents.checksum hashes, for the merge
@@ -191,9 +193,8 @@ def assemble(task: IndexTask, cache: Cache):
     if len(set(ids)) != len(ids):
         _duplicate(task, entries)
     terms_per = [_json(e, "terms.json") for e in entries]
-    local_df = [np.bincount(_load(e, "cols"), minlength=len(t)) for e, t in zip(entries, terms_per)]
-    terms, remaps, df = merge_shard_stats(terms_per, local_df)
-    del terms_per, local_df
+    terms, remaps, df = merge_shard_stats(terms_per, [_load(e, "df") for e in entries])
+    del terms_per
     parts, dls, start = [], [], 0
     for k, (e, m) in enumerate(zip(entries, metas)):
         if m["n_docs"] == 0:

@@ -37,7 +37,9 @@ def mt_stage(task: MTTask, cache: Cache) -> dict:
     return out
 
 
-CACHED_INDEX_BACKENDS = ("sparse", "rank_bm25")  # saved as verified arrays (rank_bm25: its postings; rank-bm25 itself re-initialises its model from them, no re-tokenising)
+# Saved as verified arrays; for rank_bm25 its postings, from which rank-bm25 itself
+# re-initialises its model on load (no re-tokenising).
+CACHED_INDEX_BACKENDS = ("sparse", "rank_bm25")
 
 
 def ids_checksum(ids) -> str:
