@@ -243,6 +243,19 @@ def test_verdicts_flag_too_few_systems_and_uninformative_measures():
     assert v["discriminability"]["pairs_separated"] < 3
     assert not v["informative"] and v["warnings"][0].startswith("UNINFORMATIVE")
 
+    # the reports name the tests behind "separates k of n pairs" and "min significant |τ|"
+    from clir_eval.report.html import _verdicts_html
+    from clir_eval.report.tables import verdict_blocks
+
+    (w,) = verdicts([_target({**cols, "y": noise.mean(axis=1) + np.arange(8)},
+                             per_query=lambda name, systems: noise + np.arange(8)[:, None])],
+                    [], Settings(), VerdictSettings(500))  # fmt: skip
+    md = verdict_blocks([v, w])[-1].text
+    assert "paired randomization over queries (two-sided, mean difference, k=500" in md and "holm over each measure" in md
+    assert "seed 7" not in md and "fewer than 10% of the pairs is flagged UNINFORMATIVE" in md
+    assert "exact null distribution of Kendall's τ" in md and w["min_significant_tau"] is not None
+    assert "paired randomization over queries" in _verdicts_html([v, w])
+
 
 # --------------------------------------------------------------------------- query accounting
 def test_query_accounting_reasons_and_per_measure_split():

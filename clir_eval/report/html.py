@@ -10,7 +10,7 @@ from typing import Any, Mapping
 
 from .tables import (KIND_TITLES, Bullets, Heading, Para, Table, best_per_measure, cell_text, coefficient_name,
                      direction_blocks, english_label, fmt_num, fmt_p, fmt_tau, inline_spans, kind_table, natural_key,
-                     queries_blocks, score_columns, signature_lines, tau_caption, tau_grid)
+                     queries_blocks, score_columns, signature_lines, tau_caption, tau_grid, verdict_tests)
 
 
 # --------------------------------------------------------------------------- plots
@@ -256,6 +256,9 @@ def _verdicts_html(vds) -> str:
     parts.append("<table class='verdicts'><thead><tr><th>target</th><th>winner</th><th>clusters (best first)</th>"
                  "<th>significant differences (adjusted)</th><th>systems: min significant |τ|</th>"
                  "<th>system pairs the measure separates</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>")
+    tests = verdict_tests(vds)
+    if tests:
+        parts.append(f"<p class='caption'>{html.escape(tests)}</p>")
     return "\n".join(parts)
 
 

@@ -241,7 +241,27 @@ def verdict_blocks(vds: Sequence[Mapping[str, Any]], labels: Mapping[str, str] |
         flag = "" if v.get("informative", True) else " — UNINFORMATIVE"
         items.append(f"**{name}**{flag}: {head}; clusters {cl}; significant differences: "
                      f"{'; '.join(sig) if sig else 'none'}; {power}{disc}.")
-    return blocks + [Bullets(tuple(items))]
+    tests = verdict_tests(vds)
+    return blocks + [Bullets(tuple(items))] + ([Para(tests)] if tests else [])
+
+
+def verdict_tests(vds: Sequence[Mapping[str, Any]]) -> str:
+    """The tests behind the verdicts' power and discriminability figures (a caption)."""
+    import re
+
+    from ..correlation.driver import MIN_SEPARATED_SHARE
+
+    alpha = vds[0].get("alpha", 0.05) if vds else 0.05
+    parts = []
+    if any(v.get("min_significant_tau") is not None for v in vds):
+        parts.append(f"Min significant |τ|: the smallest |τ| with p < {alpha:g} for n untied systems, from the exact "
+                     "null distribution of Kendall's τ (scipy's exact test; asymptotic above 33 systems).")
+    d = next((v["discriminability"] for v in vds if (v.get("discriminability") or {}).get("test")), None)
+    if d:
+        test = re.sub(r"over the \d+ system pairs", "over each measure's system pairs", re.sub(r", seed \d+", "", d["test"]))
+        parts.append(f"System pairs a measure separates: {test} (seeds per target in results.json); a measure "
+                     f"separating fewer than {MIN_SEPARATED_SHARE:.0%} of the pairs is flagged UNINFORMATIVE.")
+    return " ".join(parts)
 
 
 TAU_CAPTION = ("× = p ≥ α for this metric alone (two-sided test of no association, not adjusted for the other "
