@@ -71,3 +71,59 @@ def test_commands_not_plain_literals_are_imported_eagerly():
     assert _commands_in("N = 'x'\n@app.command(N)\ndef f():\n    pass\n", "m") is None
     found = _commands_in('@app.command()\ndef mt_score():\n    """Score."""\n', "m")
     assert [(c.name, c.help) for c in found] == [("mt-score", "Score.")]
+
+
+def _imported_by(args: list[str], cwd) -> set[str]:
+    """Modules of interest loaded after running one command to completion in a fresh interpreter."""
+    watch = (*HEAVY, "scipy.stats", "scipy.sparse")
+    code = (
+        "import sys\nfrom clir_eval.cli import main\n"
+        f"rc = main({args!r})\n"
+        f"print('rc', rc, 'imported:', *[m for m in {watch!r} if m in sys.modules])"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=cwd)
+    assert proc.returncode == 0, proc.stderr
+    rc, _, mods = proc.stdout.rpartition("rc ")[2].partition(" imported:")
+    assert rc.strip() == "0", proc.stdout + proc.stderr
+    return set(mods.split())
+
+
+def _mt_files(tmp_path):
+    (tmp_path / "hyp.txt").write_text("the cat sat on the mat\na dog barked\n", encoding="utf-8")
+    (tmp_path / "ref.txt").write_text("the cat sat on a mat\nthe dog barked\n", encoding="utf-8")
+
+
+def test_mt_score_without_resampling_does_not_import_scipy_stats(tmp_path):
+    _mt_files(tmp_path)
+    mods = _imported_by(["mt-score", "--hyp", "hyp.txt", "--ref", "ref.txt", "--metrics", "bleu,chrf1,macrof1,microf1"], tmp_path)
+    assert "sacrebleu" in mods  # the check sees the work's own imports
+    assert not {"scipy.stats", "pytrec_eval", "matplotlib"} & mods
+
+
+def test_mt_score_bootstrap_imports_scipy_stats_only_when_asked(tmp_path):
+    _mt_files(tmp_path)
+    mods = _imported_by(["mt-score", "--hyp", "hyp.txt", "--ref", "ref.txt", "--metrics", "bleu", "--bootstrap", "20"], tmp_path)
+    assert "scipy.stats" in mods
+
+
+def test_ir_score_and_retrieve_import_only_their_stage(tmp_path):
+    (tmp_path / "docs.tsv").write_text("d1\tthe cat sat\nd2\ta dog barked\nd3\tcats and dogs\n", encoding="utf-8")
+    (tmp_path / "q.tsv").write_text("q1\tcat\nq2\tdog\n", encoding="utf-8")
+    (tmp_path / "qrels.txt").write_text("q1 0 d1 1\nq2 0 d2 1\n", encoding="utf-8")
+    mods = _imported_by(["retrieve", "--docs", "docs.tsv", "--queries", "q.tsv", "--out", "run.txt"], tmp_path)
+    assert not {"scipy.stats", "sacrebleu", "pytrec_eval", "matplotlib"} & mods
+    mods = _imported_by(["ir-score", "--qrels", "qrels.txt", "--run", "run.txt", "--measures", "map,ndcg,P_10"], tmp_path)
+    assert "pytrec_eval" in mods
+    assert not {"scipy", "sacrebleu", "matplotlib"} & mods
+
+
+def test_pipeline_modules_import_no_stage_libraries():
+    """What a spawned worker and the config loader import before any stage runs."""
+    code = (
+        "import sys\nimport clir_eval.pipeline.stages, clir_eval.pipeline.shards, clir_eval.config.load, "
+        "clir_eval.correlation.significance, clir_eval.cli.run\n"
+        "print(*[m for m in ('scipy.stats', 'sacrebleu', 'pytrec_eval', 'matplotlib') if m in sys.modules])"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == []

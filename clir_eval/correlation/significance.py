@@ -16,7 +16,7 @@ import warnings
 from typing import Sequence
 
 import numpy as np
-import scipy.stats
+import scipy  # scipy.stats loads on first use (scipy's lazy submodules): importing this module stays cheap
 
 from ..errors import UserError
 from .statistics import (Mapper, _check_level, _draws, _percentile_ci, _serial_map, block_tasks, check_method,

@@ -42,8 +42,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import Sequence
 
 import numpy as np
-import scipy
-import scipy.stats
+import scipy  # scipy.stats loads on first use (scipy's lazy submodules)
 
 from ..errors import UserError
 

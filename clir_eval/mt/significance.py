@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
-from scipy import sparse, stats
+import scipy  # scipy.stats loads on first use: mt-score without resampling never imports it
+from scipy import sparse
 
 from ..errors import UserError
 from .base import MTMetric, totals
@@ -162,7 +163,7 @@ def sign_test(metric: MTMetric, stats_a, stats_b) -> SignTest:
     tol = 1e-9
     wins, losses = int((d > tol).sum()), int((d < -tol).sum())
     ties = len(d) - wins - losses
-    p = 1.0 if wins + losses == 0 else float(stats.binomtest(wins, wins + losses, 0.5).pvalue)
+    p = 1.0 if wins + losses == 0 else float(scipy.stats.binomtest(wins, wins + losses, 0.5).pvalue)
     return SignTest(wins, losses, ties, p)
 
 
@@ -172,7 +173,7 @@ def adjust_p(pvalues: Sequence[float], method: str = "holm") -> np.ndarray:
     if method == "none" or len(p) == 0:
         return p.copy()
     if method == "bh":
-        return stats.false_discovery_control(p, method="bh")
+        return scipy.stats.false_discovery_control(p, method="bh")
     if method != "holm":
         raise UserError(f"unknown correction {method!r}; choose holm, bh or none")
     order = np.argsort(p, kind="stable")
@@ -195,14 +196,14 @@ def bias_corrected_interval(score: float, boot: np.ndarray, jackknife: np.ndarra
         bias = boot.mean() - score
         lo, hi = np.percentile(boot, [100 * lo_q, 100 * hi_q])
         return float(lo - bias), float(hi - bias), "percentile-shifted"
-    z0 = stats.norm.ppf(prop)
+    z0 = scipy.stats.norm.ppf(prop)
     dev = jackknife.mean() - jackknife
     den = 6.0 * (dev ** 2).sum() ** 1.5
     a = float((dev ** 3).sum() / den) if den > 0 else 0.0
     qs = []
     for q in (lo_q, hi_q):
-        z = stats.norm.ppf(q)
-        qs.append(stats.norm.cdf(z0 + (z0 + z) / (1 - a * (z0 + z))))
+        z = scipy.stats.norm.ppf(q)
+        qs.append(scipy.stats.norm.cdf(z0 + (z0 + z) / (1 - a * (z0 + z))))
     lo, hi = np.percentile(boot, [100 * qs[0], 100 * qs[1]])
     return float(lo), float(hi), "bca"
 
