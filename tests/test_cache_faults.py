@@ -33,9 +33,9 @@ def _reports_without_plots(monkeypatch):
     seconds per run and are covered by the report tests."""
     import functools
 
-    import clir_eval.report.render as render
+    import clir_eval.report as report
 
-    monkeypatch.setattr(render, "write_reports", functools.partial(render.write_reports, plots=False))
+    monkeypatch.setattr(report, "write_reports", functools.partial(report.write_reports, plots=False))
 
 
 def _configure(path: Path) -> None:
@@ -210,7 +210,7 @@ def test_lock_of_a_killed_run_is_taken_over(tmp_path):
 
 
 def test_results_json_is_written_after_the_reports(clean, tmp_path, monkeypatch):
-    import clir_eval.report.render as render
+    import clir_eval.report as report
 
     config = clean["pseudo"][0]
     out = tmp_path / "out"
@@ -218,7 +218,7 @@ def test_results_json_is_written_after_the_reports(clean, tmp_path, monkeypatch)
     def killed(*a, **k):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(render, "write_reports", killed)
+    monkeypatch.setattr(report, "write_reports", killed)
     with pytest.raises(KeyboardInterrupt):
         _run(config, out)
     assert not (out / "results.json").exists()
@@ -230,7 +230,7 @@ def test_results_json_is_written_after_the_reports(clean, tmp_path, monkeypatch)
     cfg = yaml.safe_load((root / config.name).read_text())
     cfg["ir"]["measures"] = ["map"]
     (root / config.name).write_text(yaml.safe_dump(cfg))
-    monkeypatch.setattr(render, "write_reports", killed)
+    monkeypatch.setattr(report, "write_reports", killed)
     with pytest.raises(KeyboardInterrupt):
         _run(root / config.name, out)
     assert not (out / "results.json").exists(), "a stale results.json must not sit beside half-written reports"

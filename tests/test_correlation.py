@@ -20,9 +20,9 @@ from clir_eval.correlation.statistics import (
     pairwise_accuracy,
     permutation_sigdiff,
     query_bootstrap_ci,
-    round_half_up,
     summarize,
 )
+from clir_eval.stats import round_half_up
 from clir_eval.errors import UserError
 
 

@@ -14,7 +14,8 @@ from scipy import stats
 from clir_eval.mt.base import load_metric
 from clir_eval.mt.favoritism import leave_one_out
 from clir_eval.mt.resampling import bootstrap_ci
-from clir_eval.mt.significance import adjust_p, bias_corrected_interval, paired_ar, sentence_scores, sign_test
+from clir_eval.mt.significance import paired_ar, sentence_scores, sign_test
+from clir_eval.stats import adjust_p, bias_corrected_interval
 
 WORDS = "the a of cat dog sat on mat blue red house runs fast slow big".split()
 

@@ -12,8 +12,8 @@ import subprocess
 import pytest
 
 from clir_eval.report import REPORT_FILES, write_reports
-from clir_eval.report.latex import latex_escape, latex_inline, latex_report
-from clir_eval.report.tables import fmt_tau, markdown, render, tau_rows
+from clir_eval.report.latex import latex_escape, latex_inline
+from clir_eval.report.tables import fmt_tau, latex_report, markdown, render, tau_rows
 
 SPECIALS = "&%$#_{}~^\\<>|"
 NASTY = "sys&1%_#{x}~^\\$<>|--"  # every LaTeX special in one system name

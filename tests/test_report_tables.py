@@ -75,7 +75,7 @@ def test_renderer_formats():
 
 # --------------------------------------------------------------------------- HTML readability at many systems
 def test_natural_sort_of_system_names():
-    from clir_eval.report.tables import natural_key
+    from clir_eval.report.blocks import natural_key
 
     names = ["nc100000.bpe32000", "nc25000.bpe16000", "nc50000.bpe16000", "nc25000.bpe8000", "Sys10", "sys9"]
     assert sorted(names, key=natural_key) == ["nc25000.bpe8000", "nc25000.bpe16000", "nc50000.bpe16000",

@@ -7,10 +7,10 @@ import math
 
 import pytest
 
+from clir_eval.correlation.tables import correlate_table
 from clir_eval.errors import UserError
 from clir_eval.io.tables import (
     apply_filters,
-    correlate_table,
     parse_filters,
     parse_labels,
     parse_rounding,

@@ -12,11 +12,12 @@ import typer
 
 from ..correlation.driver import Settings, VerdictSettings, correlate_groups
 from ..correlation.significance import CORRECTIONS
+from ..correlation.tables import groups
 from ..errors import UserError
 from ..io.files import atomic_write, check_output_file
 from ..limits import MAX_RESAMPLES, check_max, check_seed
 from ..params import split_list
-from ..io.tables import apply_filters, groups, parse_filters, parse_labels, parse_rounding, read_table
+from ..io.tables import apply_filters, parse_filters, parse_labels, parse_rounding, read_table
 from ..report.tables import CORRELATE_TSV, correlate_blocks, correlate_markdown, tsv_records
 from .app import app
 

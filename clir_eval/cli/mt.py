@@ -15,9 +15,10 @@ from ..io.files import atomic_write, check_output_file
 from ..limits import MAX_RESAMPLES, check_max, check_seed
 from ..mt.base import KNOWN_METRICS, collect_stats, load_metric, load_metrics, read_segments
 from ..mt.resampling import bootstrap_ci
-from ..mt.significance import adjust_p, compare_to_baseline
+from ..mt.significance import compare_to_baseline
 from ..mt.typebased import TypeFMetric
 from ..params import split_list
+from ..stats import adjust_p
 from .app import app
 
 _DEFAULT_METRICS = "bleu,chrf1,macrof1,microf1"

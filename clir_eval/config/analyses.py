@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ..errors import UserError
 from ..limits import MAX_DEPTH
 from .schema import AnalysesConfig, BucketsAnalysis, FavoritismAnalysis
-
-if TYPE_CHECKING:
-    from .load import _Loader, _Section
+from .sections import _Loader, _Section
 
 
 def load_analyses(s: "_Loader", sec: "_Section | None", *, has_mt: bool,

@@ -15,8 +15,9 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from ..config.schema import Config
+from ..stats import round_half_up
 from .statistics import (Correlation, Mapper, batched, bootstrap_ci, check_method, correlate, pairwise_accuracy,
-                         permutation_sigdiff, query_bootstrap_ci, round_half_up)
+                         permutation_sigdiff, query_bootstrap_ci)
 from .verdict import ranking
 
 PerQuery = Callable[[str, Sequence[str]], "np.ndarray | None"]

@@ -19,6 +19,7 @@ import numpy as np
 import scipy  # scipy.stats loads on first use (scipy's lazy submodules): importing this module stays cheap
 
 from ..errors import UserError
+from ..stats import adjust_p
 from .statistics import (Mapper, _check_level, _draws, _percentile_ci, _serial_map, block_tasks, check_method,
                          joint_sample, resample_block, resample_blocks)
 
@@ -27,9 +28,7 @@ CORRECTIONS = ("holm", "bh")
 
 def adjust(p_values: Sequence[float], method: str = "holm") -> list[float]:
     """Adjusted p-values in input order: ``holm`` (Holm 1979) or ``bh`` (Benjamini-Hochberg 1995)
-    (:func:`clir_eval.mt.significance.adjust_p`, one implementation for MT and correlation tests)."""
-    from ..mt.significance import adjust_p
-
+    (:func:`clir_eval.stats.adjust_p`, one implementation for MT and correlation tests)."""
     if method not in CORRECTIONS:
         raise UserError(f"unknown correction {method!r}; use one of {', '.join(CORRECTIONS)}")
     return [float(v) for v in adjust_p(list(p_values), method)]

@@ -12,7 +12,6 @@ mt-metrics-eval's ``stats.py``:
   ``PermutationSigDiff``) for the difference between two metrics' correlations.
 - :func:`pairwise_accuracy`: share of system pairs ordered the same way (ties agree only
   with ties), i.e. Deutsch et al. 2023's ``acc23`` with epsilon 0.
-- :func:`round_half_up`: per-score rounding as published tables did before correlating.
 
 Resampling is done in seed blocks of :data:`RESAMPLE_BLOCK` draws: block ``k`` draws from
 ``numpy.random.default_rng([seed, k])`` (block 0 is ``default_rng(seed)``, so up to 1000
@@ -38,13 +37,13 @@ import math
 import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, TypeVar
-from decimal import ROUND_HALF_UP, Decimal
 from typing import Sequence
 
 import numpy as np
 import scipy  # scipy.stats loads on first use (scipy's lazy submodules)
 
 from ..errors import UserError
+from .verdict import leaders
 
 METHODS = ("kendall", "pearson", "spearman")
 VARIANTS = ("b", "c", "acc23")
@@ -524,18 +523,6 @@ def permutation_sigdiff(x1: Sequence[float], x2: Sequence[float], y: Sequence[fl
     return float(delta), ((hits + 1) / (n_resamples + 1) if plus_one else hits / n_resamples)
 
 
-def round_half_up(value: float | None, ndigits: int) -> float | None:
-    """Round to ``ndigits`` decimals with ties (.5) rounded away from zero, on the shortest
-    decimal representation of the float (``repr``): 0.4565 -> 0.457, 2.675 -> 2.68,
-    -0.5 -> -1.0. This is how a human or a spreadsheet rounds published scores, unlike
-    Python's ``round`` (ties to even, on the binary value: round(2.675, 2) == 2.67).
-    NaN/None pass through."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return value
-    q = Decimal(1).scaleb(-ndigits)
-    return float(Decimal(repr(float(value))).quantize(q, rounding=ROUND_HALF_UP))
-
-
 def summarize(results: Sequence[dict], x_columns: Sequence[str], lower: Sequence[str] = ()) -> list[dict]:
     """Per x column, like Table 3 of Gowda et al. 2021: mean and median of the significant
     τ values, how many are significant, and ``wins`` = the number of (group, y) rows in which
@@ -543,8 +530,6 @@ def summarize(results: Sequence[dict], x_columns: Sequence[str], lower: Sequence
 
     ``results`` are dicts with ``group``, ``x``, ``y``, ``tau``, ``significant``.
     """
-    from .verdict import leaders
-
     rows: dict[tuple, dict[str, float]] = {}
     for r in results:
         if r.get("tau") is not None:

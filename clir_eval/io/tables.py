@@ -22,9 +22,9 @@ from typing import Sequence
 
 import numpy as np
 
-from ..correlation.statistics import round_half_up
 from ..errors import UserError
 from ..limits import MAX_DECIMALS
+from ..stats import round_half_up
 from .files import PathLike, iter_lines
 
 MISSING = frozenset({"", "na", "n/a", "nan", "null", "none", "-"})
@@ -210,45 +210,4 @@ def parse_labels(items: Sequence[str]) -> dict[str, str]:
             if not eq or not key.strip():
                 raise UserError(f"bad label {piece!r}; write VALUE=LABEL, e.g. 2B-ANALYSIS-QUERY1=LT In")
             out[key.strip()] = label.strip()
-    return out
-
-
-def correlate_table(table: Table, xs: Sequence[str], ys: Sequence[str], *, group_by: str | None = None,
-                    rounding: dict[str, int] | None = None, method: str = "kendall", variant: str | None = "b",
-                    alpha: float = 0.05, ci_resamples: int = 0, seed: int = 0, level: float = 0.95) -> list[dict]:
-    """Correlate every x column with every y column, per group (first-appearance order), with the
-    one driver (:func:`clir_eval.correlation.driver.correlate_pairs`).
-
-    ``group_by`` is a column or a comma list of columns (e.g. ``lang,domain``; the group is
-    their values joined by ``/``). Rows with a missing value in x or y are dropped for that
-    pair only; ``n`` is the number of rows used. Rounding (half-up, per column) is applied to
-    the cells before correlating.
-    With ``ci_resamples > 0`` each row also gets a bootstrap CI over rows (systems).
-    Returns dicts ``{"group", "x", "y", "tau", "p_value", "n", "significant", ...}``.
-    """
-    from ..correlation.driver import Settings, correlate_groups
-
-    settings = Settings(method, variant, alpha, ci_resamples, seed, level, seed_per_pair=False)
-    rounding = rounding or {}
-    return correlate_groups(groups(table, xs, ys, group_by, rounding), xs, ys, settings, rounding)[0]
-
-
-def groups(table: Table, xs: Sequence[str], ys: Sequence[str], group_by: str | None,
-           rounding: dict[str, int]) -> list[tuple[str | None, "ScoreTable"]]:
-    """(group value, score table of its rows) per ``group_by`` value in first-appearance order;
-    ``group_by`` may name several columns (``lang,domain``: the group is their values joined by ``/``)."""
-    from ..correlation.driver import ScoreTable
-
-    group_cols = [c.strip() for c in group_by.split(",") if c.strip()] if group_by else []
-    for col in list(xs) + list(ys) + group_cols + list(rounding):
-        table.index(col)
-    values = {c: table.numbers(c, rounding.get(c)) for c in dict.fromkeys(list(xs) + list(ys))}
-    rows = tuple(str(i) for i in range(len(table.rows)))
-    if not group_cols:
-        return [(None, ScoreTable(rows, values))]
-    keys = np.array(["/".join(v) for v in zip(*(table.strings(c) for c in group_cols))], dtype=object)
-    out = []
-    for g in dict.fromkeys(keys):
-        sel = keys == g
-        out.append((g, ScoreTable(tuple(r for r, k in zip(rows, sel) if k), {c: v[sel] for c, v in values.items()})))
     return out

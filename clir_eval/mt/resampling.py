@@ -9,9 +9,9 @@ import numpy as np
 from scipy import sparse
 
 from ..errors import UserError
+from ..stats import bias_corrected_interval
 from .base import MTMetric, Refs
 from .favoritism import leave_one_out
-from .significance import bias_corrected_interval
 
 
 def _resample_weights(n_segments: int, n_samples: int, seed: int):
@@ -74,7 +74,7 @@ def bootstrap_ci(metric: MTMetric, stats, n_samples: int = 1000, seed: int = 123
     """Resample segments with replacement ``n_samples`` times; the CI is the
     ((1-level)/2, (1+level)/2) percentile range (numpy's linear interpolation) of the
     resampled corpus scores. ``bc_low``/``bc_high`` is the bias-corrected interval (BCa with the
-    jackknife from leave-one-out scores; see :func:`clir_eval.mt.significance.bias_corrected_interval`),
+    jackknife from leave-one-out scores; see :func:`clir_eval.stats.bias_corrected_interval`),
     which stays around the score when resampling biases the metric (MacroF/MicroF lose rare types)."""
     n = _check_resampling(stats, n_samples)
     scores = np.array([metric.score_totals(_weighted_totals(stats, w))[0]

@@ -1,4 +1,4 @@
-"""Paired significance tests between MT systems on one test set: approximate randomization, sign test, p-value adjustment, BCa.
+"""Paired significance tests between MT systems on one test set: approximate randomization, sign test, comparison with a baseline.
 
 - **Paired approximate randomization** (sacrebleu ``--paired-ar``; Riezler & Maxwell 2005): in each of
   k trials every segment's statistics are swapped between the two systems with probability 1/2 (the
@@ -8,10 +8,8 @@
 - **Sign test** (Collins et al. 2005, as used by Chiang et al. 2008 §3.1): per segment, the metric's
   own score of that segment alone (its formula on the segment's statistics) decides a win, loss or
   tie; p is the two-sided exact binomial test of wins vs losses (ties dropped).
-- **Adjustment** over a family of tests: Holm (default) or Benjamini-Hochberg.
-- **Bias-corrected bootstrap interval**: BCa (Efron 1987) with the jackknife acceleration taken from
-  the leave-one-out scores; when every resample lies on one side of the score (BCa undefined),
-  the percentile interval shifted by the bootstrap bias.
+- p-values of a family of comparisons are adjusted with :func:`clir_eval.stats.adjust_p` (Holm or
+  Benjamini-Hochberg).
 """
 
 from __future__ import annotations
@@ -24,12 +22,14 @@ import scipy  # scipy.stats loads on first use: mt-score without resampling neve
 from scipy import sparse
 
 from ..errors import UserError
+from ..stats import adjust_p
 from .base import MTMetric, totals
 from .favoritism import type_entries
 from .recognition import RecognitionRateMetric
+from .resampling import paired_bootstrap
 from .typebased import TypeFMetric, _prf
 
-__all__ = ["PairedAR", "SignTest", "adjust_p", "paired_ar", "sentence_scores", "sign_test", "bias_corrected_interval"]
+__all__ = ["PairedAR", "SignTest", "compare_to_baseline", "paired_ar", "sentence_scores", "sign_test"]
 
 _CHUNK_CELLS = 2_000_000  # trials × statistic columns per vectorised block
 
@@ -167,55 +167,12 @@ def sign_test(metric: MTMetric, stats_a, stats_b) -> SignTest:
     return SignTest(wins, losses, ties, p)
 
 
-def adjust_p(pvalues: Sequence[float], method: str = "holm") -> np.ndarray:
-    """Family-wise (Holm) or false-discovery-rate (Benjamini-Hochberg, ``bh``) adjusted p-values."""
-    p = np.asarray(pvalues, dtype=np.float64)
-    if method == "none" or len(p) == 0:
-        return p.copy()
-    if method == "bh":
-        return scipy.stats.false_discovery_control(p, method="bh")
-    if method != "holm":
-        raise UserError(f"unknown correction {method!r}; choose holm, bh or none")
-    order = np.argsort(p, kind="stable")
-    m = len(p)
-    adj = np.maximum.accumulate((m - np.arange(m)) * p[order])
-    out = np.empty(m)
-    out[order] = np.minimum(adj, 1.0)
-    return out
-
-
-def bias_corrected_interval(score: float, boot: np.ndarray, jackknife: np.ndarray,
-                            level: float = 0.95) -> tuple[float, float, str]:
-    """(low, high, method): BCa from bootstrap scores and leave-one-out (jackknife) scores, or the
-    bias-shifted percentile interval when all resamples fall on one side of ``score``."""
-    boot = np.asarray(boot, dtype=np.float64)
-    below = (boot < score).sum() + 0.5 * (boot == score).sum()
-    prop = below / len(boot)
-    lo_q, hi_q = (1 - level) / 2, (1 + level) / 2
-    if prop <= 0 or prop >= 1:
-        bias = boot.mean() - score
-        lo, hi = np.percentile(boot, [100 * lo_q, 100 * hi_q])
-        return float(lo - bias), float(hi - bias), "percentile-shifted"
-    z0 = scipy.stats.norm.ppf(prop)
-    dev = jackknife.mean() - jackknife
-    den = 6.0 * (dev ** 2).sum() ** 1.5
-    a = float((dev ** 3).sum() / den) if den > 0 else 0.0
-    qs = []
-    for q in (lo_q, hi_q):
-        z = scipy.stats.norm.ppf(q)
-        qs.append(scipy.stats.norm.cdf(z0 + (z0 + z) / (1 - a * (z0 + z))))
-    lo, hi = np.percentile(boot, [100 * qs[0], 100 * qs[1]])
-    return float(lo), float(hi), "bca"
-
-
 def compare_to_baseline(metrics: Sequence[MTMetric], baseline: tuple[str, Sequence[str]],
                         systems: Sequence[tuple[str, Sequence[str]]], refs, n_bootstrap: int = 1000,
                         n_ar: int = 10000, seed: int = 12345, correction: str = "holm") -> dict[str, Any]:
     """Every system against the baseline on every metric: paired bootstrap (Koehn 2004), paired
     approximate randomization and the sign test, each with p-values adjusted over its family (all
     system × metric comparisons of that test)."""
-    from .resampling import paired_bootstrap
-
     adjust_p([], correction)  # validate the name early
     rows: list[dict[str, Any]] = []
     base_name, base_hyps = baseline

@@ -62,7 +62,7 @@ def locked(out: Path) -> Iterator[None]:
 def write_outputs(results: dict, out: Path, t_start: float) -> None:
     """Write the reports, then results.json; a run stopped in between leaves no results.json
     (reports are skipped when results.json already holds the same results)."""
-    from ..report.render import REPORT_FILES, write_reports
+    from ..report import REPORT_FILES, write_reports
 
     t0 = time.perf_counter()
     target = out / "results.json"

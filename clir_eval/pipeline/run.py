@@ -29,8 +29,8 @@ from .output import locked, prepare_out, write_outputs
 from .progress import Progress
 from .memory import available_memory, bound_jobs, build_memory
 from .shards import drop_stale_spans
-from .stages import check_same_ids, ids_checksum, ir_stage, qrels_stage, run_file, system_stage
-from .tasks import CorrelationTask, EnglishSide, IRTask, MTTask, QrelsTask, RetrieveTask, SystemTask
+from .stages import check_same_ids, ir_stage, qrels_stage, run_file, system_stage
+from .tasks import CorrelationTask, EnglishSide, IRTask, MTTask, QrelsTask, RetrieveTask, SystemTask, ids_checksum
 
 __all__ = ["run_experiment", "resolve_inputs", "Resolved", "Cache"]
 

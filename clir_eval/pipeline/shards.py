@@ -25,7 +25,7 @@ from ..errors import UserError
 from ..io.files import _open_binary, atomic_write, write_json
 from .cache import Cache
 from .memory import WORKER_BASE_BYTES, BUILD_BYTES_PER_TEXT_BYTE, text_size
-from .tasks import IndexTask, RetrieveTask, ShardTask
+from .tasks import IndexTask, RetrieveTask, ShardTask, ids_checksum
 
 ARRAYS = ("indptr", "cols", "tf", "dl")  # pass-1 triples (retrieval.index.ShardStats)
 EXTS = tuple(f"{a}.npy" for a in ARRAYS) + ("df.npy", "terms.json", "ids.json", "docs.bin", "json")
@@ -179,8 +179,6 @@ def assemble(task: IndexTask, cache: Cache):
     signature and metadata as an unsharded build. Returns (index, meta)."""
     from ..retrieval.bm25 import LUCENE_VARIANTS, BM25Params, RankBM25Index, SparseBM25, _check_backend, signature_of
     from ..retrieval.index import InvertedIndex, ShardStats, finalize_shard, merge_shard_stats
-    from .stages import ids_checksum
-
     entries = []
     for st in task.shards:
         shard_stage(st, cache)  # verified, else recomputed (with a note)

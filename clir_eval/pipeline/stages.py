@@ -8,10 +8,11 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
-from ..io.files import safe_filename, text_checksum, write_json
+from ..io.files import safe_filename, write_json
 from ..io.trec import Qrels, read_qrels, read_run, write_qrels, write_run
 from .cache import Cache
-from .tasks import IndexTask, IRTask, MTTask, QrelsTask, RetrieveTask, SystemTask
+from .shards import assemble, drop_entries, with_spans
+from .tasks import IndexTask, IRTask, MTTask, QrelsTask, RetrieveTask, SystemTask, ids_checksum
 
 
 def mt_stage(task: MTTask, cache: Cache) -> dict:
@@ -40,11 +41,6 @@ def mt_stage(task: MTTask, cache: Cache) -> dict:
 # Saved as verified arrays; for rank_bm25 its postings, from which rank-bm25 itself
 # re-initialises its model on load (no re-tokenising).
 CACHED_INDEX_BACKENDS = ("sparse", "rank_bm25")
-
-
-def ids_checksum(ids) -> str:
-    """Checksum of a collection's set of document ids (tasks carry this, not the ids)."""
-    return text_checksum("\n".join(sorted(ids)))
 
 
 def _build(task: IndexTask):
@@ -81,8 +77,6 @@ def index_stage(task: IndexTask, cache: Cache):
         except (UserError, KeyError, TypeError, ValueError) as e:
             entry.failed(str(e))
     entry.unseal()
-    from .shards import assemble, drop_entries, with_spans
-
     task = with_spans(task)
     if task.shards:  # spans indexed by their own tasks (pipeline/shards.py), or one by one here: merge them
         idx, meta = assemble(task, cache)

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from ..config.schema import RetrievalConfig
+from ..io.files import text_checksum
 
 INPUT = {"input": True}  # field metadata: a file path, keyed by its content, not its name
 NOT_KEYED = {"key": False}  # field metadata: a check that cannot change the output
@@ -152,3 +153,8 @@ class EnglishSide:
     qrels: str  # path of the qrels file in the cache
     qrels_source: str
     collection_size: int | None
+
+
+def ids_checksum(ids) -> str:
+    """Checksum of a collection's set of document ids (tasks carry this, not the ids)."""
+    return text_checksum("\n".join(sorted(ids)))

@@ -13,8 +13,7 @@ def write_reports(results: Mapping[str, Any], out_dir: str | Path, *, plots: boo
     (all rendered before the first is written)."""
     from ..io.files import atomic_write
     from .html import html_report
-    from .latex import latex_report
-    from .tables import correlations_tsv, markdown, scores_tsv
+    from .tables import correlations_tsv, latex_report, markdown, scores_tsv
 
     out = Path(out_dir)
     files = {

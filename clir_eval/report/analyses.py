@@ -1,11 +1,11 @@
-"""Report sections of the ``run`` analyses (favoritism, MacroF per frequency bucket) as blocks of :mod:`.tables`."""
+"""Report sections of the ``run`` analyses (favoritism, MacroF per frequency bucket) as blocks of :mod:`.blocks`."""
 
 from __future__ import annotations
 
 from itertools import combinations
 from typing import Any, Mapping
 
-from .tables import Block, Heading, Para, fmt_num, natural_key, table_block
+from .blocks import Block, Heading, Para, fmt_num, natural_key, table_block
 
 TEXT_CHARS = 60
 

@@ -8,9 +8,10 @@ import io
 import math
 from typing import Any, Mapping
 
-from .tables import (KIND_TITLES, Bullets, Heading, Para, Table, best_per_measure, cell_text, coefficient_name,
-                     direction_blocks, english_label, fmt_num, fmt_p, fmt_tau, inline_spans, kind_table, natural_key,
-                     queries_blocks, score_columns, signature_lines, tau_caption, tau_grid, verdict_tests)
+from .blocks import Bullets, Heading, Para, Table, fmt_num, inline_spans, natural_key
+from .tables import (KIND_TITLES, best_per_measure, cell_text, coefficient_name, direction_blocks, english_label, fmt_p,
+                     fmt_tau, kind_table, queries_blocks, score_columns, signature_lines, tau_caption, tau_grid,
+                     verdict_tests)
 
 
 # --------------------------------------------------------------------------- plots

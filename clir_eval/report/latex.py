@@ -1,10 +1,10 @@
-"""report.tex and ``--format latex``: the blocks of :mod:`.tables` as LaTeX (booktabs tables, escaped text)."""
+"""report.tex and ``--format latex``: the blocks of :mod:`.blocks` as LaTeX (booktabs tables, escaped text)."""
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Sequence
 
-from .tables import Block, Bullets, Heading, Para, Table, inline_spans, report_blocks
+from .blocks import Block, Bullets, Heading, Para, Table, inline_spans
 
 _SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
             "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "<": r"\textless{}",
@@ -128,20 +128,3 @@ def latex_fragment(blocks: Sequence[Block]) -> str:
 def pdftex_missing(text: str) -> list[str]:
     """Characters of ``text`` that pdflatex with T1 + utf8 cannot typeset (sorted)."""
     return sorted({ch for ch in text if ord(ch) >= 0x180 and ch not in _PDFTEX_EXTRA})
-
-
-def latex_report(results: Mapping[str, Any]) -> str:
-    """report.tex: the content of report.md as a standalone document. It compiles with pdflatex
-    whatever the names and texts hold: characters pdflatex cannot typeset are declared as a ? in
-    pdflatex only (with a note saying so); lualatex/xelatex show them."""
-    blocks = report_blocks(results)
-    missing = pdftex_missing(blocks_latex(blocks))
-    pre = note = ""
-    if missing:
-        pre = ("\\ifPDFTeX\n  \\newcommand{\\clirevalmissing}{\\textbf{?}}\n"
-               + "".join(f"  \\DeclareUnicodeCharacter{{{ord(ch):04X}}}{{\\clirevalmissing}}\n" for ch in missing)
-               + "\\fi\n")
-        note = "\\ifPDFTeX\n" + latex_escape(PDFTEX_MISSING_NOTE.format(n=len(missing))) + "\n\\fi\n\n"
-    return ("% report.tex written by clir-eval from results.json (same content as report.md)\n" + PREAMBLE + pre
-            + "\\begin{document}\n\n" + blocks_latex(blocks[:1]) + note + blocks_latex(blocks[1:], placement="H")
-            + "\\end{document}\n")

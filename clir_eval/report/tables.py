@@ -1,14 +1,17 @@
-"""Text tables: the one τ-table renderer (Markdown, TSV, console) and the TSV/Markdown report files."""
+"""Report assembly: the one τ-table renderer (Markdown, TSV, console, LaTeX) and the report files built from
+results.json (scores.tsv, correlations.tsv, report.md, report.tex)."""
 
 from __future__ import annotations
 
 import json
-import math
 import re
-from dataclasses import dataclass
 from typing import Any, Collection, Mapping, Sequence
 
 from ..correlation.verdict import leaders
+from .analyses import analyses_blocks
+from .blocks import (Block, Bullets, Code, Heading, Para, Table, _md_table, blocks_markdown, fmt_num, natural_key,
+                     table_block)
+from .latex import PDFTEX_MISSING_NOTE, PREAMBLE, blocks_latex, latex_escape, latex_tabular, pdftex_missing
 
 KIND_TITLES = {
     "mt-ir": "MT metric vs IR measure",
@@ -27,15 +30,6 @@ def fmt_tau(v: float | None) -> str:
     if s.startswith("-0."):
         return "-" + s[2:]
     return s
-
-
-def fmt_num(v: Any, digits: int = 4) -> str:
-    """A score with ``digits`` decimals; empty for None/NaN."""
-    if v is None:
-        return ""
-    if isinstance(v, float):
-        return "" if math.isnan(v) else f"{v:.{digits}f}"
-    return str(v)
 
 
 def fmt_p(p: float | None) -> str:
@@ -78,8 +72,6 @@ def render(header: Sequence[str], rows: Sequence[Sequence[tuple[str, str]]], fmt
     if fmt == "md":
         return "\n".join(_md_table(header, rows, align)) + "\n"
     if fmt == "latex":
-        from .latex import latex_tabular
-
         return latex_tabular(header, rows, align)
     if fmt == "tsv":
         lines = ["\t".join(header)] + ["\t".join(t for t, _ in r) for r in rows]
@@ -89,97 +81,6 @@ def render(header: Sequence[str], rows: Sequence[Sequence[tuple[str, str]]], fmt
         lines = ["  ".join(c.ljust(w) if i < n_labels else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
                  for r in table]
     return "\n".join(lines) + "\n"
-
-
-MD_MARKS = {"best": "**", "em": "*"}
-
-
-def _md_table(header: Sequence[str], rows: Sequence[Sequence[tuple[str, str]]], align: str) -> list[str]:
-    """Markdown table lines; ``align``: ``l``, ``r`` (``---:``), ``n`` (a number column left as ``---``)
-    or ``w`` (long text, wrapped in LaTeX)."""
-    def cell(t: str, cls: str = "") -> str:
-        return MD_MARKS.get(cls, "") + t.replace("|", "\\|") + MD_MARKS.get(cls, "")
-
-    return (["| " + " | ".join(cell(h) for h in header) + " |",
-             "|" + "".join("---:|" if a == "r" else "---|" for a in align)]
-            + ["| " + " | ".join(cell(t, cls) for t, cls in r) + " |" for r in rows])
-
-
-# --------------------------------------------------------------------------- document blocks
-@dataclass(frozen=True)
-class Heading:
-    text: str
-    level: int = 2
-
-
-@dataclass(frozen=True)
-class Para:
-    """Markdown-inline text (``**bold**``, ```code```); several lines stay one paragraph."""
-    text: str
-
-
-@dataclass(frozen=True)
-class Bullets:
-    items: tuple[str, ...]
-    lead: str = ""
-
-
-@dataclass(frozen=True)
-class Table:
-    """A table of (text, class) cells (class ``best`` bold, ``em`` italic, ``ns`` not significant);
-    ``align`` per column as in :func:`render`; the caption follows it as a paragraph in Markdown."""
-    header: tuple[str, ...]
-    rows: tuple[tuple[tuple[str, str], ...], ...]
-    align: str
-    caption: str = ""
-
-
-@dataclass(frozen=True)
-class Code:
-    lines: tuple[str, ...]
-
-
-Block = Heading | Para | Bullets | Table | Code
-
-
-def inline_spans(text: str) -> list[tuple[str, str]]:
-    """Markdown-inline text as (kind, text) spans: kind ``code`` (```x```), ``b`` (``**x**``) or
-    ``""``; an unpaired marker stays a literal character."""
-    parts = text.split("`")
-    if len(parts) % 2 == 0:
-        parts = [text]
-    out = []
-    for i, part in enumerate(parts):
-        if i % 2:
-            out.append(("code", part))
-            continue
-        bits = part.split("**")
-        if len(bits) % 2 == 0:
-            bits = [part]
-        out += [("b" if j % 2 else "", b) for j, b in enumerate(bits) if b]
-    return out
-
-
-def table_block(header: Sequence[str], rows: Sequence[Sequence[tuple[str, str]]], align: str, caption: str = "") -> Table:
-    return Table(tuple(header), tuple(tuple(r) for r in rows), align, caption)
-
-
-def blocks_markdown(blocks: Sequence[Block]) -> str:
-    """The blocks as Markdown, one blank line after each."""
-    lines: list[str] = []
-    for b in blocks:
-        if isinstance(b, Heading):
-            lines += ["#" * b.level + " " + b.text]
-        elif isinstance(b, Para):
-            lines += [b.text]
-        elif isinstance(b, Bullets):
-            lines += ([b.lead] if b.lead else []) + [f"- {i}" for i in b.items]
-        elif isinstance(b, Table):
-            lines += _md_table(b.header, b.rows, b.align) + ([""] + [b.caption] if b.caption else [])
-        else:
-            lines += ["```", *b.lines, "```"]
-        lines.append("")
-    return "\n".join(lines)
 
 
 def tsv_records(records: Sequence[Mapping[str, Any]], columns: Sequence[str], cell=None) -> str:
@@ -377,6 +278,23 @@ def markdown(results: Mapping[str, Any]) -> str:
     return blocks_markdown(report_blocks(results))
 
 
+def latex_report(results: Mapping[str, Any]) -> str:
+    """report.tex: the content of report.md as a standalone document. It compiles with pdflatex
+    whatever the names and texts hold: characters pdflatex cannot typeset are declared as a ? in
+    pdflatex only (with a note saying so); lualatex/xelatex show them."""
+    blocks = report_blocks(results)
+    missing = pdftex_missing(blocks_latex(blocks))
+    pre = note = ""
+    if missing:
+        pre = ("\\ifPDFTeX\n  \\newcommand{\\clirevalmissing}{\\textbf{?}}\n"
+               + "".join(f"  \\DeclareUnicodeCharacter{{{ord(ch):04X}}}{{\\clirevalmissing}}\n" for ch in missing)
+               + "\\fi\n")
+        note = "\\ifPDFTeX\n" + latex_escape(PDFTEX_MISSING_NOTE.format(n=len(missing))) + "\n\\fi\n\n"
+    return ("% report.tex written by clir-eval from results.json (same content as report.md)\n" + PREAMBLE + pre
+            + "\\begin{document}\n\n" + blocks_latex(blocks[:1]) + note + blocks_latex(blocks[1:], placement="H")
+            + "\\end{document}\n")
+
+
 def report_blocks(results: Mapping[str, Any]) -> list[Block]:
     """The content of report.md and report.tex: verdicts and warnings first, then the τ tables with
     captions, scores, notes, signature."""
@@ -405,8 +323,6 @@ def report_blocks(results: Mapping[str, Any]) -> list[Block]:
     if not vds:
         blocks += _best_blocks(results)
     blocks += scores_blocks(results)
-    from .analyses import analyses_blocks
-
     blocks += analyses_blocks(results)
     notes = results.get("notes") or []
     if notes:
@@ -433,11 +349,6 @@ def _best_blocks(results: Mapping[str, Any]) -> list[Block]:
         blocks += [Heading("Highest τ vs each other metric (PERM-BOTH, not adjusted)"),
                    table_block(["IR measure", "highest", "vs", "Δτ", "p"], rows, "lllnn")]
     return blocks
-
-
-def natural_key(name: str) -> list:
-    """Sort key putting nc25000 before nc100000 (digit runs compare as numbers)."""
-    return [(0, int(t), "") if t.isdigit() else (1, 0, t.lower()) for t in re.split(r"(\d+)", name) if t]
 
 
 def queries_blocks(results: Mapping[str, Any]) -> list[Block]:

@@ -1,0 +1,147 @@
+"""Reading a YAML config: a mapping with its YAML path (:class:`_Section`, which pops known keys, checks
+types and bounds and rejects unknown keys) and the file's context (:class:`_Loader`: the config's path and
+directory, ``${VAR}``/``${DATA_ROOT}`` expansion, paths relative to the config file)."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from ..errors import UserError
+from ..params import split_list
+
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+# --------------------------------------------------------------------------- validation helpers
+class _Section:
+    """A YAML mapping with its path; pops known keys and rejects the rest."""
+
+    def __init__(self, data: Any, where: str, cfg: "_Loader"):
+        if data is None:
+            data = {}
+        if not isinstance(data, dict):
+            raise UserError(f"{cfg.path}: {where or 'top level'}: expected a mapping, got {type(data).__name__}")
+        self.data = dict(data)
+        self.where = where
+        self.cfg = cfg
+
+    def _p(self, key: str) -> str:
+        return f"{self.where}.{key}" if self.where else key
+
+    def err(self, key: str, msg: str) -> UserError:
+        return UserError(f"{self.cfg.path}: {self._p(key)}: {msg}")
+
+    def has(self, key: str) -> bool:
+        return key in self.data
+
+    def raw(self, key: str, default: Any = None) -> Any:
+        return self.data.pop(key, default)
+
+    def str(self, key: str, default: Any = None, *, required: bool = False, choices: tuple[str, ...] | None = None):
+        if key not in self.data:
+            if required:
+                raise self.err(key, "missing; this field is required")
+            return default
+        v = self.data.pop(key)
+        if v is None:
+            return default
+        if isinstance(v, bool) or not isinstance(v, (str, int, float)):
+            raise self.err(key, f"expected a string, got {type(v).__name__}")
+        v = str(v)
+        if choices and v not in choices:
+            raise self.err(key, f"{v!r} is not one of {', '.join(choices)}")
+        return v
+
+    def int(self, key: str, default: Any = None, *, minimum: int | None = None, maximum: int | None = None):
+        if key not in self.data or self.data[key] is None:
+            self.data.pop(key, None)
+            return default
+        v = self.data.pop(key)
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise self.err(key, f"expected an integer, got {v!r}")
+        if minimum is not None and v < minimum:
+            raise self.err(key, f"must be >= {minimum}, got {v}")
+        if maximum is not None and v > maximum:
+            raise self.err(key, f"{v} is too large; the maximum is {maximum}")
+        return v
+
+    def float(self, key: str, default: Any = None, *, lo: float | None = None, hi: float | None = None):
+        if key not in self.data or self.data[key] is None:
+            self.data.pop(key, None)
+            return default
+        v = self.data.pop(key)
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise self.err(key, f"expected a number, got {v!r}")
+        if (lo is not None and v < lo) or (hi is not None and v > hi):
+            raise self.err(key, f"must be between {lo} and {hi}, got {v}")
+        return float(v)
+
+    def bool(self, key: str, default: bool = False) -> bool:
+        if key not in self.data:
+            return default
+        v = self.data.pop(key)
+        if not isinstance(v, bool):
+            raise self.err(key, f"expected true or false, got {v!r}")
+        return v
+
+    def str_list(self, key: str, default: tuple[str, ...] = ()) -> tuple[str, ...]:
+        if key not in self.data or self.data[key] is None:
+            self.data.pop(key, None)
+            return default
+        v = self.data.pop(key)
+        if isinstance(v, str):
+            return tuple(split_list(v))
+        if not isinstance(v, list) or not all(isinstance(x, (str, int, float)) and not isinstance(x, bool) for x in v):
+            raise self.err(key, "expected a list of strings")
+        return tuple(str(x) for x in v)
+
+    def section(self, key: str) -> "_Section | None":
+        if key not in self.data or self.data[key] is None:
+            self.data.pop(key, None)
+            return None
+        return _Section(self.data.pop(key), self._p(key), self.cfg)
+
+    def done(self) -> None:
+        if self.data:
+            key = sorted(self.data)[0]
+            raise self.err(key, "unknown key; check the spelling (see README 'Experiment configs' or configs/demo.yaml)")
+
+
+class _Loader:
+    def __init__(self, path: Path, data_root: str | None):
+        self.path = path
+        self.base = path.parent.resolve()
+        self.data_root_override = data_root
+        self.data_root: str | None = None
+        self.notes: list[str] = []
+
+    def expand(self, value: str, where: str) -> str:
+        def sub(m: re.Match) -> str:
+            var = m.group(1)
+            if var == "DATA_ROOT":
+                if self.data_root is None:
+                    raise UserError(
+                        f"{self.path}: {where}: uses ${{DATA_ROOT}} but no data root is set; "
+                        "pass --data-root DIR, set CLIR_EVAL_DATA, or add data_root: to the config"
+                    )
+                return self.data_root
+            if var not in os.environ:
+                raise UserError(f"{self.path}: {where}: environment variable {var} is not set; export it or edit the path")
+            return os.environ[var]
+
+        return _VAR.sub(sub, value)
+
+    def path_of(self, value: str, where: str, *, must_exist: bool = True, kind: str = "file") -> str:
+        p = Path(self.expand(value, where)).expanduser()
+        if not p.is_absolute():
+            p = self.base / p
+        p = Path(os.path.normpath(p))
+        if must_exist:
+            if not p.exists():
+                raise UserError(f"{self.path}: {where}: {kind} not found: {p}")
+            if kind == "file" and p.is_dir():
+                raise UserError(f"{self.path}: {where}: {p} is a directory, expected a file")
+        return str(p)
