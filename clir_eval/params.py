@@ -1,12 +1,14 @@
 """Parsing of parameterised names used by the registries: ``name:key=value,key=value``.
 
-``chrf:beta=1`` -> ("chrf", {"beta": "1"}). Values stay strings; each registry entry
-declares its parameters (type, default) and converts/validates them with :func:`coerce`.
+``chrf:beta=1`` -> ("chrf", {"beta": "1"}). Values stay strings; each registry entry (MT metrics in
+:mod:`clir_eval.mt.base`, IR measures in :mod:`clir_eval.ir.measures`) declares its parameters as
+:class:`Param` records and :func:`parse_params` converts and validates them.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Sequence
 
 from .errors import UserError
 
@@ -84,3 +86,35 @@ def _fmt(v: Any) -> str:
     if isinstance(v, float) and v.is_integer():
         return str(int(v)) if abs(v) < 1e15 else repr(v)
     return str(v)
+
+
+@dataclass(frozen=True)
+class Param:
+    """A declared registry parameter: type, default, description, validity check and the rule shown
+    when the check fails (``must``)."""
+
+    name: str
+    type: Callable[[str], Any]
+    default: Any
+    help: str = ""
+    check: Callable[[Any], bool] | None = None
+    must: str = ""
+
+
+def parse_params(raw: Mapping[str, str], decl: Sequence[Param], *, spec: str, what: str,
+                 owner: str) -> dict[str, Any]:
+    """The given raw parameters converted and checked against ``decl`` (``what`` ``owner``: e.g.
+    metric 'chrf', named in the errors); a key not declared is a UserError listing the declared ones.
+    Only the given keys are returned, in the order given."""
+    declared = {p.name: p for p in decl}
+    out: dict[str, Any] = {}
+    for key, value in raw.items():
+        if key not in declared:
+            known = ", ".join(declared) or "none"
+            raise UserError(f"unknown parameter {key!r} for {what} {owner!r} in {spec!r}; its parameters: {known}")
+        p = declared[key]
+        v = coerce(value, p.type, key=key, spec=spec)
+        if p.check is not None and not p.check(v):
+            raise UserError(f"parameter {key}={value!r} in {what} {spec!r} must be {p.must}")
+        out[key] = v
+    return out

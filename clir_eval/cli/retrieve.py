@@ -11,6 +11,7 @@ import typer
 from .app import app
 from ..errors import UserError
 from ..io.files import check_output_file
+from ..io.readers import doc_files_help, doc_formats_help, read_documents, read_queries
 from ..limits import MAX_DEPTH, MAX_JOBS, check_max
 
 
@@ -49,7 +50,6 @@ def retrieve(
 
     from ..retrieval.analysis import get_analyzer
     from ..retrieval.bm25 import BM25Params, _check_backend, build_or_load
-    from ..io.readers import read_documents, read_queries
     from ..io.trec import write_run
 
     if depth <= 0:

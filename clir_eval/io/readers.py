@@ -19,12 +19,11 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 from ..errors import UserError
 from .files import PathLike, iter_lines, read_lines, read_text
 
-DOC_FORMATS = ("jsonl", "tsv", "lines")
 QUERY_FORMATS = ("trec", "tsv", "jsonl")
 TOPIC_FIELDS = ("title", "desc", "narr")
 
@@ -101,15 +100,21 @@ def _base_suffix(path: PathLike) -> str:
     return Path(name).suffix
 
 
-def _guess_doc_format(path: PathLike) -> str:
+def guess_doc_format(path: PathLike) -> str:
+    """The document format named by the file's extension (``.gz`` aside)."""
     suffix = _base_suffix(path)
-    fmt = {".jsonl": "jsonl", ".tsv": "tsv", ".txt": "lines"}.get(suffix)
+    fmt = next((f.name for f in DOCUMENT_FORMATS.values() if suffix in f.extensions), None)
     if fmt is None:
+        exts = _or([e for f in DOCUMENT_FORMATS.values() for e in f.extensions])
         raise UserError(
-            f"cannot tell the document format of {path} from its extension; name it .jsonl, .tsv or .txt "
+            f"cannot tell the document format of {path} from its extension; name it {exts} "
             f"(optionally .gz) or pass the format ({', '.join(DOC_FORMATS)})"
         )
     return fmt
+
+
+def _or(items: Sequence[str]) -> str:
+    return ", ".join(items[:-1]) + " or " + items[-1] if len(items) > 1 else "".join(items)
 
 
 def _json_line(path: PathLike, lineno: int, line: str) -> dict:
@@ -166,6 +171,39 @@ def _read_tsv_docs(path: PathLike, span=None):
         yield lineno, ident, text
 
 
+Rows = Callable[[PathLike, "tuple[int, int | None, int] | None"], Iterator[tuple[int, str, str]]]
+
+
+@dataclass(frozen=True)
+class DocFormat:
+    """A document file format: its extensions (format guessing), a short description for help texts,
+    and the reader of its (line, id, text) rows (None: line-aligned text, ids are line numbers)."""
+
+    name: str
+    extensions: tuple[str, ...]
+    description: str
+    rows: Rows | None
+
+
+DOCUMENT_FORMATS: dict[str, DocFormat] = {f.name: f for f in (
+    DocFormat("jsonl", (".jsonl",), "", _read_jsonl_docs),
+    DocFormat("tsv", (".tsv",), "id<TAB>text", _read_tsv_docs),
+    DocFormat("lines", (".txt",), "one per line", None),
+)}
+DOC_FORMATS = tuple(DOCUMENT_FORMATS)
+
+
+def doc_files_help() -> str:
+    """The document files readable, for help texts: ``.jsonl, .tsv (id<TAB>text) or .txt (one per line)``."""
+    return _or([", ".join(f.extensions) + (f" ({f.description})" if f.description else "")
+                for f in DOCUMENT_FORMATS.values()])
+
+
+def doc_formats_help() -> str:
+    """The format names, for help texts: ``jsonl, tsv or lines``."""
+    return _or(list(DOC_FORMATS))
+
+
 def read_documents(path: PathLike, fmt: str | None = None, ids_path: PathLike | None = None,
                    span: tuple[int, int | None, int] | None = None) -> Documents:  # fmt: skip
     """Read a collection; ``fmt`` in jsonl|tsv|lines, guessed from the extension when None.
@@ -177,12 +215,13 @@ def read_documents(path: PathLike, fmt: str | None = None, ids_path: PathLike | 
     """
     if span is not None and ids_path is not None:
         raise ValueError("span and ids_path cannot be combined")
-    fmt = (fmt or _guess_doc_format(path)).lower()
+    fmt = (fmt or guess_doc_format(path)).lower()
     if fmt not in DOC_FORMATS:
         raise UserError(f"unknown document format {fmt!r}; choose one of {', '.join(DOC_FORMATS)}")
     if ids_path is not None and fmt != "lines":
         raise UserError(f"a document id file only applies to line-aligned text (format 'lines'), not {fmt!r}")
-    if fmt == "lines":
+    rows_of = DOCUMENT_FORMATS[fmt].rows
+    if rows_of is None:
         texts = [line for _, line in iter_lines(path, span=span)]
         if ids_path is not None:
             ids = read_lines(ids_path)
@@ -203,7 +242,7 @@ def read_documents(path: PathLike, fmt: str | None = None, ids_path: PathLike | 
             ids = [str(i) for i in range(first, first + len(texts))]
         docs = Documents(tuple(ids), tuple(texts), str(path))
     else:
-        rows = _read_jsonl_docs(path, span) if fmt == "jsonl" else _read_tsv_docs(path, span)
+        rows = rows_of(path, span)
         ids, texts, seen = [], [], {}
         for lineno, ident, text in rows:
             if _bad_id(ident):

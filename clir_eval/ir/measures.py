@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
 from functools import lru_cache
 from importlib import metadata
 from typing import Any, Callable, ClassVar, Iterable, Mapping
@@ -28,14 +27,15 @@ import pytrec_eval
 
 from .. import __version__
 from ..errors import UserError
-from ..params import coerce, format_spec, parse_spec, split_list
+from ..params import Param, format_spec, parse_params, parse_spec, split_list
 from .rbo import VARIANTS as RBO_VARIANTS
 
 PYTREC_EVAL_VERSION = metadata.version("pytrec-eval-terrier")
 _IMPL_OWN = f"impl:clir_eval-{__version__}"
 _IMPL_TREC = f"impl:pytrec_eval-terrier-{PYTREC_EVAL_VERSION}"
 
-KNOWN_MEASURES: dict[str, str] = {
+# trec_eval measures (computed by pytrec_eval; any of its measures is accepted by name).
+TREC_MEASURES: dict[str, str] = {
     "map": "mean average precision (trec_eval)",
     "gm_map": "geometric mean average precision (trec_eval)",
     "ndcg": "nDCG over the whole ranking (trec_eval)",
@@ -47,30 +47,19 @@ KNOWN_MEASURES: dict[str, str] = {
     "Rprec": "precision at R = number of relevant documents (trec_eval)",
     "recip_rank": "reciprocal rank of the first relevant document (trec_eval)",
     "bpref": "bpref (trec_eval); other trec_eval measures are accepted by name too",
-    "rbo": "rank-biased overlap vs. the reference run: rbo:p=0.98,variant=ext|min|res,depth=N or RBO(p=0.98)",
-    "aqwv": "actual query-weighted value: aqwv:beta=40,cutoff=10 (or threshold=T),include_norel=false or AQWV(beta=40,cutoff=10)",
-    "mqwv": "maximum QWV over global cutoffs 0..max_cutoff: mqwv:beta=40,max_cutoff=N or MQWV(max_cutoff=N)",
+}
+IR_MEASURES_NAMES = {
     "AP, AP@K, nDCG@K, P@K, R@K, RR, ...": "ir_measures names: those trec_eval computes are keyed by their trec_eval name "
                                            "(AP@100 -> map_cut_100), others (RBP(rel=1), Judged@20, RR@10, P(rel=2)@5) "
                                            "are computed by ir_measures and keyed by its name",
 }
 
 
-@dataclass(frozen=True)
-class Param:
-    """A declared measure parameter: type, default, validity rule (text shown on error)."""
-
-    key: str
-    type: Callable[[str], Any]
-    default: Any
-    check: Callable[[Any], bool] | None = None
-    rule: str = ""
-
-
 class Measure:
     """One parsed measure: ``name`` is its canonical output key, ``signature`` its settings."""
 
     family: ClassVar[str] = ""
+    help: ClassVar[str] = ""  # one line for the list of known measures
     provider: ClassVar[str] = ""  # key of clir_eval.ir.providers.PROVIDERS that computes it
     params_decl: ClassVar[tuple[Param, ...]] = ()
     needs_reference: ClassVar[bool] = False
@@ -96,23 +85,9 @@ class Measure:
 
     @classmethod
     def from_spec(cls, spec: str, raw: Mapping[str, str]) -> "Measure":
-        decl = {p.key: p for p in cls.params_decl}
-        for key in raw:
-            if key not in decl:
-                allowed = ", ".join(decl) or "none"
-                raise UserError(f"unknown parameter {key!r} in measure {spec!r}; {cls.family} takes: {allowed}")
-        values: dict[str, Any] = {}
-        shown: dict[str, Any] = {}
-        for p in cls.params_decl:
-            if p.key in raw:
-                v = coerce(raw[p.key], p.type, key=p.key, spec=spec)
-                if p.check is not None and not p.check(v):
-                    raise UserError(f"parameter {p.key}={raw[p.key]} in measure {spec!r} must be {p.rule}")
-                if v != p.default:
-                    shown[p.key] = v
-            else:
-                v = p.default
-            values[p.key] = v
+        given = parse_params(raw, cls.params_decl, spec=spec, what="measure", owner=cls.family)
+        values = {p.name: given.get(p.name, p.default) for p in cls.params_decl}
+        shown = {p.name: given[p.name] for p in cls.params_decl if p.name in given and given[p.name] != p.default}
         m = cls(format_spec(cls.family, shown), values)
         m.validate(spec, raw)
         return m
@@ -142,12 +117,14 @@ class TrecMeasure(Measure):
 
 class RBO(Measure):
     family = "rbo"
+    help = "rank-biased overlap vs. the reference run: rbo:p=0.98,variant=ext|min|res,depth=N or RBO(p=0.98)"
     provider = "rbo"
     needs_reference = True
     params_decl = (
-        Param("p", float, 0.98, lambda v: 0.0 < v < 1.0, "in (0, 1)"),
-        Param("variant", str, "ext", lambda v: v in RBO_VARIANTS, "one of " + "|".join(RBO_VARIANTS)),
-        Param("depth", int, None, lambda v: v >= 1, "a positive integer"),
+        Param("p", float, 0.98, "persistence (weight of the top ranks)", lambda v: 0.0 < v < 1.0, "in (0, 1)"),
+        Param("variant", str, "ext", "extrapolated, lower bound (min) or residual (res)", lambda v: v in RBO_VARIANTS,
+              "one of " + "|".join(RBO_VARIANTS)),
+        Param("depth", int, None, "evaluation depth (default: the runs' depth)", lambda v: v >= 1, "a positive integer"),
     )
 
     @property
@@ -159,13 +136,17 @@ class RBO(Measure):
 
 class AQWV(Measure):
     family = "aqwv"
+    help = ("actual query-weighted value: aqwv:beta=40,cutoff=10 (or threshold=T),include_norel=false or "
+            "AQWV(beta=40,cutoff=10)")
     provider = "qwv"
     needs_collection_size = True
     params_decl = (
-        Param("beta", float, 40.0, lambda v: v >= 0 and math.isfinite(v), "a finite number >= 0"),
-        Param("cutoff", int, 10, lambda v: v >= 0, "an integer >= 0"),
-        Param("threshold", float, None, math.isfinite, "a finite number"),
-        Param("include_norel", bool, False),
+        Param("beta", float, 40.0, "weight of false alarms", lambda v: v >= 0 and math.isfinite(v),
+              "a finite number >= 0"),
+        Param("cutoff", int, 10, "decision set: the top cutoff documents", lambda v: v >= 0, "an integer >= 0"),
+        Param("threshold", float, None, "decision set: documents scoring at least this", math.isfinite,
+              "a finite number"),
+        Param("include_norel", bool, False, "count queries without relevant documents"),
     )
 
     def validate(self, spec: str, raw: Mapping[str, str]) -> None:
@@ -182,12 +163,15 @@ class AQWV(Measure):
 
 class MQWV(Measure):
     family = "mqwv"
+    help = "maximum QWV over global cutoffs 0..max_cutoff: mqwv:beta=40,max_cutoff=N or MQWV(max_cutoff=N)"
     provider = "qwv"
     needs_collection_size = True
     params_decl = (
-        Param("beta", float, 40.0, lambda v: v >= 0 and math.isfinite(v), "a finite number >= 0"),
-        Param("max_cutoff", int, None, lambda v: v >= 0, "an integer >= 0"),
-        Param("include_norel", bool, False),
+        Param("beta", float, 40.0, "weight of false alarms", lambda v: v >= 0 and math.isfinite(v),
+              "a finite number >= 0"),
+        Param("max_cutoff", int, None, "largest cutoff tried (default: the run depth)", lambda v: v >= 0,
+              "an integer >= 0"),
+        Param("include_norel", bool, False, "count queries without relevant documents"),
     )
 
     @property
@@ -198,7 +182,8 @@ class MQWV(Measure):
         return f"mqwv|beta:{_sig(p['beta'])}|cutoffs:0..{mc}|norel:{norel}|{_IMPL_OWN}"
 
 
-REGISTRY: dict[str, type[Measure]] = {"rbo": RBO, "aqwv": AQWV, "mqwv": MQWV}
+REGISTRY: dict[str, type[Measure]] = {m.family: m for m in (RBO, AQWV, MQWV)}
+KNOWN_MEASURES: dict[str, str] = {**TREC_MEASURES, **{name: m.help for name, m in REGISTRY.items()}, **IR_MEASURES_NAMES}
 
 # trec_eval families pytrec_eval computes, by lower-case name; families that need a parameter
 # after the name take a positive integer cutoff, or (iprec_at_recall) a recall level in [0, 1].

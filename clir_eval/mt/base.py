@@ -14,7 +14,7 @@ with one class and its ``@register(...)`` line; modules holding metrics are impo
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import sacrebleu
@@ -22,7 +22,7 @@ from scipy import sparse
 
 from ..errors import UserError
 from ..io.files import read_lines
-from ..params import coerce, format_spec, parse_spec
+from ..params import Param, format_spec, parse_params, parse_spec
 
 Refs = Sequence[Sequence[str]]
 
@@ -42,18 +42,6 @@ class MetricScore:
 
     def to_dict(self) -> dict[str, Any]:
         return {"score": self.score, "signature": self.signature, **self.extra}
-
-
-@dataclass(frozen=True)
-class Param:
-    """A declared metric parameter: type, default, validity check and description."""
-
-    name: str
-    type: Callable[[str], Any]
-    default: Any
-    help: str
-    check: Callable[[Any], bool] | None = None
-    must: str = ""
 
 
 def positive(x) -> bool:
@@ -212,17 +200,7 @@ def load_metric(spec: str, tokenize: str = "13a", lowercase: bool = False) -> MT
     else:
         raise UserError(f"unknown metric {name!r} in {spec!r}; known metrics: {', '.join(KNOWN_METRICS)}")
     info = _REGISTRY[base]
-    declared = {p.name: p for p in info.params}
-    values = {**_defaults(base), **preset}
-    for k, v in raw.items():
-        if k not in declared:
-            known = ", ".join(declared) or "none"
-            raise UserError(f"unknown parameter {k!r} for metric {base!r} in {spec!r}; its parameters: {known}")
-        p = declared[k]
-        val = coerce(v, p.type, key=k, spec=spec)
-        if p.check is not None and not p.check(val):
-            raise UserError(f"parameter {k}={v!r} in {spec!r} must be {p.must}")
-        values[k] = val
+    values = {**_defaults(base), **preset, **parse_params(raw, info.params, spec=spec, what="metric", owner=base)}
     if lowercase not in (True, False):
         raise UserError(f"lowercase must be true or false, got {lowercase!r}")
     tokenizer(tokenize)  # validate early

@@ -157,7 +157,7 @@ def _checksum(entries: list) -> str:
 def _duplicate(task: IndexTask, entries: list) -> None:
     """Raise the usual duplicate-id error (``FILE:LINE: duplicate document id ... (first on line
     N)``), reading only the span(s) that hold it."""
-    from ..io.readers import _guess_doc_format, _read_jsonl_docs, _read_tsv_docs
+    from ..io.readers import DOCUMENT_FORMATS, guess_doc_format
 
     where: dict[str, int] = {}
     for k, e in enumerate(entries):
@@ -165,8 +165,8 @@ def _duplicate(task: IndexTask, entries: list) -> None:
             if i not in where:
                 where[i] = k
                 continue
-            fmt = (task.format or _guess_doc_format(task.docs)).lower()
-            read = _read_jsonl_docs if fmt == "jsonl" else _read_tsv_docs  # "lines" ids are line numbers: unique
+            read = DOCUMENT_FORMATS[(task.format or guess_doc_format(task.docs)).lower()].rows
+            assert read is not None  # line-aligned text: ids are line numbers, never duplicated
             lines = [ln for sp in dict.fromkeys((task.shards[where[i]], task.shards[k]))
                      for ln, ident, _ in read(task.docs, (sp.first, sp.offset, sp.lines)) if ident == i]  # fmt: skip
             raise UserError(f"{task.docs}:{lines[1]}: duplicate document id {i!r} (first on line {lines[0]})")

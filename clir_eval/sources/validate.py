@@ -127,15 +127,15 @@ def _strict_join(field, path, wanted, rows, check_join) -> None:
 
 
 def _check_collection(cfg: Config, systems: list[SystemSpec]) -> list[str]:
-    from ..io.readers import _guess_doc_format
+    from ..io.readers import guess_doc_format
 
     c = cfg.collection
     lines = []
     if c.english:
-        fmt = c.format or _at("collection.format", lambda: _guess_doc_format(c.english))
+        fmt = c.format or _at("collection.format", lambda: guess_doc_format(c.english))
         for s in cfg.systems:
             if s.docs and not c.format:
-                _at("collection.format", lambda: _guess_doc_format(s.docs))
+                _at("collection.format", lambda: guess_doc_format(s.docs))
         lines.append(f"collection: {Path(c.english).name} ({fmt}{', ids from ' + Path(c.ids).name if c.ids else ''})")
     if c.distractors:
         from .collection import read_distractors
