@@ -118,7 +118,7 @@ def test_run_contract_and_reports(experiment, cli, tmp_path):
     for f in ("report.html", "report.md", "scores.tsv", "correlations.tsv"):
         assert (out / f).stat().st_size > 0
     html = (out / "report.html").read_text()
-    assert "data:image/png;base64," in html and "http" not in html.split("<body>")[1].split("Signature")[0]
+    assert "<svg class='plot'" in html and "<svg class='heat'" in html and "http" not in html.split("<body>")[1].split("Signature")[0]
     md = (out / "report.md").read_text()
     assert "| map |" in md and "**" in md
 

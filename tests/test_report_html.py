@@ -1,6 +1,7 @@
 """report.html in headless Chromium: it renders (screenshot not blank, plots painted), the DOM
-holds the τ table with the values of results.json, every image is an embedded PNG that the
-browser decodes, and the page makes no network request (static scan + Chromium's net log).
+holds the τ table with the values of results.json, the plots are inline SVG that the browser
+lays out (no two dot labels intersect as Chromium draws them, at 40 systems too), and the page
+makes no network request (static scan + Chromium's net log).
 
 Skipped when Chromium is absent (Debian: ``apt-get install chromium``; or set
 CLIR_EVAL_CHROMIUM to a Chromium/Chrome binary).
@@ -37,11 +38,15 @@ FLAGS = [
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
     "--hide-scrollbars", "--host-resolver-rules=MAP * ~NOTFOUND",  # nothing can reach the network
 ]
-SCATTER_RGB = (0x2B, 0x6C, 0xB0)  # the dot colour of report.scatter_pngs
-PROBE = (
-    "<script>addEventListener('load', () => { document.body.setAttribute('data-probe', "
-    "JSON.stringify([...document.images].map(i => [i.naturalWidth, i.naturalHeight, i.complete]))); });</script>"
-)
+SCATTER_RGB = (0x2B, 0x6C, 0xB0)  # the dot colour of report.svg
+# per inline SVG: its laid-out size and, for scatter panels, the rendered boxes of the dot labels
+PROBE = """<script>addEventListener('load', () => {
+  const out = [...document.querySelectorAll('svg')].filter(s => s.classList.contains('plot') || s.classList.contains('heat'))
+    .map(s => { const r = s.getBoundingClientRect();
+      return [s.getAttribute('class'), r.width, r.height,
+              [...s.querySelectorAll('text.lbl')].map(t => { const b = t.getBoundingClientRect();
+                                                             return [b.left, b.top, b.right, b.bottom]; })]; });
+  document.body.setAttribute('data-probe', JSON.stringify(out)); });</script>"""
 
 
 def chromium(url: str, profile: Path, *extra: str) -> subprocess.CompletedProcess:
@@ -150,9 +155,7 @@ def test_screenshot_is_not_blank_and_shows_the_plots(screenshot):
     assert dots.sum() > 200, "no scatter-plot dots painted: the embedded PNGs did not render"
 
 
-def test_dom_has_the_tau_table_and_embedded_images_that_decode(report):
-    import matplotlib.image as mpimg
-
+def test_dom_has_the_tau_table_and_inline_plots_laid_out(report):
     probe = report["tmp"] / "report-probe.html"
     probe.write_text(report["html"].read_text(encoding="utf-8").replace("</body>", PROBE + "</body>"), encoding="utf-8")
     p = chromium(probe.as_uri(), report["tmp"] / "profile-dom", "--dump-dom", "--virtual-time-budget=10000")
@@ -171,16 +174,41 @@ def test_dom_has_the_tau_table_and_embedded_images_that_decode(report):
         assert cell.lstrip("×").startswith(want), f"{c['y']}/{c['x']}: {cell!r}, results.json τ={c['tau']}"
         assert cell.startswith("×") != bool(c["significant"]), f"{c['y']}/{c['x']}: significance mark in {cell!r}"
 
-    assert len(dom.imgs) >= 2  # heatmap + at least one scatter figure
-    for src in dom.imgs:
-        assert src.startswith("data:image/png;base64,"), src[:80]
-        raw = base64.b64decode(src.split(",", 1)[1], validate=True)
-        assert mpimg.imread(io.BytesIO(raw), format="png").shape[0] > 50
-    m = re.search(r'data-probe="([^"]*)"', p.stdout)
+    svgs = probe_svgs(p.stdout)
+    assert [c for c, *_ in svgs].count("heat") == 1 and [c for c, *_ in svgs].count("plot") >= 2
+    assert all(w > 100 and h > 100 for _, w, h, _ in svgs), f"plots Chromium did not lay out: {svgs}"
+    assert no_overlaps(svgs) and sum(len(b) for *_, b in svgs) > 0
+
+
+def probe_svgs(dom: str) -> list:
+    m = re.search(r'data-probe="([^"]*)"', dom)
     assert m, "load-event probe did not run"
-    sizes = json.loads(m.group(1).replace("&quot;", '"'))
-    assert len(sizes) == len(dom.imgs)
-    assert all(w > 50 and h > 50 and done for w, h, done in sizes), f"images Chromium could not decode: {sizes}"
+    return json.loads(m.group(1).replace("&quot;", '"'))
+
+
+def no_overlaps(svgs) -> bool:
+    """No two label boxes of one scatter panel intersect, as Chromium laid them out."""
+    for _, _, _, boxes in svgs:
+        for i, a in enumerate(boxes):
+            for b in boxes[i + 1:]:
+                if a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]:
+                    return False
+    return True
+
+
+def test_labels_do_not_overlap_in_chromium_at_40_systems(report):
+    from test_report_svg import results
+
+    from clir_eval.report.html import html_report
+
+    page = report["tmp"] / "forty.html"
+    page.write_text(html_report(results(40)).replace("</body>", PROBE + "</body>"), encoding="utf-8")
+    p = chromium(page.as_uri(), report["tmp"] / "profile-40", "--dump-dom", "--virtual-time-budget=10000")
+    svgs = probe_svgs(p.stdout)
+    assert sum(len(b) for *_, b in svgs) >= 40  # two panels with many labels (dots on top of each other share one)
+    assert no_overlaps(svgs)
+    # the check sees an overlap when there is one
+    assert not no_overlaps([("plot", 1, 1, [[0, 0, 10, 10], [5, 5, 15, 15]])])
 
 
 def test_no_external_references_in_the_markup(report):

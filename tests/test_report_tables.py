@@ -82,48 +82,6 @@ def test_natural_sort_of_system_names():
                                               "nc100000.bpe32000", "sys9", "Sys10"]
 
 
-def test_scatter_labels_do_not_overlap_at_20_systems():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import numpy as np
-
-    from clir_eval.report.html import _place_labels
-
-    rng = np.random.default_rng(0)
-    pts = np.column_stack([rng.normal(50, 3, 20), rng.normal(0.8, 0.02, 20)])  # a tight cloud
-    fig, ax = plt.subplots(figsize=(3.6, 3.2))
-    ax.scatter(pts[:, 0], pts[:, 1])
-    ax.margins(0.12)
-    fig.tight_layout()
-    fig.canvas.draw()
-    placed = _place_labels(ax, pts, [str(i + 1) for i in range(20)])
-    r = fig.canvas.get_renderer()
-    boxes = [t.get_window_extent(r) for t in ax.texts]
-    assert len(boxes) == sum(placed) >= 15
-    axbox = ax.get_window_extent(r)
-    for i, a in enumerate(boxes):
-        assert axbox.x0 <= a.x0 and a.x1 <= axbox.x1 and axbox.y0 <= a.y0 and a.y1 <= axbox.y1
-        for b in boxes[i + 1:]:
-            assert not a.overlaps(b), "two labels overlap"
-    plt.close(fig)
-
-
-def test_heatmap_scale_separates_80_from_93():
-    import matplotlib.pyplot as plt
-    import numpy as np
-
-    from clir_eval.report.html import heat_scale
-
-    m = np.array([[0.80, 0.93], [0.45, 0.95]])
-    cmap, lo, hi = heat_scale(m)
-    norm = plt.Normalize(lo, hi)
-    a, b = (np.array(plt.get_cmap(cmap)(norm(v))[:3]) for v in (0.80, 0.93))
-    assert np.linalg.norm(a - b) > 0.3
-    assert heat_scale(np.array([[-0.5, 0.9]]))[0] == "RdBu"  # negatives: diverging about 0
-
-
 def test_scores_shown_with_the_precision_that_separates_systems():
     from clir_eval.report.html import _digits
 

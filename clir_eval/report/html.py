@@ -1,10 +1,9 @@
-"""report.html: self-contained page with the τ tables, scatter plots per target, a τ heatmap (PNGs embedded)."""
+"""report.html: self-contained page with the τ tables, the verdicts, a τ heatmap and scatter plots per target (inline SVG)."""
 
 from __future__ import annotations
 
 import base64
 import html
-import io
 import math
 from typing import Any, Mapping
 
@@ -12,128 +11,61 @@ from .blocks import Bullets, Heading, Para, Table, fmt_num, inline_spans, natura
 from .tables import (KIND_TITLES, best_per_measure, cell_text, coefficient_name, direction_blocks, english_label, fmt_p,
                      fmt_tau, kind_table, queries_blocks, score_columns, signature_lines, tau_caption, tau_grid,
                      verdict_tests)
+from .glossary import glossary
+from .svg import DOT, FIT, esc, heatmap_svg, scatter_svg
 
 
 # --------------------------------------------------------------------------- plots
-def _place_labels(ax, pts, labels, fontsize: float = 7.5) -> list[bool]:
-    """Annotate points greedily at the first of several offsets whose box overlaps no placed
-    label, no other point and stays inside the axes; a label that fits nowhere is left out."""
-    renderer = ax.figure.canvas.get_renderer()  # the figure must have been drawn once (layout fixed)
-    ax_box = ax.get_window_extent(renderer)
-    disp = ax.transData.transform(pts)
-    dot = 4.0
-    taken = [(x - dot, y - dot, x + dot, y + dot) for x, y in disp]
-    offsets = [(4, 3), (4, -10), (-4, 3), (-4, -10), (0, 8), (0, -14), (10, 0), (-10, 0), (8, 12), (-8, 12),
-               (8, -18), (-8, -18)]
-    placed = []
-    for (x, y), (px, py), text in sorted(zip(pts, disp, labels), key=lambda t: natural_key(t[2])):
-        ok = False
-        for dx, dy in offsets:
-            ann = ax.annotate(text, (x, y), fontsize=fontsize, xytext=(dx, dy), textcoords="offset points",
-                              ha="left" if dx >= 0 else "right", color="#333")
-            bb = ann.get_window_extent(renderer)
-            box = (bb.x0, bb.y0, bb.x1, bb.y1)
-            inside = bb.x0 >= ax_box.x0 and bb.x1 <= ax_box.x1 and bb.y0 >= ax_box.y0 and bb.y1 <= ax_box.y1
-            if inside and not any(box[0] < t[2] and t[0] < box[2] and box[1] < t[3] and t[1] < box[3] for t in taken):
-                taken.append(box)
-                ok = True
-                break
-            ann.remove()
-        placed.append(ok)
-    return placed
+NUMBERED_ABOVE = 12  # more systems than this (or a name longer than 14 characters): dots carry numbers
 
 
-def _png(fig) -> str:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=100)
-    import matplotlib.pyplot as plt
+def system_labels(results: Mapping[str, Any], numbered: bool | None = None) -> tuple[dict[str, str], bool]:
+    """The short label of each system on the plots: its name, or its number in natural order when
+    there are many systems or long names (the key beside each figure maps numbers to names)."""
+    order = sorted(results.get("systems", {}), key=natural_key)
+    if numbered is None:
+        numbered = len(order) > NUMBERED_ABOVE or max((len(s) for s in order), default=0) > 14
+    return {s: (str(i + 1) if numbered else s) for i, s in enumerate(order)}, numbered
 
-    plt.close(fig)
-    return base64.b64encode(buf.getvalue()).decode("ascii")
+
+def scatter_figures(results: Mapping[str, Any]) -> tuple[list[tuple[str, list[tuple[str, int]]]], bool]:
+    """Per IR (or human) measure, one SVG panel per MT metric: a dot per system (hover: its name
+    and scores), the least-squares line, labels placed without collision. Dots carry the systems'
+    names when every name finds a free place in every panel, else their numbers. Returns
+    ([(measure, [(svg, dots left unlabelled), ...]), ...], numbered)."""
+    label, numbered = system_labels(results)
+    figs = _scatter_figures(results, label)
+    if not numbered and any(u for _, panels in figs for _, u in panels):
+        label, numbered = system_labels(results, numbered=True)
+        figs = _scatter_figures(results, label)
+    return figs, numbered
 
 
-def scatter_pngs(results: Mapping[str, Any]) -> tuple[list[tuple[str, str]], dict[int, str]]:
-    """One figure per IR (or human) measure: a panel per MT metric, a dot per system, labels
-    placed without overlap; with many (or long) system names the dots carry numbers and the
-    second value is the key {number: system} (natural order)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import numpy as np
-
-    figs = []
+def _scatter_figures(results: Mapping[str, Any], label: Mapping[str, str]) -> list:
     systems = results.get("systems", {})
-    order = sorted(systems, key=natural_key)
-    number = {s: i + 1 for i, s in enumerate(order)}
-    numbered = len(order) > 12 or max((len(s) for s in order), default=0) > 14
+    w, h = (400, 320) if len(systems) > 20 or not next(iter(label.values()), "1").isdigit() else (330, 270)
+    figs = []
     for kind in ("mt-ir", "mt-human"):
         rows, cols, cells = tau_grid(results, kind)
         ykind = "ir" if kind == "mt-ir" else "human"
         for y in rows:
-            n = len(cols)
-            ncol = min(n, 4)
-            nrow = math.ceil(n / ncol)
-            fig, axes = plt.subplots(nrow, ncol, figsize=(3.6 * ncol, 3.2 * nrow), squeeze=False)
-            pending = []
-            for i, x in enumerate(cols):
-                ax = axes[i // ncol][i % ncol]
-                pts = [(e["mt"].get(x), e[ykind].get(y), s) for s, e in systems.items()
+            panels = []
+            for x in cols:
+                pts = [(float(e["mt"][x]), float(e[ykind][y]), label[s], f"{s}: {x} {e['mt'][x]:.4g}, {y} {e[ykind][y]:.4g}")
+                       for s, e in sorted(systems.items(), key=lambda t: natural_key(t[0]))
                        if e.get("mt", {}).get(x) is not None and e.get(ykind, {}).get(y) is not None]
-                if pts:
-                    xs = np.array([p[0] for p in pts], float)
-                    ys = np.array([p[1] for p in pts], float)
-                    ax.scatter(xs, ys, s=22, color="#2b6cb0", zorder=3)
-                    ax.margins(0.12)
-                    labels = [p[2] if not numbered else str(number[p[2]]) for p in pts]
-                    pending.append((ax, np.column_stack([xs, ys]), labels))
-                    if len(pts) >= 2 and np.ptp(xs) > 0:
-                        a, b = np.polyfit(xs, ys, 1)
-                        grid = np.linspace(xs.min(), xs.max(), 20)
-                        ax.plot(grid, a * grid + b, "--", color="#c05621", lw=1, zorder=2)
                 c = cells.get((y, x))
                 if c is None or c.get("tau") is None:
                     title = f"{x}: τ undefined"
                 else:
                     title = f"{x}: τ = {fmt_tau(c['tau'])}" + ("" if c.get("significant") else " (n.s.)")
-                ax.set_title(title, fontsize=10)
-                ax.set_xlabel(x, fontsize=8)
-                ax.set_ylabel(y, fontsize=8)
-                ax.tick_params(labelsize=7)
-                ax.grid(alpha=0.3)
-            for j in range(n, nrow * ncol):
-                axes[j // ncol][j % ncol].axis("off")
-            fig.tight_layout()
-            fig.canvas.draw()
-            for args in pending:
-                _place_labels(*args)
-            figs.append((f"{y}", _png(fig)))
-    return figs, ({number[s]: s for s in order} if numbered else {})
+                panels.append(scatter_svg(pts, title=title, xlabel=x, ylabel=y, width=w, height=h))
+            figs.append((y, panels))
+    return figs
 
 
-def heat_scale(m) -> tuple[str, float, float]:
-    """(colormap, vmin, vmax): a sequential scale over the data's range when no τ is negative
-    (so .80 and .93 get clearly different colours), else a diverging one symmetric about 0."""
-    import numpy as np
-
-    vals = m[~np.isnan(m)]
-    if vals.size == 0:
-        return "viridis", 0.0, 1.0
-    lo, hi = float(vals.min()), float(vals.max())
-    if lo >= 0:
-        lo, hi = max(0.0, lo - 0.05), min(1.0, hi + 0.02)
-        return "viridis", lo, hi if hi > lo else lo + 0.1
-    top = max(abs(lo), abs(hi), 0.1)
-    return "RdBu", -top, top
-
-
-def heatmap_png(results: Mapping[str, Any]) -> str | None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import numpy as np
-
+def heatmap_figure(results: Mapping[str, Any]) -> str | None:
+    """The τ heatmap (MT metrics as columns, IR and human measures as rows) as SVG."""
     rows, cols, cells = tau_grid(results, "mt-ir")
     hrows, hcols, hcells = tau_grid(results, "mt-human")
     rows = rows + [r for r in hrows if r not in rows]
@@ -141,28 +73,59 @@ def heatmap_png(results: Mapping[str, Any]) -> str | None:
     cols = cols + [c for c in hcols if c not in cols]
     if not rows or not cols:
         return None
-    m = np.full((len(rows), len(cols)), np.nan)
-    for i, r in enumerate(rows):
-        for j, x in enumerate(cols):
-            c = cells.get((r, x))
-            if c and c["tau"] is not None:
-                m[i, j] = c["tau"]
-    fig, ax = plt.subplots(figsize=(1.1 * len(cols) + 2.5, 0.55 * len(rows) + 1.6))
-    cmap, vmin, vmax = heat_scale(m)
-    im = ax.imshow(m, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
-    ax.set_xticks(range(len(cols)), cols, rotation=35, ha="right", fontsize=8)
-    ax.set_yticks(range(len(rows)), rows, fontsize=8)
-    norm = plt.Normalize(vmin, vmax)
-    for i, r in enumerate(rows):
-        for j, x in enumerate(cols):
-            rgb = plt.get_cmap(cmap)(norm(m[i, j]))[:3] if not np.isnan(m[i, j]) else (1, 1, 1)
-            dark = 0.2126 * rgb[0] + 0.7152 * rgb[1] + 0.0722 * rgb[2] < 0.5
-            ax.text(j, i, cell_text(cells.get((r, x))), ha="center", va="center", fontsize=8,
-                    color="white" if dark else "black")
-    fig.colorbar(im, ax=ax, fraction=0.04)
-    ax.set_title("τ: MT metric (columns) vs " + ("IR / human measure" if hrows else "IR measure") + " (rows)", fontsize=9)
-    fig.tight_layout()
-    return _png(fig)
+    title = "τ: MT metric (columns) vs " + ("IR / human measure" if hrows else "IR measure") + " (rows)"
+    return heatmap_svg(rows, cols, cells, cell_text, title)
+
+
+def _key_html(results: Mapping[str, Any], unlabelled: int, numbered: bool) -> str:
+    """The key beside a figure: what the marks mean and, when dots are numbered, number = system."""
+    label, _ = system_labels(results, numbered)
+    parts = ["<aside class='key'><b>Key</b><ul class='marks'>",
+             f"<li><svg width='14' height='10'><circle cx='7' cy='5' r='3.5' fill='{DOT}'/></svg> one system "
+             "(hover for its name and scores)</li>",
+             f"<li><svg width='22' height='10'><line x1='1' y1='5' x2='21' y2='5' stroke='{FIT}' stroke-width='1.2' "
+             "stroke-dasharray='5 3'/></svg> least-squares line</li>",
+             "<li>τ in each title: agreement of the two rankings of the systems (1 = same order, 0 = unrelated, "
+             "−1 = reversed); (n.s.) = not significant</li>"]
+    if unlabelled:
+        parts.append(f"<li>{unlabelled} dot label{'s' if unlabelled > 1 else ''} left out where there was no free "
+                     "place: hover the dot</li>")
+    parts.append("</ul>")
+    if numbered:
+        wide = max((len(s) for s in label), default=0) > 12
+        parts.append(f"<ol class='systems{' one' if wide else ''}'>" + "".join(f"<li value='{esc(n)}'>{esc(s)}</li>" for s, n in label.items())
+                     + "</ol>")
+    parts.append("</aside>")
+    return "".join(parts)
+
+
+def _figures_html(results: Mapping[str, Any]) -> str:
+    parts = []
+    hm = heatmap_figure(results)
+    if hm:
+        parts.append("<h2 id='heatmap'>τ heatmap</h2><p class='note'>Each cell: Kendall's τ between an MT metric's and a "
+                     "measure's ranking of the systems; × = not significant. Hover a cell for p and n.</p>"
+                     f"<div class='figure'>{hm}</div>")
+    figs, numbered = scatter_figures(results)
+    if figs:
+        parts.append("<h2 id='scatter'>Scatter plots</h2><p class='note'>One figure per retrieval (or human) measure, "
+                     "one panel per MT metric: each dot is a system, placed by its MT score (across) and its "
+                     "retrieval score (up). Dots rising to the right mean the metric ranks systems as retrieval "
+                     "does.</p>")
+        for y, panels in figs:
+            parts.append(f"<h3>{esc(y)}</h3><div class='fig'><div class='panels'>"
+                         + "".join(svg for svg, _ in panels) + "</div>"
+                         + _key_html(results, sum(u for _, u in panels), numbered) + "</div>")
+    return "\n".join(parts)
+
+
+def _glossary_html(results: Mapping[str, Any]) -> str:
+    cols = score_columns(results)
+    if not cols:
+        return ""
+    items = glossary([("mt" if k == "mt" else ("human" if k == "human" else "ir"), n) for k, n in cols])
+    return ("<h2 id='columns'>What the columns mean</h2><dl class='gloss'>"
+            + "".join(f"<dt>{esc(n)}</dt><dd>{esc(t)}</dd>" for n, t in items) + "</dl>")
 
 
 # --------------------------------------------------------------------------- HTML
@@ -175,6 +138,11 @@ td.ns{color:#a0aec0}td.em{font-style:italic}td.l,th.l{text-align:left;max-width:
 pre{background:#f7fafc;padding:.8em;overflow:auto;font-size:.8em}.note{color:#4a5568}
 .caption{color:#4a5568;font-size:.85em;max-width:60em}.warn{border:2px solid #c53030;background:#fff5f5;padding:.4em 1em;margin:1em 0}
 table.verdicts td{text-align:left}tr.uninf td{color:#9b2c2c;background:#fff5f5}
+.fig{display:flex;gap:1em;align-items:flex-start}.panels{display:flex;flex-wrap:wrap;gap:.4em;flex:1 1 0;min-width:0}
+.key{flex:0 0 17em;font-size:.8em;color:#2d3748;border-left:1px solid #e2e8f0;padding-left:.8em;position:sticky;top:.5em}
+.key ul{list-style:none;padding:0;margin:.3em 0}.key li{margin:.2em 0}.key ol{padding-left:2.4em;margin:.3em 0;columns:2}.key ol.one{columns:1}.key li{overflow-wrap:anywhere}
+svg.plot,svg.heat{border:1px solid #e2e8f0;background:#fff}dl.gloss dt{font-weight:600;margin-top:.4em}
+dl.gloss dd{margin-left:1.5em;color:#4a5568}
 """
 
 
@@ -307,7 +275,7 @@ def html_report(results: Mapping[str, Any], *, plots: bool = True) -> str:
         parts.append("<h2>Notes</h2><ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in notes) + "</ul>")
     parts.append("<p class='note'>Contents: <a href='#verdicts'>verdicts</a> · <a href='#tables'>τ tables</a> · "
                  "<a href='#heatmap'>heatmap</a> · <a href='#scatter'>scatter plots</a> · "
-                 "<a href='#scores'>system scores</a> · "
+                 "<a href='#scores'>system scores</a> · <a href='#columns'>columns explained</a> · "
                  + ("<a href='#analyses'>analyses</a> · " if results.get("analyses") else "")
                  + "<a href='#signature'>signature</a></p><a id='tables'></a>")
     if not vds:
@@ -325,18 +293,9 @@ def html_report(results: Mapping[str, Any], *, plots: bool = True) -> str:
                          + f"<p class='caption'>{html.escape(tau_caption('ci_systems'))}</p>")
     parts.append(_blocks_html(direction_blocks(results)))
     if plots:
-        hm = heatmap_png(results)
-        if hm:
-            parts.append(f"<h2 id='heatmap'>τ heatmap</h2><img alt='tau heatmap' src='data:image/png;base64,{hm}'>")
-        figs, key = scatter_pngs(results)
-        if figs:
-            parts.append("<h2 id='scatter'>Scatter plots (one dot per system, dashed: least-squares fit)</h2>")
-            if key:
-                parts.append("<p class='note'>Dots are numbered: " + html.escape(
-                    ", ".join(f"{i} = {s}" for i, s in key.items())) + "</p>")
-            for y, png in figs:
-                parts.append(f"<h3>{html.escape(y)}</h3><img alt='scatter {html.escape(y)}' src='data:image/png;base64,{png}'>")
+        parts.append(_figures_html(results))
     parts.append(_scores_html(results))
+    parts.append(_glossary_html(results))
     parts.append(_analyses_html(results, plots))
     parts.append("<h2 id='signature'>Signature</h2><pre>" + html.escape("\n".join(signature_lines(results.get("signature", {})))) + "</pre>")
     parts.append("</body></html>")

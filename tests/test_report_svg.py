@@ -1,0 +1,120 @@
+"""The report's SVG plots: labels never overlap (boxes read back from the markup), the markup is
+well-formed and escaped, the colour scales and ticks behave."""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pytest
+
+from clir_eval.report.html import html_report, scatter_figures
+from clir_eval.report.svg import (coincident, colour, heat_colour, heat_scale, label_boxes, nice_ticks, overlaps,
+                                  place_labels, scatter_svg)
+
+SVG_NS = ""  # inline SVG in HTML: no namespace declared
+
+
+def results(n: int, seed: int = 0, names=None) -> dict:
+    """n systems on a shared latent quality with a tight cluster (a quarter of them nearly equal)."""
+    rng = np.random.default_rng(seed)
+    q = rng.normal(0, 1, n)
+    q[: n // 4] = q[0] + rng.normal(0, 0.02, n // 4)
+    names = names or [f"nc{25000 * (1 + i % 4)}.bpe{8000 * (1 + i // 4 % 4)}.r{i}" for i in range(n)]
+    systems = {s: {"mt": {m: float(30 + 6 * q[i] + rng.normal(0, 1.5)) for m in ("bleu", "chrf1")},
+                   "ir": {"map": float(0.6 + 0.05 * q[i] + rng.normal(0, 0.01))}} for i, s in enumerate(names)}
+    corr = [{"kind": "mt-ir", "x": x, "y": "map", "tau": 0.5, "p_value": 0.01, "n": n, "significant": True,
+             "alpha": 0.05, "method": "kendall", "variant": "b"} for x in ("bleu", "chrf1")]
+    return {"name": "t", "systems": systems, "correlations": corr, "signature": {}}
+
+
+def dots(svg: str) -> list[tuple[float, float]]:
+    return [(float(x), float(y)) for x, y in re.findall(r"<circle cx='([-\d.]+)' cy='([-\d.]+)' r='3.5'", svg)]
+
+
+@pytest.mark.parametrize("n", [10, 20, 40])
+def test_scatter_labels_never_overlap_each_other_or_a_dot(n):
+    figs, numbered = scatter_figures(results(n))
+    assert numbered  # long names: the dots carry numbers, the key names them
+    for _, panels in figs:
+        for svg, unlabelled in panels:
+            ET.fromstring(svg)  # well-formed
+            boxes = label_boxes(svg)
+            names = [t for lbl, _ in boxes for t in lbl.split(",")]
+            assert len(names) == len(set(names)) == n - unlabelled
+            assert unlabelled <= max(1, n // 10), f"{unlabelled} of {n} dots unlabelled"
+            w, h = (float(v) for v in re.search(r"width='(\d+)' height='(\d+)'", svg).groups())
+            centres = dots(svg)
+            assert len(centres) == n
+            for i, (_, a) in enumerate(boxes):
+                assert 0 <= a[0] and a[2] <= w and 0 <= a[1] and a[3] <= h
+                for _, b in boxes[i + 1:]:
+                    assert not overlaps(a, b), "two labels overlap"
+                for x, y in centres:
+                    assert not overlaps(a, (x - 3.5, y - 3.5, x + 3.5, y + 3.5)), "a label covers a dot"
+
+
+def test_the_overlap_check_finds_an_overlap():
+    a, b = (0, 0, 10, 10), (9, 9, 20, 20)
+    assert overlaps(a, b) and overlaps(b, a) and not overlaps(a, (10, 0, 20, 10))
+    svg = scatter_svg([(1, 1, "aaaa", ""), (2, 2, "b", "")], title="t", xlabel="x", ylabel="y")[0]
+    text = re.findall(r"<text class='lbl'[^>]*>[^<]*</text>", svg)
+    moved = svg.replace(text[1], re.sub(r"x='[-\d.]+' y='[-\d.]+'", re.search(r"x='[-\d.]+' y='[-\d.]+'", text[0])
+                                        .group(0), text[1]))
+    boxes = [b for _, b in label_boxes(moved)]
+    assert overlaps(boxes[0], boxes[1])
+
+
+def test_a_label_with_no_free_place_is_left_out_not_overlapped():
+    area = (0, 0, 40, 20)
+    assert place_labels([(10, 10)], ["too long to fit"], area) == [None]
+    (x, y, box, lead), = place_labels([(10, 10)], ["ab"], area)
+    assert area[0] <= box[0] and box[2] <= area[2] and area[1] <= box[1] and box[3] <= area[3]
+    assert not overlaps(box, (6.5, 6.5, 13.5, 13.5))
+
+
+def test_names_are_shown_when_they_fit_and_escaped():
+    names = ["a<b", "c&d", "e'f", 'g"h', "sys5"]
+    figs, numbered = scatter_figures(results(5, names=names))
+    assert not numbered
+    svg = figs[0][1][0][0]
+    root = ET.fromstring(svg)
+    shown = sorted(t.text for t in root.iter(SVG_NS + "text") if t.get("class") == "lbl")
+    hover = [t.text for c in root.iter(SVG_NS + "circle") for t in c.iter(SVG_NS + "title")]
+    assert {x for s in shown for x in s.split(",")} == set(names)
+    assert sorted(h.split(":")[0] for h in hover) == sorted(names)
+    page = html_report(results(5, names=names))
+    assert "a<b" not in page and "a&lt;b" in page
+
+
+def test_dots_drawn_on_top_of_each_other_share_a_label():
+    assert coincident([(0, 0), (3, 0), (20, 0), (2, 2)]) == [[0, 1, 3], [2]]
+    svg, unlabelled = scatter_svg([(1.0, 1.0, "1", ""), (1.0, 1.0, "2", ""), (5.0, 3.0, "3", "")], title="t",
+                                  xlabel="x", ylabel="y")
+    assert sorted(lbl for lbl, _ in label_boxes(svg)) == ["1,2", "3"] and unlabelled == 0
+
+
+def test_numbered_key_beside_each_figure_names_every_system():
+    r = results(20)
+    page = html_report(r)
+    assert page.count("<aside class='key'>") == 1
+    key = re.search(r"<aside class='key'>.*?</aside>", page).group(0)
+    from clir_eval.report.blocks import natural_key
+
+    order = sorted(r["systems"], key=natural_key)
+    assert re.findall(r"<li value='(\d+)'>([^<]*)</li>", key) == [(str(i + 1), s) for i, s in enumerate(order)]
+
+
+def test_heatmap_scale_separates_80_from_93():
+    cmap, lo, hi = heat_scale([0.80, 0.93, 0.45, 0.95])
+    a, b = (np.array(heat_colour(cmap, lo, hi, v)) for v in (0.80, 0.93))
+    assert np.linalg.norm(a - b) > 0.3
+    assert heat_scale([-0.5, 0.9])[0] == "RdBu"  # negatives: diverging about 0
+    assert colour("RdBu", 0.5) == pytest.approx((0xf7 / 255,) * 3)  # white at 0
+
+
+def test_nice_ticks():
+    assert nice_ticks(0.53, 0.71) == pytest.approx([0.55, 0.6, 0.65, 0.7])
+    assert nice_ticks(12, 98) == [25, 50, 75]
+    assert nice_ticks(0, 1, 6) == pytest.approx([0, 0.2, 0.4, 0.6, 0.8, 1.0])
