@@ -152,7 +152,7 @@ def test_screenshot_is_not_blank_and_shows_the_plots(screenshot):
     rows = ink.any(axis=1)
     assert rows[: HEIGHT // 4].mean() > 0.2 and rows[HEIGHT // 4:].mean() > 0.2, "content only in one part of the page"
     dots = (np.abs(rgb - np.array(SCATTER_RGB)) <= 12).all(axis=2)
-    assert dots.sum() > 200, "no scatter-plot dots painted: the embedded PNGs did not render"
+    assert dots.sum() > 200, "no scatter-plot dots painted: the inline SVG plots did not render"
 
 
 def test_dom_has_the_tau_table_and_inline_plots_laid_out(report):
