@@ -13,7 +13,8 @@ import typer
 from ..errors import UserError
 from ..io.files import atomic_write, check_output_file
 from ..limits import MAX_RESAMPLES, check_max, check_seed
-from ..mt.base import KNOWN_METRICS, collect_stats, load_metric, load_metrics, read_segments
+from ..mt.base import KNOWN_METRICS, collect_stats, load_metric, load_metrics, read_segments, read_source
+from ..mt.neural import check_batch_size, check_device, set_runtime
 from ..mt.resampling import bootstrap_ci
 from ..mt.significance import compare_to_baseline
 from ..mt.typebased import TypeFMetric
@@ -52,6 +53,9 @@ def mt_score_cmd(
     bootstrap: int = typer.Option(0, "--bootstrap", help="Bootstrap resamples for a 95% CI (0 = none; 1000 is usual)."),
     seed: int = typer.Option(12345, "--seed", help="Random seed of the bootstrap (recorded in the output)."),
     fmt: str = typer.Option("json", "--format", help="json | text"),
+    src: Optional[str] = typer.Option(None, "--src", help="Source segments, line-aligned with --hyp (COMET reads them)."),
+    device: str = typer.Option("cpu", "--device", help="Where neural metrics (comet, bleurt) run: cpu | cuda | cuda:N."),
+    batch_size: int = typer.Option(16, "--batch-size", help="Segments per batch of the neural metrics (never changes a score)."),
 ) -> None:
     """Score one system against one or more references.
 
@@ -66,8 +70,10 @@ def mt_score_cmd(
     if report:
         check_output_file(report, "--report")
     ms = load_metrics(split_list(metrics), tokenize=tokenize, lowercase=lowercase)
+    set_runtime(ms, device=check_device(device), batch_size=check_batch_size(batch_size))
     hyps, refs = read_segments(hyp, ref)
-    stats = collect_stats(ms, hyps, refs)
+    sources = read_source(src, len(hyps), hyp) if src else None
+    stats = collect_stats(ms, hyps, refs, sources=sources)
     out: dict[str, Any] = {}
     for m in ms:
         res = m.score_stats(stats[m.name], len(refs))

@@ -5,3 +5,4 @@ Importing the package registers the built-in metrics; a module holding new metri
 
 from . import sacrebleu_metrics, typebased  # noqa: F401  (registration order = listing order)
 from . import fluency, recognition  # noqa: F401,E402
+from . import neural  # noqa: F401,E402

@@ -101,6 +101,7 @@ class MTMetric:
 
     base: str = ""
     higher_is_better: bool = True
+    uses_source: bool = False  # segment_stats(hyps, refs, sources=...) also reads the source segments
 
     def __init__(self, name: str, params: dict[str, Any], tokenize: str, lowercase: bool):
         self.name = name
@@ -218,24 +219,30 @@ def load_metrics(specs: Sequence[str], tokenize: str = "13a", lowercase: bool = 
     return list(out.values())
 
 
-def collect_stats(metrics: Sequence[MTMetric], hyps: Sequence[str], refs: Refs) -> dict[str, Any]:
+def collect_stats(metrics: Sequence[MTMetric], hyps: Sequence[str], refs: Refs,
+                  sources: Sequence[str] | None = None) -> dict[str, Any]:
     """Segment statistics per metric name, computed once per ``stats_key`` (MacroF and
-    MicroF of any β/k share a single tokenisation and counting pass)."""
+    MicroF of any β/k share a single tokenisation and counting pass); ``sources`` (the source
+    segments, line-aligned) go to the metrics that read them (``uses_source``)."""
     memo: dict[tuple, Any] = {}
     out: dict[str, Any] = {}
     for m in metrics:
         key = m.stats_key()
         if key not in memo:
-            memo[key] = m.segment_stats(hyps, refs)
+            memo[key] = m.segment_stats(hyps, refs, sources=sources) if m.uses_source else m.segment_stats(hyps, refs)
         out[m.name] = memo[key]
     return out
 
 
 def score_metrics(specs: Sequence[str], hyps: Sequence[str], refs: Refs,
-                  tokenize: str = "13a", lowercase: bool = False) -> dict[str, MetricScore]:
-    """Corpus scores keyed by canonical metric name."""
+                  tokenize: str = "13a", lowercase: bool = False, sources: Sequence[str] | None = None,
+                  setup: Callable[[list[MTMetric]], None] | None = None) -> dict[str, MetricScore]:
+    """Corpus scores keyed by canonical metric name; ``setup`` may configure the loaded metrics
+    (e.g. the neural metrics' device and segment store) before they score."""
     metrics = load_metrics(specs, tokenize, lowercase)
-    stats = collect_stats(metrics, hyps, refs)
+    if setup is not None:
+        setup(metrics)
+    stats = collect_stats(metrics, hyps, refs, sources=sources)
     return {m.name: m.score_stats(stats[m.name], len(refs)) for m in metrics}
 
 
@@ -259,3 +266,14 @@ def read_segments(hyp_path, ref_paths: Sequence) -> tuple[list[str], list[list[s
             )
         refs.append(lines)
     return hyps, refs
+
+
+def read_source(path, n: int, hyp_path) -> list[str]:
+    """The source segments of a file line-aligned with a hypothesis file of ``n`` lines."""
+    lines = read_lines(path)
+    if len(lines) != n:
+        raise UserError(
+            f"line count mismatch: {hyp_path} has {n} lines but the source {path} has {len(lines)}; "
+            "the source file must be line-aligned with the hypotheses"
+        )
+    return lines

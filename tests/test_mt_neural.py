@@ -1,0 +1,207 @@
+"""COMET and BLEURT from local checkpoints (the [neural] extra): tiny random models built here in
+each library's layout, scored through the libraries' own loading and scoring code, compared with
+the libraries' own Python API on the same checkpoint and inputs. Skipped without the extra."""
+
+from __future__ import annotations
+
+import socket
+from importlib.metadata import PackageNotFoundError, version
+
+import numpy as np
+import pytest
+
+from clir_eval.errors import UserError
+from clir_eval.mt import neural
+from clir_eval.mt.base import collect_stats, load_metric
+
+from neural_models import bleurt_checkpoint, comet_checkpoint
+
+
+def _missing() -> list[str]:
+    out = []
+    for dist in ("unbabel-comet", "bleurt-pytorch", "torch", "transformers"):
+        try:
+            version(dist)
+        except PackageNotFoundError:
+            out.append(dist)
+    return out
+
+
+pytestmark = pytest.mark.skipif(
+    bool(_missing()), reason=f"the [neural] extra is not installed ({', '.join(_missing())} missing): "
+                             "pip install 'clir-eval[neural]'")
+
+SRC = ["die Katze sitzt auf der Matte", "ein Hund bellt", "der Ausschuss nahm den Bericht an", "", "über straße",
+       "Maschinelle Übersetzung", "der Mond"]
+HYP = ["the cat sits on the mat", "a dog barks loudly at the moon tonight", "the committee adopted the report",
+       "", "naïve café", "machine translation for retrieval", "the moon"]
+REF = ["the cat sat on the mat", "a dog barks", "the committee adopted the report", "nothing", "over the street",
+       "machine translation", "moon"]
+REF2 = ["a cat sat on a mat", "the dog barks", "the report was adopted", "empty", "street", "translation by machine",
+        "the moon"]
+
+
+@pytest.fixture(scope="module")
+def comet_dir(tmp_path_factory):
+    return comet_checkpoint(tmp_path_factory.mktemp("comet") / "tiny-comet")
+
+
+@pytest.fixture(scope="module")
+def bleurt_dirs(tmp_path_factory):
+    d = tmp_path_factory.mktemp("bleurt")
+    return {"wordpiece": bleurt_checkpoint(d / "tiny-bleurt"), "spm": bleurt_checkpoint(d / "tiny-bleurt-20", "spm")}
+
+
+@pytest.fixture(autouse=True)
+def _fresh_models(monkeypatch):
+    monkeypatch.setattr(neural, "_MODELS", {})
+    monkeypatch.setattr(neural, "LOADS", [])
+
+
+@pytest.fixture
+def no_network(monkeypatch):
+    """Any attempt to open a network connection fails the test."""
+    def refuse(*a, **k):
+        raise AssertionError(f"network access attempted: {a!r}")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    monkeypatch.setattr(socket, "getaddrinfo", refuse)
+
+
+def comet_api(path, samples, monkeypatch, batch_size=8):
+    """unbabel-comet's own API: load_from_checkpoint + predict (its encoder name resolved from the
+    checkpoint directory, as a relative path)."""
+    import comet
+
+    monkeypatch.chdir(path)
+    model = comet.load_from_checkpoint(str(path / "checkpoints" / "model.ckpt"), local_files_only=True)
+    return model.predict(samples, batch_size=batch_size, gpus=0, progress_bar=False)
+
+
+def test_comet_equals_the_library_api(comet_dir, monkeypatch, no_network):
+    m = load_metric(f"comet:model={comet_dir}")
+    st = collect_stats([m], HYP, [REF], sources=SRC)[m.name]
+    want = comet_api(comet_dir, [{"src": s, "mt": h, "ref": r} for s, h, r in zip(SRC, HYP, REF)], monkeypatch)
+    assert np.ptp(want.scores) > 0.01  # the tiny model's scores differ by segment
+    np.testing.assert_allclose(st[:, 0], want.scores, rtol=0, atol=1e-6)
+    assert (st[:, 1] == 1).all()
+    res = m.score_stats(st, 1)
+    assert res.score == pytest.approx(want.system_score, abs=1e-6)
+    assert res.signature.startswith("nrefs:1|model:tiny-comet|sha1:") and "|unbabel-comet:" in res.signature
+    assert "|torch:" in res.signature and res.signature.endswith("|src:yes") and neural.LOADS == [f"comet:{comet_dir}"]
+
+
+def test_comet_batch_size_and_references(comet_dir):
+    m = load_metric(f"comet:model={comet_dir}")
+    one = m.segment_stats(HYP, [REF], sources=SRC)[:, 0]
+    for bs in (1, 3, 100):
+        neural.set_runtime([m], batch_size=bs)
+        np.testing.assert_allclose(m.segment_stats(HYP, [REF], sources=SRC)[:, 0], one, rtol=0, atol=1e-6)
+    other = m.segment_stats(HYP, [REF2], sources=SRC)[:, 0]
+    both = m.segment_stats(HYP, [REF, REF2], sources=SRC)[:, 0]
+    assert np.abs(other - one).max() > 1e-3
+    np.testing.assert_allclose(both, (one + other) / 2, rtol=0, atol=1e-12)
+    assert len(neural.LOADS) == 1  # one load per process and directory
+
+
+def test_comet_reads_the_source(comet_dir):
+    m = load_metric(f"comet:model={comet_dir}")
+    a = m.segment_stats(HYP, [REF], sources=SRC)[:, 0]
+    b = m.segment_stats(HYP, [REF], sources=SRC[::-1])[:, 0]
+    assert np.abs(a - b).max() > 1e-4
+    with pytest.raises(UserError, match="needs the source segments: give mt-score --src FILE"):
+        collect_stats([m], HYP, [REF])
+    with pytest.raises(UserError, match="source has 2 segments but the hypotheses have 7"):
+        m.segment_stats(HYP, [REF], sources=SRC[:2])
+
+
+def test_comet_encoder_named_by_a_local_path(tmp_path, monkeypatch):
+    """A checkpoint whose hparams name the encoder by an absolute local path (comet's own way
+    to use a local encoder) loads from there and scores as comet's API does."""
+    d = comet_checkpoint(tmp_path / "c2", encoder_name="enc", encoder_path=str(tmp_path / "c2" / "enc"))
+    m = load_metric(f"comet:model={d}")
+    want = comet_api(d, [{"src": s, "mt": h, "ref": r} for s, h, r in zip(SRC, HYP, REF)], monkeypatch, 3)
+    np.testing.assert_allclose(m.segment_stats(HYP, [REF], sources=SRC)[:, 0], want.scores, atol=1e-6, rtol=0)
+
+
+@pytest.mark.parametrize("kind", ["wordpiece", "spm"])
+def test_bleurt_equals_the_library_api(bleurt_dirs, kind, no_network):
+    import torch
+    from bleurt_pytorch import BleurtForSequenceClassification, BleurtTokenizer
+
+    path = bleurt_dirs[kind]
+    tok = BleurtTokenizer.from_pretrained(str(path))
+    model = BleurtForSequenceClassification.from_pretrained(str(path)).eval()
+    with torch.no_grad():  # bleurt-pytorch's README usage
+        want = model(**tok(REF, HYP, padding="longest", return_tensors="pt")).logits.flatten().tolist()
+    assert np.ptp(want) > 0.01
+    m = load_metric(f"bleurt:model={path}")
+    for bs in (1, 4, 16):
+        neural.set_runtime([m], batch_size=bs)
+        st = m.segment_stats(HYP, [REF])
+        np.testing.assert_allclose(st[:, 0], want, rtol=0, atol=1e-6)
+    assert m.corpus_score(HYP, [REF]).score == pytest.approx(np.mean(want), abs=1e-6)
+    assert m.corpus_score(HYP, [REF]).signature.startswith(f"nrefs:1|model:{path.name}|sha1:")
+    assert "|bleurt-pytorch:" in m.signature(1) and len(neural.LOADS) == 1
+
+
+class CountingStore:
+    def __init__(self):
+        self.data, self.saves = {}, 0
+
+    def load(self, key):
+        import json
+        return self.data.get(json.dumps(key, sort_keys=True))
+
+    def save(self, key, scores):
+        import json
+        self.saves += 1
+        self.data[json.dumps(key, sort_keys=True)] = list(scores)
+
+
+def test_stored_scores_are_used_without_loading_the_model(comet_dir, bleurt_dirs):
+    store = CountingStore()
+    specs = [f"comet:model={comet_dir}", f"bleurt:model={bleurt_dirs['wordpiece']}"]
+    ms = [load_metric(s) for s in specs]
+    neural.set_runtime(ms, store=store)
+    first = collect_stats(ms, HYP, [REF, REF2], sources=SRC)
+    assert store.saves == 4 and len(neural.LOADS) == 2
+    neural._MODELS.clear()
+    neural.LOADS.clear()
+    again = [load_metric(s) for s in specs]
+    neural.set_runtime(again, store=store)
+    second = collect_stats(again, HYP, [REF, REF2], sources=SRC)
+    assert neural.LOADS == [] and store.saves == 4
+    for k in first:
+        assert (first[k] == second[k]).all()
+    collect_stats(again[:1], HYP, [REF], sources=SRC[::-1])  # another source: another key
+    assert store.saves == 5 and len(neural.LOADS) == 1
+
+
+def test_cuda_asked_for_without_one_is_a_user_error(comet_dir):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("a CUDA device is present")
+    m = load_metric(f"comet:model={comet_dir}")
+    neural.set_runtime([m], device="cuda")
+    with pytest.raises(UserError, match="device cuda asked for, but torch .* finds no CUDA device here"):
+        m.segment_stats(HYP, [REF], sources=SRC)
+
+
+def test_mt_score_cli(cli, comet_dir, bleurt_dirs, tmp_path):
+    for name, lines in (("h", HYP), ("r", REF), ("s", SRC)):
+        (tmp_path / f"{name}.txt").write_text("".join(x + "\n" for x in lines), encoding="utf-8")
+    spec = f"comet:model={comet_dir},bleurt:model={bleurt_dirs['spm']},chrf"
+    code, out, err = cli("mt-score", "--hyp", tmp_path / "h.txt", "--ref", tmp_path / "r.txt", "--src",
+                         tmp_path / "s.txt", "--metrics", spec, "--batch-size", "2")
+    assert code == 0 and err == "", err
+    import json
+    res = json.loads(out)
+    m = load_metric(f"comet:model={comet_dir}")
+    want = float(np.mean(m.segment_stats(HYP, [REF], sources=SRC)[:, 0]))
+    assert res[m.name]["score"] == pytest.approx(want, abs=1e-9)
+    assert res[m.name]["segments"] == 7 and "chrf" in res
+    code, out, err = cli("mt-score", "--hyp", tmp_path / "h.txt", "--ref", tmp_path / "r.txt", "--metrics", spec)
+    assert code == 2 and err.startswith("error: metric comet needs the source segments") and err.count("\n") == 1

@@ -1,0 +1,127 @@
+"""COMET/BLEURT user errors that need neither the [neural] extra nor a model: a missing extra, a
+missing or incomplete checkpoint directory, bad device or batch size (one line each)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from clir_eval.errors import UserError
+from clir_eval.mt import neural
+from clir_eval.mt.base import load_metric
+
+
+@pytest.fixture
+def installed(monkeypatch):
+    """Pretend the libraries are installed: the layout checks come next."""
+    monkeypatch.setattr(neural, "_version", lambda dist: "1.0")
+
+
+def test_missing_extra_names_it(monkeypatch, tmp_path):
+    monkeypatch.setattr(neural, "_version", lambda dist: "absent" if dist in ("unbabel-comet", "torch") else "1.0")
+    with pytest.raises(UserError, match=re.escape("metric comet needs unbabel-comet, torch; install them with "
+                                                  "pip install 'clir-eval[neural]'")):
+        load_metric(f"comet:model={tmp_path}")
+
+
+def test_no_model_parameter(installed):
+    m = load_metric("bleurt")  # listing the metric needs no model; scoring does
+    with pytest.raises(UserError, match=re.escape("metric bleurt needs a model: bleurt:model=DIR")):
+        m.segment_stats(["a"], [["a"]])
+
+
+def _touch(root, *names, text=""):
+    for n in names:
+        p = root / n
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text, encoding="utf-8")
+
+
+HP = "class_identifier: regression_metric\npretrained_model: xlm-roberta-large\n"
+
+
+@pytest.mark.parametrize("files, message", [
+    (None, "checkpoint directory not found: {d}; copy a COMET model there (e.g. huggingface-cli download "
+           "Unbabel/wmt22-comet-da --local-dir DIR)"),
+    ({}, "{d} lacks hparams.yaml; copy a COMET model there"),
+    ({"hparams.yaml": "x: [1"}, "cannot read {d}/hparams.yaml"),
+    ({"hparams.yaml": "a: 1\n"}, "{d}/hparams.yaml lacks class_identifier or pretrained_model"),
+    ({"hparams.yaml": HP}, "{d} lacks checkpoints/model.ckpt"),
+    ({"hparams.yaml": HP, "checkpoints/model.ckpt": ""},
+     "{d} lacks the encoder directory xlm-roberta-large/ (tokenizer and config.json of xlm-roberta-large, which the "
+     "checkpoint names); download them there, e.g. huggingface-cli download xlm-roberta-large config.json "
+     "tokenizer.json sentencepiece.bpe.model --local-dir {d}/xlm-roberta-large"),
+    ({"hparams.yaml": HP, "checkpoints/model.ckpt": "", "xlm-roberta-large/tokenizer.json": ""},
+     "{d}/xlm-roberta-large lacks config.json"),
+    ({"hparams.yaml": HP, "checkpoints/model.ckpt": "", "xlm-roberta-large/config.json": ""},
+     "{d}/xlm-roberta-large lacks a tokenizer file (tokenizer.json or sentencepiece.bpe.model"),
+])
+def test_comet_layout(installed, tmp_path, files, message):
+    d = tmp_path / "wmt22-comet-da"
+    if files is not None:
+        d.mkdir()
+        for name, text in files.items():
+            _touch(d, name, text=text)
+    with pytest.raises(UserError, match=re.escape("comet: " + message.format(d=d))):
+        load_metric(f"comet:model={d}")
+
+
+def test_comet_complete_layout_loads_without_the_library(installed, tmp_path):
+    d = tmp_path / "c"
+    _touch(d, "checkpoints/model.ckpt", "xlm-roberta-large/config.json", "xlm-roberta-large/sentencepiece.bpe.model")
+    _touch(d, "hparams.yaml", text=HP)
+    m = load_metric(f"comet:model={d}")
+    assert m.name == f"comet:model={d}" and m.uses_source
+
+
+@pytest.mark.parametrize("files, message", [
+    (None, "checkpoint directory not found: {d}; copy a bleurt-pytorch model there"),
+    ({}, "{d} lacks config.json; copy a bleurt-pytorch model there"),
+    ({"config.json": json.dumps({"model_type": "bert"})},
+     "{d}/config.json is not a bleurt-pytorch config (model_type is 'bert', not 'bleurt')"),
+    ({"config.json": json.dumps({"model_type": "bleurt"})}, "{d} lacks the weights (model.safetensors or "
+                                                            "pytorch_model.bin)"),
+    ({"config.json": json.dumps({"model_type": "bleurt"}), "model.safetensors": ""},
+     "{d} lacks a tokenizer file (tokenizer.json or vocab.txt or spm.model)"),
+])
+def test_bleurt_layout(installed, tmp_path, files, message):
+    d = tmp_path / "BLEURT-20-D12"
+    if files is not None:
+        d.mkdir()
+        for name, text in files.items():
+            _touch(d, name, text=text)
+    with pytest.raises(UserError, match=re.escape("bleurt: " + message.format(d=d))):
+        load_metric(f"bleurt:model={d}")
+
+
+def test_cli_error_is_one_line(cli, tmp_path):
+    (tmp_path / "h.txt").write_text("a b\n")
+    code, out, err = cli("mt-score", "--hyp", tmp_path / "h.txt", "--ref", tmp_path / "h.txt",
+                         "--metrics", f"bleurt:model={tmp_path / 'no-such-dir'}")
+    assert code == 2 and out == "" and err.startswith("error: ") and err.count("\n") == 1, err
+    assert "no-such-dir" in err or "pip install 'clir-eval[neural]'" in err
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--device", "gpu"], "device 'gpu' is not cpu, cuda or cuda:N"),
+    (["--batch-size", "0"], "batch size must be an integer from 1 to 4096, got 0"),
+])
+def test_cli_runtime_options(cli, tmp_path, args, message):
+    (tmp_path / "h.txt").write_text("a b\n")
+    code, out, err = cli("mt-score", "--hyp", tmp_path / "h.txt", "--ref", tmp_path / "h.txt", "--metrics", "bleu",
+                         *args)
+    assert code == 2 and err == f"error: {message}\n"
+
+
+def test_checkpoint_hash_covers_content_not_hidden_files(tmp_path):
+    _touch(tmp_path, "a.bin", text="x")
+    h = neural.checkpoint_hash(tmp_path)
+    _touch(tmp_path, ".cache/huggingface/download/a.bin.metadata", text="etag")
+    assert neural.checkpoint_hash(tmp_path) == h
+    _touch(tmp_path, "sub/b.txt", text="y")
+    h2 = neural.checkpoint_hash(tmp_path)
+    assert h2 != h
+    (tmp_path / "sub" / "b.txt").write_text("z")
+    assert neural.checkpoint_hash(tmp_path) not in (h, h2)
