@@ -69,7 +69,7 @@ def test_config_reads_irds_inputs(tiny, tmp_path, cli):
            "relevance": {"qrels": f"irds:{tiny}"}, "ir": {"measures": ["nDCG@20", "MAP", "R@100"]}}
     path = tmp_path / "c.yaml"
     path.write_text(yaml.safe_dump(cfg))
-    code, out, err = cli("validate", path)
+    code, out, err = cli("validate", path, "--format", "json")
     assert code == 0, err
     res = json.loads(out)
     assert open(res["queries"]["file"][0]).read().startswith("q1\tnational treasure\n")

@@ -183,12 +183,32 @@ def test_parallel_equals_serial(experiment, cli, tmp_path):
 
 
 def test_validate_prints_resolved_config(experiment, cli):
-    code, out, err = cli("validate", experiment)
+    code, out, err = cli("validate", experiment, "--format", "json")
     assert code == 0, err
     cfg = json.loads(out)
     assert [s["name"] for s in cfg["systems"]] == [f"sys{k}" for k in range(5)]
     assert cfg["systems"][2]["attrs"]["k"] == "2"
     assert cfg["retrieval"]["k1"] == 1.5
+
+
+def test_validate_prints_a_short_summary_by_default(experiment, cli):
+    """The default is a few plain lines: what run would do, counted from the inputs themselves."""
+    code, out, err = cli("validate", experiment)
+    assert code == 0, err
+    lines = out.splitlines()
+    assert len(lines) <= 12 and not out.lstrip().startswith("{")
+    cfg = json.loads(cli("validate", experiment, "--format", "json")[1])
+    n_queries = len(Path(cfg["queries"]["file"][0]).read_text().splitlines())
+    assert f"systems: 5 matched: {', '.join(f'sys{k}' for k in range(5))}" in lines
+    assert f"MT metrics: {', '.join(cfg['mt']['metrics'])}" in lines
+    assert f"IR measures: {', '.join(cfg['ir']['measures'])}" in lines
+    assert f"queries: {n_queries}" in lines
+    n_docs = sum(1 for ln in Path(cfg["collection"]["english"]).read_text().splitlines() if ln.strip())
+    assert f"documents: {n_docs} per collection (5 systems + the English side)" in lines
+    assert any(ln.startswith("relevance: ") for ln in lines)
+    assert any(ln.startswith("estimated run cost: ~") and "CPU-s" in ln for ln in lines)
+    assert "ok: " in err
+    assert cli("validate", experiment, "--format", "yaml")[0] == 2
 
 
 def test_report_command_rerenders(experiment, cli, tmp_path):

@@ -77,7 +77,7 @@ def test_smoke_english_is_perfect_untranslated_is_not(shared_data, cli, tmp_path
 @pytest.mark.shared_data
 @pytest.mark.parametrize("lang", ["cs", "de"])
 def test_lignos_config_validates(lang, data_root, cli):
-    code, out, err = cli("validate", LIGNOS[lang], "--data-root", data_root)
+    code, out, err = cli("validate", LIGNOS[lang], "--data-root", data_root, "--format", "json")
     assert code == 0, err
     cfg = json.loads(out)
     assert len(cfg["systems"]) == 16

@@ -69,6 +69,19 @@ def discover_commands(package: str = __package__) -> tuple[list[LazyCommand], li
     return lazy, eager
 
 
+# Top-level help lists commands in the order of a user's work: try it, check a config, run it,
+# re-render; then the single-stage tools in pipeline order (MT, retrieval, IR, correlation,
+# export). A command not named here follows, in discovery order.
+WORKFLOW = ("demo", "validate", "run", "report", "design", "correlate", "mt-score", "mt-compare", "mt-buckets",
+            "favoritism", "retrieve", "pseudo-qrels", "ir-score", "mtme-export")
+
+
+def first_sentence(text: str | None) -> str:
+    """The first paragraph of a help text on one line: the command's description in listings."""
+    para = (text or "").split("\n\n")[0].replace("\b", "")
+    return " ".join(para.split())
+
+
 class LazyGroup(TyperGroup):
     """A typer group whose commands are imported on first use; help lists them from their source."""
 
@@ -76,7 +89,20 @@ class LazyGroup(TyperGroup):
     _stubs = False
 
     def list_commands(self, ctx) -> list[str]:
-        return list(dict.fromkeys([*self.lazy, *self.commands]))
+        names = list(dict.fromkeys([*self.lazy, *self.commands]))
+        rank = {n: i for i, n in enumerate(WORKFLOW)}
+        return sorted(names, key=lambda n: (rank.get(n, len(WORKFLOW)), names.index(n)))
+
+    def format_commands(self, ctx, formatter) -> None:
+        """Each command with its whole first paragraph (click cuts it at ~45 characters or at 'et al.')."""
+        rows = []
+        for name in self.list_commands(ctx):
+            cmd = self.get_command(ctx, name)
+            if cmd is not None and not cmd.hidden:
+                rows.append((name, first_sentence(cmd.help)))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
 
     def get_command(self, ctx, cmd_name: str):
         if cmd_name in self.commands or cmd_name not in self.lazy:

@@ -49,14 +49,16 @@ def correlate_cmd(
     fmt: str = typer.Option("json", "--format", help="json | tsv | md | latex (booktabs tables, the md content)."),
     out: Optional[str] = typer.Option(None, "--out", help="Write here (atomically) instead of stdout."),
 ) -> None:
-    """Correlate score columns of a table: every --x column with every --y column, per --group-by value.
+    """Correlate the columns of a score table, e.g. MT metrics with IR measures.
+
+    Every --x column with every --y column, per --group-by value.
 
     Rows with a missing value (empty, NA, NaN, -) in a used column are dropped per pair and n is reported; fewer than 3 rows or a constant column gives tau = null with a reason.
 
     \b
     Examples (after 'clir-eval demo --out demo-out'):
       clir-eval correlate --table demo-out/scores.tsv --x bleu,chrf1,macrof1 --y map,rbo --format md
-      clir-eval correlate --table demo-out/scores.tsv --x bleu,chrf1 --y map --format latex --out tau.tex
+      clir-eval correlate --table demo-out/scores.tsv --x bleu,chrf1 --y map --format latex --out demo-out/tau.tex
     """
     if fmt not in ("json", "tsv", "md", "latex"):
         raise UserError(f"unknown --format {fmt!r}; use json, tsv, md or latex")

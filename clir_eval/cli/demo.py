@@ -20,7 +20,9 @@ def demo_cmd(
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes (default: cores)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars or summary."),
 ) -> None:
-    """Generate a small simulated CLIR experiment (10 MT systems) and evaluate it end to end.
+    """Generate a simulated experiment (10 MT systems) and run it.
+
+    The data is generated (no downloads); the report explains what it can and cannot conclude.
 
     \b
     Examples:
@@ -45,6 +47,8 @@ def demo_cmd(
     cfg_path = out / "demo.yaml"
     text = files("clir_eval").joinpath("data/demo.yaml").read_text(encoding="utf-8")
     text = text.replace("seed: 13\n", f"seed: {seed}\n", 1).replace("data_root: ../demo-out/data", "data_root: data", 1)
+    # the written config names its data relative to itself, so $CLIR_EVAL_DATA never redirects it
+    text = text.replace("${DATA_ROOT}/", "data/")
     with atomic_write(cfg_path) as fh:
         fh.write(text)
     cfg = load_config(cfg_path, data_root=str(data))  # the generated data, whatever CLIR_EVAL_DATA says

@@ -22,13 +22,15 @@ def _clean(text: str) -> str:
 
 
 def _tsv(tables: dict[str, list[dict[str, Any]]]) -> str:
+    from ..report.tables import tsv_float
+
     cols = ["metric", "rank", "segment", "favoritism", "delta_a", "delta_b", "only_this_metric", "also_top_in",
             "source", "reference", "hyp_a", "hyp_b"]
     lines = ["\t".join(cols)]
     for name, rows in tables.items():
         for r in rows:
             lines.append("\t".join([
-                name, str(r["rank"]), str(r["segment"]), repr(r["favoritism"]), repr(r["delta_a"]), repr(r["delta_b"]),
+                name, str(r["rank"]), str(r["segment"]), tsv_float(r["favoritism"]), tsv_float(r["delta_a"]), tsv_float(r["delta_b"]),
                 "yes" if r["only_this_metric"] else "no", ",".join(r["also_top_in"]),
                 _clean(r.get("source", "")), _clean(r["reference"]), _clean(r["hyp_a"]), _clean(r["hyp_b"])]))
     return "\n".join(lines) + "\n"
@@ -46,7 +48,9 @@ def favoritism_cmd(
     fmt: str = typer.Option("json", "--format", help="json | tsv"),
     out: Optional[str] = typer.Option(None, "--out", help="Write here instead of stdout (atomically)."),
 ) -> None:
-    """Per metric, the top segments by |δ_M(i;S) − δ_M(i;U)| with δ_M(i;h) = M(h) − M(h without segment i),
+    """The segments each metric credits most to one system over another.
+
+    Per metric, the top segments by |δ_M(i;S) − δ_M(i;U)| with δ_M(i;h) = M(h) − M(h without segment i),
     on the metric's own 0-100 scale; marks segments that are in this metric's top list only.
 
     \b

@@ -18,14 +18,20 @@ from ..io.trec import read_qrels, read_run, write_qrels
 from .app import app
 
 
+def _cell(v: Any) -> str:
+    from ..report.tables import tsv_float
+
+    return tsv_float(v) if isinstance(v, float) else str(v)
+
+
 def render_tsv(result: dict[str, Any]) -> str:
     """trec_eval ``-q`` layout: ``measure<TAB>qid<TAB>value``, per query then ``all``."""
     lines = []
     for qid, vals in result["per_query"].items():
         for name, v in vals.items():
-            lines.append(f"{name}\t{qid}\t{v!r}")
+            lines.append(f"{name}\t{qid}\t{_cell(v)}")
     for name, v in result["aggregate"].items():
-        lines.append(f"{name}\tall\t{v!r}")
+        lines.append(f"{name}\tall\t{_cell(v)}")
     return "\n".join(lines) + "\n"
 
 
@@ -60,13 +66,15 @@ def ir_score_cmd(
     fmt: str = typer.Option("json", "--format", help="json | tsv (trec_eval -q layout)."),
     out: Optional[str] = typer.Option(None, "--out", help="Write here instead of stdout."),
 ) -> None:
-    """Score a run: per-query values and aggregates (mean over the qrels' queries; a qrels
-    query missing from the run scores 0; run queries without qrels are ignored).
+    """Score a TREC run with IR measures: per-query values and means.
+
+    The mean is over the qrels' queries: a qrels query missing from the run scores 0; run
+    queries without qrels are ignored.
 
     \b
     Examples (after the 'clir-eval retrieve' examples):
-      clir-eval ir-score --qrels demo-out/data/qrels.txt --run copier.run --measures AP,nDCG@10,P@10,R@100
-      clir-eval ir-score --pseudo-qrels 10 --reference-run en.run --run copier.run --measures "map,RBO(p=0.9)" --format tsv
+      clir-eval ir-score --qrels demo-out/data/qrels.txt --run demo-out/copier.run --measures AP,nDCG@10,P@10,R@100
+      clir-eval ir-score --pseudo-qrels 10 --reference-run demo-out/en.run --run demo-out/copier.run --measures "map,RBO(p=0.9)" --format tsv
     """
     if fmt not in ("json", "tsv"):
         raise UserError(f"--format must be json or tsv, got {fmt!r}")
@@ -103,11 +111,11 @@ def pseudo_qrels_cmd(
     top_k: int = typer.Option(100, "--top-k", help="Documents per query taken as relevant."),
     trec_order: bool = typer.Option(False, "--trec-order", help="Sort the run by score desc, docid desc first."),
 ) -> None:
-    """Write pseudo-qrels: the top-K documents of each query of a reference run are relevant.
+    """Write pseudo-qrels: the top-K documents of a reference run are relevant.
 
     \b
     Examples (after the 'clir-eval retrieve' examples):
-      clir-eval pseudo-qrels --run en.run --top-k 10 --out pseudo.qrels
+      clir-eval pseudo-qrels --run demo-out/en.run --top-k 10 --out demo-out/pseudo.qrels
     """
     check_max(top_k, MAX_DEPTH, "--top-k")
     check_output_file(out)

@@ -109,9 +109,11 @@ def mt_compare_cmd(
     seed: int = typer.Option(12345, "--seed", help="Random seed (recorded in the output)."),
     fmt: str = typer.Option("json", "--format", help="json | text"),
 ) -> None:
-    """Every system against the baseline (the first --hyp) on every metric: paired bootstrap
-    (Koehn 2004), paired approximate randomization (sacrebleu --paired-ar) and the sign test,
-    p-values (c+1)/(k+1) and adjusted over the comparisons.
+    """Compare every system with a baseline on every metric, with significance tests.
+
+    The baseline is the first --hyp. Tests: paired bootstrap (Koehn 2004), paired approximate
+    randomization (sacrebleu --paired-ar) and the sign test, p-values (c+1)/(k+1), adjusted
+    over the comparisons.
 
     \b
     Examples (after 'clir-eval demo --out demo-out'):
@@ -179,7 +181,9 @@ def mt_buckets_cmd(
     plot: Optional[str] = typer.Option(None, "--plot", help="Also write a PNG line plot (MacroF per bucket per system) here."),
     fmt: str = typer.Option("json", "--format", help="json | tsv"),
 ) -> None:
-    """MacroF per reference-frequency bucket (Gowda et al. 2021 Fig. 1): does a system win on frequent or rare types?
+    """MacroF per reference-frequency bucket: does a system win on frequent or rare words?
+
+    As Figure 1 of Gowda et al. (2021).
 
     \b
     Examples (after 'clir-eval demo --out demo-out'):

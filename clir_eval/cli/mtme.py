@@ -19,13 +19,15 @@ def mtme_export_cmd(
     lp: str = typer.Option(..., "--lp", help="Language pair SRC-TGT of the file names, e.g. ru-en."),
     ref: str = typer.Option("refA", "--ref", help="Reference name in the MT metric file names (NAME-REF.sys.score)."),
 ) -> None:
-    """Write a run's per-system scores in mt-metrics-eval's layout: every IR measure as a gold
-    score OUT/human-scores/LP.MEASURE.sys.score, every MT metric as OUT/metric-scores/LP/METRIC-REF.sys.score,
-    so mt-metrics-eval's tools can rank metrics by retrieval usefulness.
+    """Export a run's scores as mt-metrics-eval score files.
+
+    Every IR measure becomes a gold score OUT/human-scores/LP.MEASURE.sys.score, every MT metric
+    OUT/metric-scores/LP/METRIC-REF.sys.score, so mt-metrics-eval's tools can rank metrics by
+    retrieval usefulness.
 
     \b
     Examples (after 'clir-eval demo --out demo-out'):
-      clir-eval mtme-export demo-out --lp xx-en --out demo-mtme
+      clir-eval mtme-export demo-out --lp xx-en --out demo-out/mtme
     """
     from ..io.mtme import write_scores
 

@@ -43,8 +43,8 @@ def retrieve(
 
     \b
     Examples (after 'clir-eval demo --out demo-out'):
-      clir-eval retrieve --docs demo-out/data/english.jsonl --queries demo-out/data/queries.tsv --out en.run
-      clir-eval retrieve --docs demo-out/data/systems/copier.jsonl --queries demo-out/data/queries.tsv --out copier.run --depth 100
+      clir-eval retrieve --docs demo-out/data/english.jsonl --queries demo-out/data/queries.tsv --out demo-out/en.run
+      clir-eval retrieve --docs demo-out/data/systems/copier.jsonl --queries demo-out/data/queries.tsv --out demo-out/copier.run --depth 100
     """
     from dataclasses import asdict
 

@@ -24,7 +24,7 @@ def run_cmd(
     ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Ray cluster to join (HOST:PORT; default: $RAY_ADDRESS, else a local Ray). Implies --executor ray."),
     shard_docs: Optional[int] = typer.Option(None, "--shard-docs", min=1, help="Index collections of more lines in spans of this many, each its own task (default: config's shard_docs, else 500000). Never changes a result."),
 ) -> None:
-    """Run an experiment: MT metrics, BM25 retrieval, IR measures, correlations, report.
+    """Run an experiment: MT metrics, retrieval, IR measures, correlations, reports.
 
     \b
     Examples (after 'clir-eval demo --out demo-out'):
@@ -64,30 +64,43 @@ def print_summary(results: dict, out: Path) -> None:
 def validate_cmd(
     config: Path = typer.Argument(..., help="Experiment config (YAML)."),
     data_root: Optional[Path] = typer.Option(None, "--data-root", help="Where ${DATA_ROOT} points."),
+    fmt: str = typer.Option("text", "--format", help="text: a short summary | json: the resolved config."),
 ) -> None:
-    """Dry run: open every input cheaply (WMT references/systems/domains, generated query
-    counts, tables joined to every system, formats, measures, analyzer); print the resolved
-    config as JSON and what was checked on stderr. Errors name the YAML field.
+    """Check a config and open every input cheaply, without running it.
+
+    Checks WMT references/systems/domains, generated query counts, tables joined to every
+    system, formats, measures and the analyzer. Errors name the YAML field. Prints a short
+    summary (systems, metrics, measures, queries, documents, relevance, estimated cost), or the
+    resolved config as JSON with --format json; each check passed is an 'ok:' line on stderr.
 
     \b
     Examples (after 'clir-eval demo --out demo-out'):
       clir-eval validate demo-out/demo.yaml
+      clir-eval validate demo-out/demo.yaml --format json
     """
     from ..config.load import load_config
-    from ..sources.validate import dry_run
+    from ..sources.validate import dry_run, summary
 
+    if fmt not in ("text", "json"):
+        raise UserError(f"--format must be text or json, got {fmt!r}")
     cfg = load_config(config, data_root=str(data_root) if data_root else None)
-    checked = dry_run(cfg)
-    typer.echo(json.dumps(cfg.to_dict(), indent=1, ensure_ascii=False))
+    facts: dict = {}
+    checked = dry_run(cfg, facts)
     for line in checked:
         typer.echo(f"ok: {line}", err=True)
+    if fmt == "json":
+        typer.echo(json.dumps(cfg.to_dict(), indent=1, ensure_ascii=False))
+    else:
+        typer.echo("\n".join(summary(cfg, facts)))
 
 
 @app.command("report")
 def report_cmd(
     out: Path = typer.Argument(..., help="An output directory holding results.json."),
 ) -> None:
-    """Re-render the reports (TSV, Markdown, HTML, LaTeX) from DIR/results.json.
+    """Re-render a finished run's reports from its results.json.
+
+    Writes the TSV, Markdown, HTML and LaTeX reports of DIR/results.json again.
 
     \b
     Examples (after 'clir-eval demo --out demo-out'):

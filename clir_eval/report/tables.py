@@ -89,13 +89,21 @@ def tsv_records(records: Sequence[Mapping[str, Any]], columns: Sequence[str], ce
     return "\n".join(["\t".join(columns)] + ["\t".join(cell(r.get(c)) for c in columns) for r in records]) + "\n"
 
 
+TSV_DECIMALS = 12  # drops binary noise (0.8672499999999999 -> 0.86725), keeps every digit a score means
+
+
+def tsv_float(v: float) -> str:
+    """A float in a TSV cell: rounded to ``TSV_DECIMALS`` decimals, shortest form (``repr``)."""
+    return repr(round(v, TSV_DECIMALS) + 0.0) if v == v and abs(v) != float("inf") else repr(v)
+
+
 def tsv_cell(v: Any) -> str:
     if v is None:
         return ""
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, float):
-        return repr(v)
+        return tsv_float(v)
     return str(v).replace("\t", " ")
 
 

@@ -49,22 +49,25 @@ def check_settings(cfg: Config) -> list[str]:
     return lines
 
 
-def dry_run(cfg: Config) -> list[str]:
-    """Open every input of ``cfg`` cheaply (see the module docstring); return what was checked."""
+def dry_run(cfg: Config, facts: dict | None = None) -> list[str]:
+    """Open every input of ``cfg`` cheaply (see the module docstring); return what was checked.
+    ``facts`` (when given) receives what ``summary`` reports: systems, queries, documents, ..."""
+    facts = {} if facts is None else facts
     lines = check_settings(cfg)
     systems = list(cfg.systems)
     if cfg.wmt is not None:
-        wlines, labels = _check_wmt(cfg)
+        wlines, labels = _check_wmt(cfg, facts)
         lines += wlines
         systems = [SystemSpec(n, attrs={"name": n, "label": lb}) for n, lb in labels] + systems
     if cfg.europarl is not None:
         systems += [SystemSpec(n, attrs={"name": n, "lang": lang}) for n, lang in cfg.europarl.lang_systems.items()]
     if cfg.collection is not None:
-        lines += _check_collection(cfg, systems)
+        lines += _check_collection(cfg, systems, facts)
     if cfg.queries is not None and cfg.queries.file:
         from ..pipeline.inputs import read_config_queries
 
         q = _at("queries.file", lambda: read_config_queries(cfg.queries))
+        facts["queries"] = len(q)
         lines.append(f"queries.file: {len(q)} queries")
         if cfg.relevance is not None and cfg.relevance.qrels:
             from ..io.trec import read_qrels
@@ -77,11 +80,91 @@ def dry_run(cfg: Config) -> list[str]:
                     f"(query ids e.g. {', '.join(list(q)[:3])}; qrels ids e.g. {', '.join(list(qrels.judgements)[:3])})"
                 )
             lines.append(f"relevance.qrels: {len(judged)} of {len(q)} queries judged")
+            facts["judged"] = len(judged)
     lines += _check_external(cfg, systems)
+    facts["systems"] = [s.name for s in systems]
     return lines
 
 
-def _check_wmt(cfg: Config) -> tuple[list[str], list[tuple[str, str]]]:
+# Rough costs in CPU-seconds per MB of text, measured on a 2-core machine: BM25 indexing plus
+# 150 queries at depth 1000 (scripts/bench_bm25.py: 1M documents, 41 CPU-s), and one MT metric
+# on one system (scripts/bench_mt_metrics.py: 5000 lines, 0.68 MB; TER 37 CPU-s, the others 2-4).
+RETRIEVAL_CPU_S_PER_MB = 0.07
+MT_CPU_S_PER_MB = {"ter": 54.0}
+MT_CPU_S_PER_MB_DEFAULT = 4.0
+
+
+def _size_mb(path: str | None) -> float | None:
+    try:
+        if not path or str(path).startswith("irds:"):
+            return None
+        return Path(path).stat().st_size / 1e6 * (3 if str(path).endswith(".gz") else 1)  # text compresses ~3x
+    except OSError:
+        return None
+
+
+def _count_lines(path: str) -> int | None:
+    """Non-empty lines of a plain or gzipped file (documents of a jsonl/tsv/lines collection); None if unreadable."""
+    import gzip
+
+    try:
+        opener = gzip.open if str(path).endswith(".gz") else open
+        with opener(path, "rb") as fh:
+            return sum(1 for line in fh if line.strip())
+    except OSError:
+        return None
+
+
+def summary(cfg: Config, facts: dict) -> list[str]:
+    """A few plain lines: what ``run`` would do with this config, and roughly what it costs."""
+    systems = facts.get("systems", [])
+    shown = ", ".join(systems[:8]) + (f", ... ({len(systems) - 8} more)" if len(systems) > 8 else "")
+    out = [f"config: {cfg.name} ({cfg.path})", f"systems: {len(systems)} matched: {shown}"]
+    metrics = list(cfg.mt.metrics) if cfg.mt is not None else []
+    out.append(f"MT metrics: {', '.join(metrics) if metrics else 'none (no mt: section)'}")
+    ext = [f"{t.kind}: {', '.join(t.columns.values())} from {Path(t.file).name}" for t in cfg.external]
+    if ext:
+        out.append("external scores: " + "; ".join(ext))
+    if cfg.has_retrieval:
+        out.append(f"IR measures: {', '.join(cfg.ir.measures)}")
+        out.append(f"queries: {facts['queries'] if 'queries' in facts else 'read at run time'}")
+        docs = facts.get("documents")
+        out.append(f"documents: {docs if docs is not None else 'counted at run time'} per collection "
+                   f"({len(systems)} systems + the English side)")
+        rel = cfg.relevance
+        if rel is not None and rel.qrels:
+            judged = f" ({facts['judged']} queries judged)" if "judged" in facts else ""
+            out.append(f"relevance: qrels {Path(rel.qrels).name}{judged}")
+        elif rel is not None and rel.pseudo_top_k:
+            out.append(f"relevance: pseudo-qrels, the top {rel.pseudo_top_k} documents of the English-side run")
+        else:
+            out.append("relevance: none (only measures that need no judgements, such as RBO)")
+    else:
+        out.append("retrieval: none (no collection): correlations with external scores only")
+    out.append("estimated run cost: " + _cost(cfg, facts, len(systems), metrics))
+    return out
+
+
+def _cost(cfg: Config, facts: dict, n_systems: int, metrics: list[str]) -> str:
+    parts, total = [], 0.0
+    coll = _size_mb(cfg.collection.english) if cfg.collection is not None else None
+    if cfg.has_retrieval and coll:
+        t = (n_systems + 1) * coll * RETRIEVAL_CPU_S_PER_MB
+        total += t
+        parts.append(f"retrieval ~{t:.0f}")
+    ref = _size_mb(cfg.mt.refs[0]) if cfg.mt is not None and cfg.mt.refs else None
+    if metrics and ref:
+        per = {m: n_systems * ref * MT_CPU_S_PER_MB.get(m.split(":")[0], MT_CPU_S_PER_MB_DEFAULT) for m in metrics}
+        total += sum(per.values())
+        slow = [f"{m} ~{v:.0f}" for m, v in per.items() if m.split(":")[0] in MT_CPU_S_PER_MB]
+        parts.append(f"MT metrics ~{sum(per.values()):.0f}" + (f", of which {', '.join(slow)}" if slow else ""))
+    if not parts:
+        return "not estimated here (the sizes are known only at run time)"
+    return (f"~{max(total, 1):.0f} CPU-s ({'; '.join(parts)}) plus correlations and reports; a rough estimate "
+            "(within a few times) from rates measured on one machine, before caching")
+
+
+def _check_wmt(cfg: Config, facts: dict) -> tuple[list[str], list[tuple[str, str]]]:
     from .materialize import check_join, query_counts, select_wmt_documents, wmt_generate, wmt_labels
     from .wmt import HUMAN_SYSTEM_NAME, read_wmt_human_scores, read_wmt_xml
 
@@ -91,6 +174,7 @@ def _check_wmt(cfg: Config) -> tuple[list[str], list[tuple[str, str]]]:
     sel = select_wmt_documents(w, ts, notes)
     labels = wmt_labels(w, sel)
     names = [n for n, _ in labels]
+    facts["documents"] = len(sel.docids)
     lines = [
         f"wmt.xml: {Path(w.xml).name}: {len(ts.docids)} documents, {len(sel.docids)} used; "
         f"references {', '.join(ts.translators)}; systems: {', '.join(names)}"
@@ -105,6 +189,7 @@ def _check_wmt(cfg: Config) -> tuple[list[str], list[tuple[str, str]]]:
         if not gq.queries:
             raise UserError(f"queries.generate: {cfg.queries.generate} gives no query ({query_counts(gq, sel)})")
         lines.append(f"queries.generate: {cfg.queries.generate}: {len(gq.queries)} queries; {query_counts(gq, sel)}")
+        facts["queries"] = len(gq.queries)
     if w.human:
         rename = {HUMAN_SYSTEM_NAME: f"ref-{w.references_as_systems[0]}"} if w.references_as_systems else {}
         human = _at("wmt.human", lambda: read_wmt_human_scores(w.human, rename=rename))
@@ -126,11 +211,13 @@ def _strict_join(field, path, wanted, rows, check_join) -> None:
         )
 
 
-def _check_collection(cfg: Config, systems: list[SystemSpec]) -> list[str]:
+def _check_collection(cfg: Config, systems: list[SystemSpec], facts: dict) -> list[str]:
     from ..io.readers import guess_doc_format
 
     c = cfg.collection
     lines = []
+    if c.english and not str(c.english).startswith("irds:"):
+        facts["documents"] = _count_lines(c.english)
     if c.english:
         fmt = c.format or _at("collection.format", lambda: guess_doc_format(c.english))
         for s in cfg.systems:
