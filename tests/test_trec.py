@@ -73,3 +73,68 @@ def test_qrels_errors(tmp_path, text, lineno, message):
 def test_missing_file(tmp_path):
     with pytest.raises(UserError, match="file not found"):
         read_run(tmp_path / "nope.txt")
+
+
+_RUN_TEXTS = [
+    "q1 Q0 d1 1 2.5 t\nq1 Q0 d2 2 1.5 t\nq2 Q0 d1 1 3 t\n",
+    "q1 Q0 d1 1 2.5 a\r\n\r\nq2 Q0 d9 1 0.5 a\r\nq1 Q0 d2 2 1e-3 b\r\n",  # CRLF, blank line, query split in two blocks
+    "\n  \nq1\tQ0\td1\t1\t-0.0\tx\n",
+    "",
+    "q1 Q0 d1 1 2.5 t\nq1 Q0 d1 2 1.5 t\n",  # duplicate
+    "q1 Q0 d1 1 2.5 t\nq2 Q0 d1 1 nan t\n",  # not finite
+    "q1 Q0 d1 one 2.5 t\n",  # bad rank
+    "q1 Q0 d1 1 2.5\n",  # 5 columns
+    "q1 Q0 d1 1 2.5 t\nq1 Q0 d2 2 x t\n",  # bad score
+    "q1 Q0 d\u00e9 1 2.5 t\nq1 Q0 d\u3000e 2 1 t\n",  # non-ASCII, an ideographic space splits a column
+]
+_QRELS_TEXTS = [
+    "q1 0 d1 1\nq1 0 d2 0\nq2 0 d1 2\nq1 0 d3 1\n",
+    "q1 0 d1 1\r\n\r\nq1 0 d1 1\r\n",  # judged twice with the same label: accepted
+    "q1 0 d1 1\nq1 0 d1 2\n",  # different labels
+    "q1 0 d1 x\n",
+    "q1 0 d1 99999999999\n",
+    "q1 0 d1\n",
+    "",
+]
+
+
+def _outcome(fn, path):
+    try:
+        r = fn(path)
+    except UserError as e:
+        return "error", str(e)
+    return "ok", (r.ranking, r.tag) if isinstance(r, Run) else r.judgements
+
+
+@pytest.mark.parametrize("text", _RUN_TEXTS)
+@pytest.mark.parametrize("suffix", ["", ".gz"])
+def test_bulk_run_parse_equals_line_parse(tmp_path, text, suffix):
+    """The whole-file parse gives exactly what the line-by-line parse gives, errors included."""
+    from clir_eval.io.trec import _read_run_lines
+
+    path = tmp_path / f"run.txt{suffix}"
+    write_bytes(path, text.encode("utf-8"))
+    assert _outcome(read_run, path) == _outcome(_read_run_lines, path)
+    assert _outcome(lambda p: read_run(p, sort=True), path) == _outcome(lambda p: _read_run_lines(p, sort=True), path)
+
+
+@pytest.mark.parametrize("text", _QRELS_TEXTS)
+def test_bulk_qrels_parse_equals_line_parse(tmp_path, text):
+    from clir_eval.io.trec import _read_qrels_lines
+
+    path = tmp_path / "qrels.txt"
+    path.write_bytes(text.encode("utf-8"))
+    assert _outcome(read_qrels, path) == _outcome(_read_qrels_lines, path)
+
+
+def test_bulk_parse_reports_invalid_utf8_at_its_line(tmp_path):
+    path = tmp_path / "run.txt"
+    path.write_bytes(b"q1 Q0 d1 1 2.5 t\nq1 Q0 d\xff 2 1 t\n")
+    with pytest.raises(UserError, match=r"run.txt:2: not valid UTF-8"):
+        read_run(path)
+
+
+def write_bytes(path, data: bytes) -> None:
+    import gzip
+
+    path.write_bytes(gzip.compress(data) if path.suffix == ".gz" else data)

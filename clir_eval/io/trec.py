@@ -7,12 +7,15 @@ by the trec_eval convention (score desc, then docid desc) only when asked to.
 
 from __future__ import annotations
 
+import gc
+import gzip
 import math
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Iterable, Mapping
 
 from ..errors import UserError
-from .files import PathLike, atomic_write, iter_lines
+from .files import PathLike, _open_binary, atomic_write, iter_lines
 
 
 _REL_MIN, _REL_MAX = -(2**31), 2**31 - 1  # trec_eval stores labels as C ints
@@ -53,12 +56,78 @@ def trec_order(items: Iterable[tuple[str, float]]) -> list[tuple[str, float]]:
     return sorted(items, key=lambda x: (x[1], x[0]), reverse=True)
 
 
+class _Malformed(Exception):
+    """A line the bulk parse does not accept; the line-by-line parse then names it."""
+
+
+def _bulk(path: PathLike, parse):
+    """``parse(lines)`` over the whole file read and decoded at once, with the cyclic garbage
+    collector paused (the parse allocates several objects per line and frees none, so a
+    collection cannot free anything and on a large heap costs more than the parse); None when
+    the file cannot be read that way or ``parse`` finds a line it does not accept."""
+    p = Path(path)
+    if not p.is_file():
+        return None
+    try:
+        with _open_binary(p) as fh:
+            text = fh.read().decode("utf-8")
+    except (OSError, EOFError, gzip.BadGzipFile, UnicodeDecodeError):
+        return None
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        return parse(text.split("\n"))  # the lines iter_lines counts (b"\n"); split() drops a trailing "\r"
+    except (_Malformed, ValueError):
+        return None
+    finally:
+        if was:
+            gc.enable()
+
+
+def _parse_run(lines: list[str]) -> Run:
+    ranking: dict[str, list[tuple[str, float]]] = {}
+    seen: dict[str, set[str]] = {}
+    tag = None
+    isfinite = math.isfinite
+    for line in lines:
+        parts = line.split()
+        if len(parts) != 6:
+            if parts:
+                raise _Malformed
+            continue
+        qid, _, docid, rank_s, score_s, tag = parts
+        int(rank_s)
+        score = float(score_s)
+        if not isfinite(score):
+            raise _Malformed
+        s = seen.get(qid)
+        if s is None:
+            s = seen[qid] = set()
+            ranking[qid] = []
+        if docid in s:
+            raise _Malformed
+        s.add(docid)
+        ranking[qid].append((docid, score))
+    return Run(ranking, tag or "clir-eval")
+
+
 def read_run(path: PathLike, *, sort: bool = False) -> Run:
     """Read a TREC run (``qid Q0 docid rank score tag``).
 
     Lines keep file order per query unless ``sort`` (trec_eval order). Duplicate
-    (qid, docid) pairs are an error.
+    (qid, docid) pairs are an error. The whole file is parsed at once; when any line is
+    wrong it is read again line by line, which names the first bad line (``file:line``).
     """
+    run = _bulk(path, _parse_run)
+    if run is None:
+        return _read_run_lines(path, sort=sort)
+    if sort:
+        return Run({q: trec_order(v) for q, v in run.ranking.items()}, run.tag)
+    return run
+
+
+def _read_run_lines(path: PathLike, *, sort: bool = False) -> Run:
+    """:func:`read_run` one line at a time: the reference parse, and the one that reports errors."""
     ranking: dict[str, list[tuple[str, float]]] = {}
     seen: dict[str, set[str]] = {}
     tag = None
@@ -101,8 +170,36 @@ def write_run(path: PathLike, run: Run | Mapping[str, list[tuple[str, float]]], 
                 fh.write(f"{qid} Q0 {docid} {rank} {score!r} {tag}\n")
 
 
+def _parse_qrels(lines: list[str]) -> Qrels:
+    judgements: dict[str, dict[str, int]] = {}
+    for line in lines:
+        parts = line.split()
+        if len(parts) != 4:
+            if parts:
+                raise _Malformed
+            continue
+        qid, _, docid, rel_s = parts
+        rel = int(rel_s)
+        if not _REL_MIN <= rel <= _REL_MAX:
+            raise _Malformed
+        q = judgements.get(qid)
+        if q is None:
+            q = judgements[qid] = {}
+        if docid in q and q[docid] != rel:
+            raise _Malformed
+        q[docid] = rel
+    return Qrels(judgements)
+
+
 def read_qrels(path: PathLike) -> Qrels:
-    """Read TREC qrels (``qid iter docid rel``)."""
+    """Read TREC qrels (``qid iter docid rel``), the whole file at once; when any line is wrong
+    it is read again line by line, which names the first bad line (``file:line``)."""
+    qrels = _bulk(path, _parse_qrels)
+    return _read_qrels_lines(path) if qrels is None else qrels
+
+
+def _read_qrels_lines(path: PathLike) -> Qrels:
+    """:func:`read_qrels` one line at a time: the reference parse, and the one that reports errors."""
     judgements: dict[str, dict[str, int]] = {}
     for lineno, line in iter_lines(path):
         if not line.strip():

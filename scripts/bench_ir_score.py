@@ -1,0 +1,97 @@
+#!/usr/bin/env python
+"""Benchmark ``clir-eval ir-score`` against a plain pytrec_eval script, whole-command CPU.
+
+Both read the same synthetic TREC run (Q queries x D documents, seeded) and qrels from files,
+evaluate the same trec_eval measures and print JSON; each runs REPEAT times as a fresh process
+under ``/usr/bin/time`` (CPU = user + sys, so start-up, reading and evaluation all count), and
+the medians and their ratio are printed in the same run. The reference script is
+``pytrec_eval.parse_run``/``parse_qrel`` + ``RelevanceEvaluator.evaluate`` + ``json.dumps`` of
+the per-query values and their means, i.e. what ``ir-score --format json`` prints.
+
+    python scripts/bench_ir_score.py [--queries 150] [--depth 1000] [--repeat 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+MEASURES = {"map": "map", "ndcg": "ndcg", "P_10": "P_10", "recip_rank": "recip_rank", "recall_1000": "recall_1000"}
+
+REFERENCE = r"""
+import json, sys
+import pytrec_eval
+with open(sys.argv[1]) as f:
+    qrels = pytrec_eval.parse_qrel(f)
+with open(sys.argv[2]) as f:
+    run = pytrec_eval.parse_run(f)
+measures = sys.argv[3].split(",")
+per_query = pytrec_eval.RelevanceEvaluator(qrels, set(measures)).evaluate(run)
+agg = {m: sum(v[m] for v in per_query.values()) / len(per_query) for m in measures}
+print(json.dumps({"aggregate": agg, "per_query": per_query}))
+"""
+
+
+def write_data(work: Path, n_queries: int, depth: int, seed: int) -> tuple[Path, Path]:
+    rng = np.random.default_rng(seed)
+    run, qrels = work / "run.txt", work / "qrels.txt"
+    with open(run, "w") as r, open(qrels, "w") as q:
+        for i in range(n_queries):
+            qid = str(701 + i)
+            docs = rng.choice(2_000_000, size=depth, replace=False)
+            scores = np.sort(rng.random(depth) * 30)[::-1]
+            r.writelines(f"{qid} Q0 doc{d} {k} {s!r} bm25\n" for k, (d, s) in enumerate(zip(docs, scores.tolist()), 1))
+            rel = rng.choice(docs, size=100, replace=False)
+            q.writelines(f"{qid} 0 doc{d} {int(rng.integers(1, 3))}\n" for d in rel)
+            q.writelines(f"{qid} 0 doc{d} 0\n" for d in rng.choice(2_000_000, size=50, replace=False))
+    return run, qrels
+
+
+def cpu_of(argv: list[str], env: dict, repeat: int) -> tuple[float, float, str]:
+    cpu, rss, out = [], [], ""
+    for _ in range(repeat):
+        p = subprocess.run(["/usr/bin/time", "-f", "TIME %U %S %M", *argv], env=env, capture_output=True, text=True)
+        if p.returncode:
+            sys.exit(f"{argv} failed: {p.stderr}")
+        user, sys_, kib = p.stderr.rsplit("TIME ", 1)[1].split()[:3]
+        cpu.append(float(user) + float(sys_))
+        rss.append(int(kib) / 1024)
+        out = p.stdout
+    return statistics.median(cpu), statistics.median(rss), out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--queries", type=int, default=150)
+    ap.add_argument("--depth", type=int, default=1000)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--seed", type=int, default=7)
+    args = ap.parse_args()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    with tempfile.TemporaryDirectory() as tmp:
+        run, qrels = write_data(Path(tmp), args.queries, args.depth, args.seed)
+        ref = [sys.executable, "-c", REFERENCE, str(qrels), str(run), ",".join(MEASURES.values())]
+        ours = [sys.executable, "-m", "clir_eval", "ir-score", "--qrels", str(qrels), "--run", str(run),
+                "--measures", ",".join(MEASURES), "--format", "json"]
+        r_cpu, r_rss, r_out = cpu_of(ref, env, args.repeat)
+        o_cpu, o_rss, o_out = cpu_of(ours, env, args.repeat)
+    import json
+
+    a, b = json.loads(r_out)["aggregate"], json.loads(o_out)["aggregate"]
+    same = all(abs(a[MEASURES[m]] - b[m]) < 1e-12 for m in MEASURES)
+    print(f"{args.queries} queries x {args.depth} docs, measures {','.join(MEASURES)}; {args.repeat} runs each, medians")
+    print(f"pytrec_eval script   {r_cpu:6.3f} CPU-s  {r_rss:6.0f} MiB")
+    print(f"clir-eval ir-score   {o_cpu:6.3f} CPU-s  {o_rss:6.0f} MiB")
+    print(f"ratio (ours / ref)   {o_cpu / r_cpu:6.2f}x CPU   {o_rss / r_rss:5.2f}x RSS   aggregates equal: {same}")
+
+
+if __name__ == "__main__":
+    main()
