@@ -1,0 +1,158 @@
+"""Every field of every stage task is in its cache key, unless it is listed below as not affecting the
+stage's output: changing any other field (any setting of an embedded settings record, any input file's
+content, any upstream task) must change the key, so a cached output is never reused for other settings."""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from pathlib import Path
+
+import pytest
+
+from clir_eval.pipeline import tasks as task_module
+from clir_eval.pipeline.cache import cache_key
+
+# Fields a stage's output does not depend on (the key leaves them out), and why. A field is added to a
+# task keyed; leaving one out of the key means adding it here too.
+NOT_AFFECTING_RESULTS = {
+    ("ShardTask", "offset"): "byte offset of line `first`: a seek hint",
+    ("ShardTask", "memory"): "estimated peak bytes: scheduling only",
+    ("IndexTask", "shards"): "the spans the same index is assembled from",
+    ("IndexTask", "shard_docs"): "span size before planning: the index is the same",
+    ("RetrieveTask", "memory"): "estimated peak bytes: scheduling only",
+    ("RetrieveTask", "shards"): "the index's spans: the same index and run",
+    ("RetrieveTask", "shard_docs"): "span size before planning: the same index and run",
+}
+
+TASK_TYPES = sorted((c for c in vars(task_module).values()
+                     if isinstance(c, type) and dataclasses.is_dataclass(c) and hasattr(c, "STAGE")),
+                    key=lambda c: c.__name__)
+
+
+class Files:
+    """Distinct small input files (an input field is keyed by its content)."""
+
+    def __init__(self, root: Path):
+        self.root, self.n = root, 0
+
+    def new(self) -> str:
+        self.n += 1
+        p = self.root / f"input{self.n}.txt"
+        p.write_text(f"content {self.n}\n")
+        return str(p)
+
+
+def _hints(cls) -> dict[str, typing.Any]:
+    return typing.get_type_hints(cls, vars(task_module))
+
+
+def _optional(tp) -> tuple[typing.Any, bool]:
+    if typing.get_origin(tp) in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        if len(args) == 1 and len(typing.get_args(tp)) == 2:
+            return args[0], True
+    return tp, False
+
+
+def sample(tp, files: Files, is_input: bool = False):
+    """A valid value of type ``tp`` (a new file for an input)."""
+    tp, _ = _optional(tp)
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if is_input:
+        return (files.new(),) if origin is tuple else files.new()
+    if dataclasses.is_dataclass(tp):
+        hints = _hints(tp)
+        return tp(**{f.name: sample(hints[f.name], files, bool(f.metadata.get("input")))
+                     for f in dataclasses.fields(tp)})
+    if origin is tuple:
+        return () if args[-1] is Ellipsis else tuple(sample(a, files) for a in args)
+    if tp is dict or origin is dict:
+        return {"a": 1}
+    if tp in (str, int, float, bool):
+        return {str: "a", int: 1, float: 1.0, bool: False}[tp]
+    raise AssertionError(f"the key test does not know how to make a {tp!r}; teach sample() and changed()")
+
+
+def changed(value, tp, files: Files, is_input: bool = False) -> list[tuple[str, typing.Any]]:
+    """Values differing from ``value`` in one respect each: (what changed, new value); a settings record
+    or an upstream task gives one per field."""
+    tp, optional = _optional(tp)
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if value is None:
+        return [("set", sample(tp, files, is_input))]
+    out = [("unset", None)] if optional else []
+    if is_input:
+        if isinstance(value, tuple):
+            return out + [("other file", (files.new(), *value[1:])), ("one more file", (*value, files.new()))]
+        Path(files.root / "edited").mkdir(exist_ok=True)
+        other = files.root / "edited" / Path(value).name
+        other.write_text(Path(value).read_text() + "edited\n")
+        return out + [("other content", str(other))]
+    if dataclasses.is_dataclass(tp):
+        hints = _hints(tp)
+        for f in dataclasses.fields(tp):
+            if (tp.__name__, f.name) in NOT_AFFECTING_RESULTS:
+                continue
+            for what, v in changed(getattr(value, f.name), hints[f.name], files, bool(f.metadata.get("input"))):
+                out.append((f"{f.name} {what}", dataclasses.replace(value, **{f.name: v})))
+        return out
+    if origin is tuple:
+        if args[-1] is Ellipsis:
+            return out + [("one more item", (*value, sample(args[0], files)))]
+        (what, first), *_ = changed(value[0], args[0], files)
+        return out + [(f"first item {what}", (first, *value[1:]))]
+    if tp is dict or origin is dict:
+        return out + [("one more key", {**value, "other": 2})]
+    if tp is bool:
+        return out + [("flipped", not value)]
+    if tp in (int, float):
+        return out + [("+1", value + 1)]
+    if tp is str:
+        return out + [("other text", value + "x")]
+    raise AssertionError(f"the key test does not know how to change a {tp!r}; teach sample() and changed()")
+
+
+def test_the_task_types_are_found():
+    names = {c.__name__ for c in TASK_TYPES}
+    assert {"MTTask", "ShardTask", "IndexTask", "RetrieveTask", "IRTask", "QrelsTask", "CorrelationTask"} <= names
+
+
+def test_the_fields_left_out_of_the_key_are_exactly_those_listed():
+    left_out = {(c.__name__, f.name) for c in TASK_TYPES for f in dataclasses.fields(c)
+                if not f.metadata.get("key", True)}
+    assert left_out == set(NOT_AFFECTING_RESULTS)
+
+
+@pytest.mark.parametrize("cls", TASK_TYPES, ids=lambda c: c.__name__)
+def test_changing_any_field_changes_the_key(cls, tmp_path):
+    files = Files(tmp_path)
+    hints = _hints(cls)
+    task = sample(cls, files)
+    key = cache_key(task)
+    checked = 0
+    for f in dataclasses.fields(cls):
+        variants = changed(getattr(task, f.name), hints[f.name], files, bool(f.metadata.get("input")))
+        assert variants, f"{cls.__name__}.{f.name}: nothing to change"
+        for what, value in variants:
+            other = cache_key(dataclasses.replace(task, **{f.name: value}))
+            if (cls.__name__, f.name) in NOT_AFFECTING_RESULTS:
+                assert other == key, f"{cls.__name__}.{f.name} ({what}) is listed as not affecting results but changes the key"
+            else:
+                assert other != key, f"{cls.__name__}.{f.name} ({what}) does not change the cache key"
+                checked += 1
+    assert checked >= len(dataclasses.fields(cls)) - sum(1 for (c, _) in NOT_AFFECTING_RESULTS if c == cls.__name__)
+
+
+def test_a_field_left_out_of_the_key_is_caught(tmp_path):
+    """The check above fails when a setting is dropped from the key (here MTTask.lowercase)."""
+    fields = [(f.name, _hints(task_module.MTTask)[f.name],
+               dataclasses.field(metadata={"key": False}) if f.name == "lowercase" else
+               dataclasses.field(metadata=f.metadata)) for f in dataclasses.fields(task_module.MTTask)]
+    Broken = dataclasses.make_dataclass("MTTask", fields, frozen=True, namespace={"STAGE": "mt"})
+    files = Files(tmp_path)
+    task = sample(Broken, files)
+    assert cache_key(dataclasses.replace(task, lowercase=True)) == cache_key(task)
+    left_out = {(Broken.__name__, f.name) for f in dataclasses.fields(Broken) if not f.metadata.get("key", True)}
+    assert left_out - set(NOT_AFFECTING_RESULTS) == {("MTTask", "lowercase")}
