@@ -1,7 +1,10 @@
-"""Upper bounds on every size a user can type (resample counts, depths, YAML expansion),
-checked before anything is allocated."""
+"""Upper bounds on every size a user can type (resample counts, depths, YAML expansion,
+metric parameters) and on input files (decompressed size, line length), checked before
+anything is allocated. The input-file bounds can be raised through environment variables."""
 
 from __future__ import annotations
+
+import os
 
 from .errors import UserError
 
@@ -13,6 +16,40 @@ MAX_KEYWORDS = 1_000  # generated keyword queries: words per query
 MAX_DECIMALS = 15  # rounding of scores before correlating
 MAX_CONFIG_BYTES = 4 * 2**20
 MAX_YAML_NODES = 100_000  # scalars + collections after expanding aliases
+MAX_INPUT_BYTES = 2**30  # a .gz input may expand past this only at a normal compression ratio
+MAX_GZIP_RATIO = 100  # ... namely at most this many bytes of text per compressed byte
+MAX_LINE_BYTES = 64 * 2**20  # one line of any text input
+MAX_PARAM_INT = 1_000  # integer metric parameters (n-gram orders, ...) unless the metric declares its own bound
+
+
+def _env_int(name: str, default: int) -> int:
+    raw = os.environ.get(name)
+    if raw is None or not raw.strip():
+        return default
+    try:
+        value = int(raw.strip())
+    except ValueError:
+        raise UserError(f"environment variable {name}={raw!r} must be a positive integer") from None
+    if value < 1:
+        raise UserError(f"environment variable {name}={raw!r} must be a positive integer")
+    return value
+
+
+def input_bytes() -> int:
+    """Decompressed bytes a .gz input may reach before its compression ratio is checked
+    (``CLIR_EVAL_MAX_INPUT_BYTES`` overrides)."""
+    return _env_int("CLIR_EVAL_MAX_INPUT_BYTES", MAX_INPUT_BYTES)
+
+
+def gzip_ratio() -> int:
+    """Largest decompressed/compressed ratio of a .gz input past :func:`input_bytes`
+    (``CLIR_EVAL_MAX_GZIP_RATIO`` overrides)."""
+    return _env_int("CLIR_EVAL_MAX_GZIP_RATIO", MAX_GZIP_RATIO)
+
+
+def line_bytes() -> int:
+    """Longest line of a text input in bytes (``CLIR_EVAL_MAX_LINE_BYTES`` overrides)."""
+    return _env_int("CLIR_EVAL_MAX_LINE_BYTES", MAX_LINE_BYTES)
 
 
 def check_max(value: int, maximum: int, what: str) -> int:

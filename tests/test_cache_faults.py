@@ -3,6 +3,7 @@ re-run like fresh runs, one run per --out at a time, results.json last, no orpha
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -35,7 +36,7 @@ def _reports_without_plots(monkeypatch):
 
     import clir_eval.report as report
 
-    monkeypatch.setattr(report, "write_reports", functools.partial(report.write_reports, plots=False))
+    monkeypatch.setattr(report, "render_reports", functools.partial(report.render_reports, plots=False))
 
 
 def _configure(path: Path) -> None:
@@ -209,8 +210,12 @@ def test_lock_of_a_killed_run_is_taken_over(tmp_path):
         pass
 
 
-def test_results_json_is_written_after_the_reports(clean, tmp_path, monkeypatch):
+def test_a_failed_rerun_keeps_the_previous_outputs(clean, tmp_path, monkeypatch):
+    """Reports and results.json are replaced as one set: a first run stopped while reporting
+    leaves no results.json; a re-run with other results stopped while reporting, or failing on
+    a full disk while writing, leaves the previous set byte-identical."""
     import clir_eval.report as report
+    from clir_eval.io import files
 
     config = clean["pseudo"][0]
     out = tmp_path / "out"
@@ -218,22 +223,42 @@ def test_results_json_is_written_after_the_reports(clean, tmp_path, monkeypatch)
     def killed(*a, **k):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(report, "write_reports", killed)
+    monkeypatch.setattr(report, "render_reports", killed)
     with pytest.raises(KeyboardInterrupt):
         _run(config, out)
     assert not (out / "results.json").exists()
     monkeypatch.undo()
+    monkeypatch.setattr(report, "render_reports", functools.partial(report.render_reports, plots=False))
     _run(config, out)
-    assert (out / "results.json").exists()
-    root = tmp_path / "exp"  # a re-run with other results, killed while reporting
+    before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    assert "results.json" in before and "report.html" in before
+    root = tmp_path / "exp"  # a re-run with other results
     shutil.copytree(config.parent, root, ignore=shutil.ignore_patterns("clean-out"))
     cfg = yaml.safe_load((root / config.name).read_text())
     cfg["ir"]["measures"] = ["map"]
     (root / config.name).write_text(yaml.safe_dump(cfg))
-    monkeypatch.setattr(report, "write_reports", killed)
+    monkeypatch.setattr(report, "render_reports", killed)
     with pytest.raises(KeyboardInterrupt):
         _run(root / config.name, out)
-    assert not (out / "results.json").exists(), "a stale results.json must not sit beside half-written reports"
+    after = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    assert after == before
+    monkeypatch.undo()
+    monkeypatch.setattr(report, "render_reports", functools.partial(report.render_reports, plots=False))
+    real = files.atomic_write
+    written = []
+
+    def full_on_third(path, mode="w", **kw):  # the third staged output file hits a full disk
+        if ".staging." in str(path):
+            written.append(path)
+            if len(written) == 3:
+                raise UserError(f"no space left writing {path}")
+        return real(path, mode, **kw)
+
+    monkeypatch.setattr(files, "atomic_write", full_on_third)
+    with pytest.raises(UserError, match="no space left"):
+        _run(root / config.name, out)
+    assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
+    assert len(written) == 3 and not [p for p in out.iterdir() if p.name.startswith(".staging")]
 
 
 def test_dead_worker_is_one_error_naming_the_systems():

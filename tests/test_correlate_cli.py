@@ -96,6 +96,7 @@ def test_tsv_and_md(cli, table, tmp_path):
     assert "| BLEU | n/a | n/a | 0/1 | 0 |" in out and "| chrF1 | n/a | n/a | 0/1 | 1 |" in out
     assert "de, MAP vs BLEU: fewer than 3" in out
     dest = tmp_path / "out" / "c.md"
+    dest.parent.mkdir()  # an output's directory is never created
     code, out2, _ = cli("correlate", "--table", table, "--x", "BLEU,chrF", "--y", "MAP", "--group-by", "lang",
                         "--format", "md", "--label", "cs=Czech,chrF=chrF1", "--out", dest)
     assert code == 0 and out2 == "" and dest.read_text() == out

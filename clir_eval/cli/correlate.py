@@ -79,6 +79,8 @@ def correlate_cmd(
     if not xs or not ys:
         raise UserError("--x and --y need at least one column name each")
     t = read_table(table)
+    if not t.rows:
+        raise UserError(f"{table}: the table has a header but no rows; add one row per system")
     if filter_:
         t = apply_filters(t, parse_filters(filter_))
     if not t.rows:
@@ -103,7 +105,7 @@ def correlate_cmd(
 
         text = latex_fragment(correlate_blocks(results, xs, ys, parse_labels(label), alpha, lower, vds))
     if out:
-        with atomic_write(out) as fh:
+        with atomic_write(out, parents=False) as fh:
             fh.write(text)
     else:
         sys.stdout.write(text)

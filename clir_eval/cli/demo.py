@@ -41,7 +41,7 @@ def demo_cmd(
     check_max(jobs or 1, MAX_JOBS, "--jobs")
     check_output_dir(out)
     t0 = time.perf_counter()
-    out.mkdir(parents=True, exist_ok=True)
+    out.mkdir(exist_ok=True)  # its parent exists (checked above)
     data = out / "data"
     generate_demo(data, seed=seed)
     cfg_path = out / "demo.yaml"

@@ -77,7 +77,7 @@ def favoritism_cmd(
     _, tables = favoritism_tables(ms, hyps_a, hyps_b, refs, sources, top)
     text = json.dumps(tables, indent=1, ensure_ascii=False) + "\n" if fmt == "json" else _tsv(tables)
     if out:
-        with atomic_write(out) as fh:
+        with atomic_write(out, parents=False) as fh:
             fh.write(text)
     else:
         sys.stdout.write(text)

@@ -37,7 +37,7 @@ def render_tsv(result: dict[str, Any]) -> str:
 
 def _emit(text: str, out: Optional[str]) -> None:
     if out:
-        with atomic_write(out) as fh:
+        with atomic_write(out, parents=False) as fh:
             fh.write(text)
     else:
         sys.stdout.write(text)

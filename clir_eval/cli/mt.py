@@ -36,7 +36,7 @@ def _write_report(path: str, metrics, hyps, refs) -> None:
     if fm is None:  # the breakdown does not depend on β except for F; default MacroF1
         fm = load_metric("macrof1", tokenize=metrics[0].tokenize, lowercase=metrics[0].lowercase)
     rows = fm.type_report(hyps, refs)
-    with atomic_write(path) as fh:
+    with atomic_write(path, parents=False) as fh:
         fh.write("type\trefs\tpreds\tmatch\tP\tR\tF\n")
         for r in rows:
             fh.write(f"{r['type']}\t{r['refs']}\t{r['preds']}\t{r['match']}\t{r['P']:.4f}\t{r['R']:.4f}\t{r['F']:.4f}\n")
@@ -205,6 +205,6 @@ def mt_buckets_cmd(
     res = frequency_buckets(systems, refs, bounds, beta=beta, tokenize=tokenize, lowercase=lowercase)
     if plot:
         png = plot_buckets(res)
-        with atomic_write(plot, "wb") as fh:
+        with atomic_write(plot, "wb", parents=False) as fh:
             fh.write(png)
     sys.stdout.write(json.dumps(res.to_dict(), indent=1, ensure_ascii=False) + "\n" if fmt == "json" else _bucket_tsv(res))

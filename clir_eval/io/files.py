@@ -10,58 +10,177 @@ import hashlib
 import io
 import json
 import os
+import shutil
+import stat
+import sys
 import tempfile
+import zlib
 from pathlib import Path
 from typing import IO, Iterator
 
+from .. import limits
 from ..errors import UserError, os_error_message
 
 PathLike = str | os.PathLike
 
 
-def _open_binary(path: PathLike) -> IO[bytes]:
-    p = Path(path)
-    if not p.exists():
-        raise UserError(f"file not found: {p}; check the path")
-    if p.is_dir():
-        raise UserError(f"{p} is a directory, expected a file")
-    if p.suffix == ".gz":
-        return gzip.open(p, "rb")
-    return open(p, "rb")
+_KINDS = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+BOM = "\ufeff"
+
+
+def _not_regular(mode: int) -> str | None:
+    """What a non-regular file is ("a FIFO (named pipe)", ...); None for a regular file."""
+    if stat.S_ISREG(mode):
+        return None
+    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
+
+
+def _open_regular(p: Path) -> IO[bytes]:
+    """Open ``p`` for reading; a FIFO or device is refused at once (opened non-blocking, so a
+    FIFO with no writer cannot hang the open)."""
+    try:
+        fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        raise UserError(f"file not found: {p}; check the path") from None
+    except OSError as e:
+        raise UserError(os_error_message(e, p)) from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        if stat.S_ISDIR(mode):
+            raise UserError(f"{p} is a directory, expected a file")
+        raise UserError(f"{p} is {_not_regular(mode)}, not a regular file; save the data to a file and give its path")
+    os.set_blocking(fd, True)
+    return open(fd, "rb")
+
+
+class InputFile:
+    """A binary input file, plain or gzip (``.gz``), read within the bounds of :mod:`..limits`:
+    a .gz may expand past :func:`~clir_eval.limits.input_bytes` only at a normal compression
+    ratio, and :meth:`lines` refuses a line longer than :func:`~clir_eval.limits.line_bytes`."""
+
+    def __init__(self, path: PathLike):
+        self.path = Path(path)
+        self._raw = _open_regular(self.path)
+        self.gz = self.path.suffix == ".gz"
+        self._fh: IO[bytes] = gzip.GzipFile(fileobj=self._raw, mode="rb") if self.gz else self._raw
+        self._bytes = 0
+        self._limit = limits.input_bytes()
+        self._ratio = limits.gzip_ratio()
+
+    def _count(self, n: int) -> None:
+        if not self.gz:
+            return
+        self._bytes += n
+        if self._bytes > self._limit and self._bytes > self._ratio * max(self._raw.tell(), 1):
+            raise UserError(
+                f"{self.path}: expands to more than {self._bytes} bytes at over {self._ratio} times its compressed "
+                f"size (a damaged or malicious .gz); check the file, or raise the bound with "
+                f"CLIR_EVAL_MAX_INPUT_BYTES / CLIR_EVAL_MAX_GZIP_RATIO"
+            )
+
+    def read(self, n: int = -1) -> bytes:
+        if n is None or n < 0:
+            return b"".join(iter(lambda: self.read(1 << 20), b""))
+        data = self._fh.read(n)
+        self._count(len(data))
+        return data
+
+    def seek(self, offset: int) -> None:
+        """Seek a plain file to a byte offset (a .gz is read from the start instead)."""
+        if self.gz:
+            raise ValueError("seek on a .gz input")
+        self._fh.seek(offset)
+
+    def lines(self, first: int = 1) -> Iterator[tuple[int, bytes]]:
+        """(1-based line number, raw line with its newline) for each line, numbered from ``first``."""
+        limit = limits.line_bytes()
+        for lineno in itertools.count(first):
+            raw = self._fh.readline(limit + 1)
+            if not raw:
+                return
+            self._count(len(raw))
+            if len(raw) > limit and not raw.endswith(b"\n"):
+                raise UserError(
+                    f"{self.path}:{lineno}: line longer than {limit} bytes; check this is a line-based text file, "
+                    "or raise the bound with CLIR_EVAL_MAX_LINE_BYTES"
+                )
+            yield lineno, raw
+
+    def close(self) -> None:
+        try:
+            self._fh.close()
+        finally:
+            self._raw.close()
+
+    def __enter__(self) -> "InputFile":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+READ_ERRORS = (OSError, EOFError, gzip.BadGzipFile, zlib.error)
+
+
+def _open_binary(path: PathLike) -> InputFile:
+    return InputFile(path)
+
+
+_BOM_NOTED: set[str] = set()
+
+
+def _note_bom(p: Path) -> None:
+    """Say once per file that a byte-order mark was removed (it would otherwise join the first field)."""
+    key = str(p.absolute())
+    if key not in _BOM_NOTED:
+        _BOM_NOTED.add(key)
+        sys.stderr.write(f"note: {p}: removed the UTF-8 byte-order mark at the start of the file\n")
 
 
 def iter_lines(path: PathLike, *, strip_newline: bool = True,
                span: "tuple[int, int | None, int] | None" = None) -> Iterator[tuple[int, str]]:  # fmt: skip
     """Yield (1-based line number, text) for each line of a plain or gzipped UTF-8 file.
 
+    A UTF-8 byte-order mark at the start of the file is removed (with a note on stderr).
     ``span = (first, offset, count)``: only lines ``first .. first + count - 1``; ``offset`` is
     the byte offset of line ``first`` in the (uncompressed) file, used to seek in a plain file
     (None: the lines before are read and skipped)."""
     p = Path(path)
-    with _open_binary(p) as fh:
-        lineno = 0
-        lines: Iterator[bytes] = fh
-        start = 1
+    with InputFile(p) as fh:
         try:
+            lines: Iterator[tuple[int, bytes]]
             if span is not None:
                 start, offset, count = span
-                if offset is not None and not isinstance(fh, gzip.GzipFile):
+                if offset is not None and not fh.gz:
                     fh.seek(offset)
-                    lines = itertools.islice(fh, count)
+                    lines = itertools.islice(fh.lines(start), count)
                 else:
-                    lines = itertools.islice(fh, start - 1, start - 1 + count)
-            for lineno, raw in enumerate(lines, start):
+                    lines = itertools.islice(fh.lines(), start - 1, start - 1 + count)
+            else:
+                lines = fh.lines()
+            for lineno, raw in lines:
                 try:
                     line = raw.decode("utf-8")
                 except UnicodeDecodeError as e:
                     raise UserError(
                         f"{p}:{lineno}: not valid UTF-8 (byte {e.start}); re-encode the file as UTF-8"
                     ) from None
+                if lineno == 1 and line.startswith(BOM) and (span is None or span[0] == 1):
+                    line = line[1:]
+                    _note_bom(p)
                 if strip_newline:
                     line = line.rstrip("\r\n")
                 yield lineno, line
-        except (OSError, EOFError, gzip.BadGzipFile) as e:
-            raise UserError(f"{p}: cannot read ({e}); check the file is complete") from None
+        except READ_ERRORS as e:
+            raise UserError(f"{p}: cannot read ({_reason(e)}); check the file is complete") from None
+
+
+def _reason(e: BaseException) -> str:
+    if isinstance(e, zlib.error):
+        return f"corrupt gzip data: {e}"
+    return str(e)
 
 
 def read_lines(path: PathLike) -> list[str]:
@@ -69,36 +188,80 @@ def read_lines(path: PathLike) -> list[str]:
     return [line for _, line in iter_lines(path)]
 
 
-def read_text(path: PathLike) -> str:
-    """The whole file as text (plain or .gz, strict UTF-8)."""
+def read_bytes(path: PathLike, limit: int | None = None) -> bytes:
+    """The file's (decompressed) bytes, or its first ``limit`` bytes, within the input bounds."""
     p = Path(path)
-    with _open_binary(p) as fh:
+    with InputFile(p) as fh:
         try:
-            data = fh.read()
-        except (OSError, EOFError, gzip.BadGzipFile) as e:
-            raise UserError(f"{p}: cannot read ({e}); check the file is complete") from None
+            return fh.read(-1 if limit is None else limit)
+        except READ_ERRORS as e:
+            raise UserError(f"{p}: cannot read ({_reason(e)}); check the file is complete") from None
+
+
+def read_text(path: PathLike, limit: int | None = None) -> str:
+    """The whole file (or its first ``limit`` bytes) as text (plain or .gz, strict UTF-8,
+    a leading byte-order mark removed)."""
+    p = Path(path)
+    data = read_bytes(p, limit)
     try:
-        return data.decode("utf-8")
+        text = data.decode("utf-8", errors="strict" if limit is None else "ignore")
     except UnicodeDecodeError as e:
         lineno = data[: e.start].count(b"\n") + 1
         raise UserError(f"{p}:{lineno}: not valid UTF-8; re-encode the file as UTF-8") from None
+    if text.startswith(BOM):
+        _note_bom(p)
+        text = text[1:]
+    return text
+
+
+def _check_target(p: Path, option: str | None = None) -> None:
+    """An output path must be a regular file or not exist yet (a FIFO or device is never replaced)."""
+    try:
+        mode = os.stat(p).st_mode
+    except (FileNotFoundError, NotADirectoryError):  # absent; the parent is checked on its own
+        return
+    except OSError as e:
+        raise UserError(os_error_message(e, p, writing=True)) from None
+    name = f"{option} {p}" if option else str(p)
+    if stat.S_ISDIR(mode):
+        raise UserError(f"{name} is an existing directory; give a file path")
+    kind = _not_regular(mode)
+    if kind:
+        raise UserError(f"{name} is {kind}, not a regular file; give the path of a file to write")
+
+
+def _check_parent(p: Path, what: str) -> None:
+    """The directory an output goes into must exist (it is never created) and be a directory."""
+    parent = p.parent if str(p.parent) else Path(".")
+    if not parent.exists():
+        raise UserError(f"{what}: the directory {parent} does not exist; create it first or fix the path")
+    _probe_writable(parent, what)
 
 
 @contextlib.contextmanager
-def atomic_write(path: PathLike, mode: str = "w") -> Iterator[IO]:
+def atomic_write(path: PathLike, mode: str = "w", *, parents: bool = True) -> Iterator[IO]:
     """Write to a temp file beside ``path`` and rename it into place on success.
 
     ``.gz`` paths are gzip-compressed. On any exception the temp file is removed and
-    ``path`` is left untouched; a directory in the way, an unwritable directory or a full
-    disk is a :class:`UserError` naming ``path``.
+    ``path`` is left untouched. A directory, FIFO or device in the way is refused (never
+    replaced), as are an unwritable directory and a full disk (:class:`UserError` naming
+    ``path``). Missing directories are created only with ``parents`` (files inside an output
+    or cache directory); a user's ``--out`` file is written with ``parents=False`` after
+    :func:`check_output_file`, so nothing outside it is ever created.
     """
     p = Path(path)
-    if p.is_dir():
-        raise UserError(f"{p} is a directory; give a file path for the output")
+    _check_target(p)
+    parent = p.parent if str(p.parent) else Path(".")
+    if parents and not parent.exists():
+        try:
+            parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise UserError(os_error_message(e, p, writing=True)) from None
+    if not parent.is_dir():
+        what = "does not exist" if not parent.exists() else "is not a directory"
+        raise UserError(f"cannot write {p}: the directory {parent} {what}; fix the path")
     try:
-        if p.parent and not p.parent.exists():
-            p.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent or ".")
+        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=parent)
     except OSError as e:
         raise UserError(os_error_message(e, p, writing=True)) from None
     try:
@@ -118,6 +281,7 @@ def atomic_write(path: PathLike, mode: str = "w") -> Iterator[IO]:
                     fh.flush()
                     fh.detach()
         os.chmod(tmp, 0o666 & ~_umask())
+        _check_target(p)  # a FIFO or device put there while writing is not replaced either
         os.replace(tmp, p)
     except BaseException as e:
         with contextlib.suppress(OSError):
@@ -127,11 +291,34 @@ def atomic_write(path: PathLike, mode: str = "w") -> Iterator[IO]:
         raise
 
 
-def _existing_ancestor(p: Path) -> Path:
-    q = p.absolute()
-    while not q.exists() and q != q.parent:
-        q = q.parent
-    return q
+def write_set(out_dir: PathLike, files: "dict[str, str | bytes]", *, last: str | None = None) -> None:
+    """Replace several files of ``out_dir`` as one unit: all are written into a staging
+    directory inside ``out_dir`` first, so a failure (a full disk, an interrupt) leaves the
+    previous files byte-identical; only then is each renamed into place (renames need no
+    space), ``last`` (e.g. results.json, whose presence says the set is complete) removed
+    first and renamed last."""
+    out = Path(out_dir)
+    for name in files:
+        _check_target(out / name)
+    try:
+        stage = Path(tempfile.mkdtemp(prefix=".staging.", dir=out))
+    except OSError as e:
+        raise UserError(os_error_message(e, out, writing=True)) from None
+    try:
+        for name, data in files.items():
+            with atomic_write(stage / name, "wb", parents=False) as fh:
+                fh.write(data.encode("utf-8") if isinstance(data, str) else data)
+        names = [n for n in files if n != last] + ([last] if last in files else [])
+        if last in files:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(out / last)
+        for name in names:
+            _check_target(out / name)
+            os.replace(stage / name, out / name)
+    except OSError as e:
+        raise UserError(os_error_message(e, out, writing=True)) from None
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
 
 
 def _probe_writable(d: Path, what: str) -> None:
@@ -147,19 +334,24 @@ def _probe_writable(d: Path, what: str) -> None:
 
 
 def check_output_file(path: PathLike, option: str = "--out") -> None:
-    """Before any work: ``path`` must not be a directory and must be creatable."""
+    """Before any work: ``path`` must be a regular file or absent, in an existing writable directory."""
     p = Path(path)
-    if p.is_dir():
-        raise UserError(f"{option} {p} is an existing directory; give a file path")
-    _probe_writable(_existing_ancestor(p.parent if str(p.parent) else Path(".")), f"{option} {p}")
+    _check_target(p, option)
+    _check_parent(p, f"{option} {p}")
 
 
 def check_output_dir(path: PathLike, option: str = "--out") -> None:
-    """Before any work: ``path`` must be a writable directory or creatable as one."""
+    """Before any work: ``path`` must be a writable directory, or creatable as one in an existing directory."""
     p = Path(path)
     if p.exists() and not p.is_dir():
+        kind = _not_regular(p.stat().st_mode)
+        if kind:
+            raise UserError(f"{option} {p} is {kind}, not a directory; give a directory path")
         raise UserError(f"{option} {p} is an existing file; give a directory path (or remove the file)")
-    _probe_writable(_existing_ancestor(p), f"{option} {p}")
+    if p.is_dir():
+        _probe_writable(p, f"{option} {p}")
+    else:
+        _check_parent(p, f"{option} {p}")
 
 
 def _umask() -> int:

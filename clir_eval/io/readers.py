@@ -386,7 +386,7 @@ def _guess_query_format(path: Path) -> str:
         return "tsv"
     if suffix == ".jsonl":
         return "jsonl"
-    head = read_text(path)[:65536].lower()
+    head = read_text(path, 65536).lower()
     if "<top>" in head:
         return "trec"
     raise UserError(

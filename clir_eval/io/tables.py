@@ -30,6 +30,17 @@ from .files import PathLike, iter_lines
 MISSING = frozenset({"", "na", "n/a", "nan", "null", "none", "-"})
 
 
+def _is_number(cell: str) -> bool:
+    cell = cell.strip()
+    if cell.lower() in MISSING:
+        return True
+    try:
+        float(cell)
+    except ValueError:
+        return False
+    return True
+
+
 @dataclass(frozen=True)
 class Table:
     """Rows of string cells; ``linenos[i]`` is the 1-based file line of ``rows[i]``."""
@@ -73,6 +84,30 @@ class Table:
                 raise UserError(f"{self.path}:{lineno}: column {column!r} has infinite value {cell!r}")
             out[k] = v if ndigits is None or math.isnan(v) else round_half_up(v, ndigits)
         return out
+
+    def label_columns(self, exclude: Sequence[str] = ()) -> list[str]:
+        """The columns (not in ``exclude``) that name a row rather than score it: those
+        holding a non-numeric value (system, language, condition, ...)."""
+        out = []
+        for i, c in enumerate(self.columns):
+            if c not in exclude and any(not _is_number(r[i]) for r in self.rows):
+                out.append(c)
+        return out
+
+    def check_unique(self, columns: Sequence[str], what: str) -> None:
+        """Refuse two rows with the same values in ``columns`` (e.g. a system listed twice in
+        one group, which would count it twice), naming both lines."""
+        idx = [self.index(c) for c in columns]
+        first: dict[tuple[str, ...], int] = {}
+        for row, lineno in zip(self.rows, self.linenos):
+            key = tuple(row[i].strip() for i in idx)
+            if key in first:
+                shown = ", ".join(f"{c}={v!r}" for c, v in zip(columns, key))
+                raise UserError(
+                    f"{self.path}:{lineno}: {what} ({shown}) appears twice, first on line {first[key]}; "
+                    "keep one row per system and group (remove the repeated row)"
+                )
+            first[key] = lineno
 
     def select(self, keep: Sequence[bool]) -> "Table":
         """The rows where ``keep`` is true."""

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from ..errors import UserError
-from ..io.files import write_json
 
 LOCK_FILE = ".clir-eval.lock"
 
@@ -22,7 +21,9 @@ def prepare_out(out_dir: str | os.PathLike) -> Path:
     if out.exists() and not out.is_dir():
         raise UserError(f"--out {out}: exists and is not a directory; choose another path")
     try:
-        out.mkdir(parents=True, exist_ok=True)
+        out.mkdir(exist_ok=True)
+    except FileNotFoundError:
+        raise UserError(f"--out {out}: the directory {out.parent} does not exist; create it first or fix the path") from None
     except OSError as e:
         raise UserError(f"--out {out}: cannot create the directory ({e.strerror}); choose another path") from None
     if not os.access(out, os.W_OK | os.X_OK):
@@ -60,21 +61,24 @@ def locked(out: Path) -> Iterator[None]:
 
 
 def write_outputs(results: dict, out: Path, t_start: float) -> None:
-    """Write the reports, then results.json; a run stopped in between leaves no results.json
-    (reports are skipped when results.json already holds the same results)."""
-    from ..report import REPORT_FILES, write_reports
+    """Write the reports and results.json as one set (all written aside first, so a failure
+    leaves the previous set byte-identical; results.json is replaced last, so a run stopped
+    during the swap leaves no results.json). Reports are not re-rendered when results.json
+    already holds the same results."""
+    from ..io.files import write_set
+    from .. import report
 
     t0 = time.perf_counter()
     target = out / "results.json"
     previous = _previous_results(target)
     unchanged = previous is not None and _without_timing(previous) == _without_timing(json.loads(json.dumps(results)))
-    if not (unchanged and all((out / f).exists() for f in REPORT_FILES)):
-        with contextlib.suppress(FileNotFoundError):
-            target.unlink()
-        write_reports(results, out)
+    files: dict[str, str] = {}
+    if not (unchanged and all((out / f).exists() for f in report.REPORT_FILES)):
+        files.update(report.render_reports(results))
     results["timing"]["report"] = round(time.perf_counter() - t0, 3)
     results["timing"]["total"] = round(time.perf_counter() - t_start, 3)
-    write_json(target, results)
+    files["results.json"] = json.dumps(results, indent=1, ensure_ascii=False) + "\n"
+    write_set(out, files, last="results.json")
 
 
 def _previous_results(path: Path) -> dict | None:

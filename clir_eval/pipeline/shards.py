@@ -11,10 +11,8 @@ by ``shard_docs``, not by the collection; the merging task never holds the texts
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import json
-import zlib
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -22,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import UserError
-from ..io.files import _open_binary, atomic_write, write_json
+from ..io.files import READ_ERRORS, _open_binary, atomic_write, write_json
 from .cache import Cache
 from .memory import WORKER_BASE_BYTES, BUILD_BYTES_PER_TEXT_BYTE, text_size
 from .tasks import IndexTask, RetrieveTask, ShardTask, ids_checksum
@@ -59,7 +57,7 @@ def plan_spans(path: str, shard_docs: int) -> list[Span]:
                 n += len(nl)
                 pos += len(block)
                 last = block[-1:]
-    except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as e:
+    except READ_ERRORS as e:
         raise UserError(f"{path}: cannot read ({e}); check the file is complete") from None
     if pos and last != b"\n":
         n += 1  # a last line without a newline

@@ -8,24 +8,26 @@ from typing import Any, Mapping
 REPORT_FILES = ("scores.tsv", "correlations.tsv", "report.md", "report.html", "report.tex")
 
 
-def write_reports(results: Mapping[str, Any], out_dir: str | Path, *, plots: bool = True) -> dict[str, Path]:
-    """Write scores.tsv, correlations.tsv, report.md, report.html and report.tex into ``out_dir``
-    (all rendered before the first is written)."""
-    from ..io.files import atomic_write
+def render_reports(results: Mapping[str, Any], *, plots: bool = True) -> dict[str, str]:
+    """The report files' names and texts: scores.tsv, correlations.tsv, report.md, report.html, report.tex."""
     from .html import html_report
     from .tables import correlations_tsv, latex_report, markdown, scores_tsv
 
-    out = Path(out_dir)
-    files = {
+    return {
         "scores.tsv": scores_tsv(results),
         "correlations.tsv": correlations_tsv(results),
         "report.md": markdown(results),
         "report.html": html_report(results, plots=plots),
         "report.tex": latex_report(results),
     }
-    paths = {}
-    for fname, text in files.items():
-        with atomic_write(out / fname) as fh:
-            fh.write(text)
-        paths[fname] = out / fname
-    return paths
+
+
+def write_reports(results: Mapping[str, Any], out_dir: str | Path, *, plots: bool = True) -> dict[str, Path]:
+    """Write scores.tsv, correlations.tsv, report.md, report.html and report.tex into ``out_dir``
+    as one set: all rendered and written aside before any previous one is replaced."""
+    from ..io.files import write_set
+
+    out = Path(out_dir)
+    files = render_reports(results, plots=plots)
+    write_set(out, files)
+    return {fname: out / fname for fname in files}

@@ -12,7 +12,6 @@ segment ids, in order, so segment *i* of any translation aligns with source segm
 
 from __future__ import annotations
 
-import gzip
 import math
 import re
 import xml.etree.ElementTree as ET
@@ -20,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import Collection, Iterable, Mapping, Sequence, Union
 
 from ..errors import UserError
-from ..io.files import PathLike, _open_binary, iter_lines
+from ..io.files import READ_ERRORS, PathLike, _open_binary, iter_lines
 
 Segments = tuple[str, ...]
 DocTranslation = Mapping[str, Sequence[str]]
@@ -314,7 +313,12 @@ def read_wmt_xml(path: PathLike) -> WmtTestSet:
             f"{p}:{line}:{col}: malformed XML ({msg}); "
             "fix the file or get an intact copy"
         ) from None
-    except (OSError, EOFError, gzip.BadGzipFile) as e:
+    except (LookupError, ValueError) as e:  # the XML declaration names an encoding the parser lacks
+        if "encoding" not in str(e):
+            raise
+        raise UserError(f"{p}: cannot decode the XML ({e}); re-encode the file as UTF-8 and declare "
+                        "encoding=\"utf-8\" (or drop the declaration)") from None
+    except READ_ERRORS as e:
         raise UserError(f"{p}: cannot read ({e}); check the file is complete") from None
     return state.result()
 
