@@ -488,3 +488,16 @@ def test_file_distractors_with_each_systems_translations(tmp_path):
     (tmp_path / "tr" / "S0.jsonl").write_text(json.dumps({"id": "zz", "text": "x"}) + "\n", encoding="utf-8")
     with pytest.raises(UserError, match=r"collection\.distractors\[0\]\.translations: .*S0\.jsonl has document 'zz'"):
         _resolve(tmp_path, cfg)
+
+
+def test_direction_both_with_a_shared_cache(tmp_path, cli):
+    """The per-direction runs use the run's shared cache (the lock it already holds, no deadlock)
+    and give what a run with its own cache gives."""
+    xml = _two_directions(tmp_path)
+    cfg = _config(tmp_path, xml, wmt={"direction": "both"}, mt={"metrics": ["bleu"]})
+    code, _, err = cli("run", cfg, "--out", tmp_path / "a", "--cache", tmp_path / "shared", "-j", "1", "-q")
+    assert code == 0, err
+    assert not (tmp_path / "a" / "cache").exists() and not (tmp_path / "a" / "direction" / "source-original" / "cache").exists()
+    assert cli("run", cfg, "--out", tmp_path / "b", "-j", "1", "-q")[0] == 0
+    a, b = (json.loads((tmp_path / d / "results.json").read_text()) for d in "ab")
+    assert a["direction"] == b["direction"]

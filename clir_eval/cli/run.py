@@ -23,6 +23,7 @@ def run_cmd(
     executor: Optional[str] = typer.Option(None, "--executor", help="How systems run: local (process pool), serial, ray (default: the config's executor, else local)."),
     ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Ray cluster to join (HOST:PORT; default: $RAY_ADDRESS, else a local Ray). Implies --executor ray."),
     shard_docs: Optional[int] = typer.Option(None, "--shard-docs", min=1, help="Index collections of more lines in spans of this many, each its own task (default: config's shard_docs, else 500000). Never changes a result."),
+    cache: Optional[Path] = typer.Option(None, "--cache", envvar="CLIR_EVAL_CACHE", show_envvar=False, help="A cache shared by several output directories, so they reuse finished work (default: $CLIR_EVAL_CACHE, else OUT/cache). Runs sharing it take turns."),
 ) -> None:
     """Run an experiment: MT metrics, retrieval, IR measures, correlations, reports.
 
@@ -45,7 +46,7 @@ def run_cmd(
         os.environ["RAY_ADDRESS"], executor = ray_address, "ray"
     cfg = load_config(config, data_root=str(data_root) if data_root else None)
     check_settings(cfg)
-    results = run_experiment(cfg, out, jobs=jobs, quiet=quiet, executor=executor, shard_docs=shard_docs)
+    results = run_experiment(cfg, out, jobs=jobs, quiet=quiet, executor=executor, shard_docs=shard_docs, cache_dir=cache)
     if not quiet:
         print_summary(results, out)
 

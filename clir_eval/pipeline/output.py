@@ -13,6 +13,8 @@ from typing import Any, Iterator, Mapping
 from ..errors import UserError
 
 LOCK_FILE = ".clir-eval.lock"
+CACHE_LOCK_FILE = ".clir-eval-cache.lock"
+_HELD: dict[str, int] = {}  # shared caches this process holds (a run's per-direction runs reuse its lock)
 
 
 def prepare_out(out_dir: str | os.PathLike) -> Path:
@@ -56,6 +58,57 @@ def locked(out: Path) -> Iterator[None]:
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"pid {os.getpid()} on {socket.gethostname()} since {time.strftime('%Y-%m-%d %H:%M:%S')}".encode(), 0)
         yield
+    finally:
+        os.close(fd)
+
+
+def prepare_cache(cache_dir: str | os.PathLike) -> Path:
+    """Create a shared cache directory (``--cache``/``$CLIR_EVAL_CACHE``), writable; return its absolute path."""
+    root = Path(cache_dir).absolute()
+    if root.exists() and not root.is_dir():
+        raise UserError(f"--cache {cache_dir}: exists and is not a directory; choose another path")
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UserError(f"--cache {cache_dir}: cannot create the directory ({e.strerror}); choose another path") from None
+    if not os.access(root, os.W_OK | os.X_OK):
+        raise UserError(f"--cache {cache_dir}: directory is not writable; choose another path or fix its permissions")
+    return root
+
+
+@contextlib.contextmanager
+def cache_locked(root: Path, log) -> Iterator[None]:
+    """Hold the shared cache ``root`` for the run: runs that share a cache take turns (a second
+    one waits, saying so, then reuses what the first finished). An ``flock`` as for ``--out``:
+    released by the kernel however a run ends, so a killed run never blocks the cache."""
+    key = str(root)
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - no flock (Windows): unlocked
+        yield
+        return
+    if _HELD.get(key):
+        _HELD[key] += 1
+        try:
+            yield
+        finally:
+            _HELD[key] -= 1
+        return
+    fd = os.open(root / CACHE_LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip() or "another process"
+            log(f"--cache {root}: another clir-eval run is using this cache ({holder}); waiting for it to finish")
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"pid {os.getpid()} on {socket.gethostname()} since {time.strftime('%Y-%m-%d %H:%M:%S')}".encode(), 0)
+        _HELD[key] = 1
+        try:
+            yield
+        finally:
+            _HELD.pop(key, None)
     finally:
         os.close(fd)
 

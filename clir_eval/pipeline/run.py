@@ -9,6 +9,7 @@ killed at any moment and restarted ends with the same results.
 
 from __future__ import annotations
 
+
 import functools
 import json
 import os
@@ -25,7 +26,7 @@ from ..mt.analyses import run_analyses
 from .cache import Cache, tool_versions
 from .executor import Executor, LocalExecutor, WorkerLost, get_executor
 from .inputs import Resolved, resolve_inputs
-from .output import locked, prepare_out, write_outputs
+from .output import cache_locked, locked, prepare_cache, prepare_out, write_outputs
 from .progress import Progress
 from .memory import available_memory, bound_jobs, build_memory
 from .shards import drop_stale_spans
@@ -44,28 +45,38 @@ def run_experiment(
     log: Callable[[str], None] | None = None,
     executor: str | None = None,
     shard_docs: int | None = None,
+    cache_dir: str | os.PathLike | None = None,
 ) -> dict:
     """Run the whole experiment and write the reports, then results.json, into ``out_dir``.
 
     ``executor`` names the engine that runs the systems (default: the config's, ``local``);
     ``shard_docs``: collections with more lines are indexed in spans of that many, each its
-    own task (default: the config's); ``log`` receives warnings (default: stderr)."""
+    own task (default: the config's); ``log`` receives warnings (default: stderr); ``cache_dir``:
+    a cache shared by several output directories (default: ``out_dir/cache``), held for the run."""
     ex = get_executor(executor or cfg.executor, jobs or cfg.jobs or os.cpu_count() or 1)
     if shard_docs is not None:
         cfg = replace(cfg, shard_docs=shard_docs)
     out = prepare_out(out_dir)
     with locked(out):
-        return _run(cfg, out, ex, quiet, log or _warn, {"jobs": jobs, "executor": executor, "log": log,
-                                                        "shard_docs": shard_docs})
+        root = prepare_cache(cache_dir if cache_dir is not None else out / "cache")
+        with cache_locked(root, log or _note):  # also when OUT/cache is another run's --cache
+            return _run(cfg, out, ex, quiet, log or _warn, {"jobs": jobs, "executor": executor, "log": log,
+                                                            "shard_docs": shard_docs, "cache_dir": cache_dir and root}, root)
 
 
 def _warn(message: str) -> None:
     sys.stderr.write(f"warning: {message}\n")
 
 
-def _run(cfg: Config, out: Path, ex: Executor, quiet: bool, log: Callable[[str], None], run_kw: dict) -> dict:
+def _note(message: str) -> None:
+    sys.stderr.write(f"note: {message}\n")
+    sys.stderr.flush()
+
+
+def _run(cfg: Config, out: Path, ex: Executor, quiet: bool, log: Callable[[str], None], run_kw: dict,
+         cache_root: Path | None = None) -> dict:
     """The experiment in ``out`` (locked); ``run_kw`` is passed on to the per-direction runs."""
-    cache = Cache(out / "cache")
+    cache = Cache(cache_root if cache_root is not None else out / "cache")
     timing: dict[str, float] = {}
     t_start = time.perf_counter()
     res = resolve_inputs(cfg, cache)
