@@ -19,7 +19,8 @@ MAX_YAML_NODES = 100_000  # scalars + collections after expanding aliases
 MAX_INPUT_BYTES = 2**30  # a .gz input may expand past this only at a normal compression ratio
 MAX_GZIP_RATIO = 100  # ... namely at most this many bytes of text per compressed byte
 MAX_LINE_BYTES = 64 * 2**20  # one line of any text input
-MAX_PARAM_INT = 1_000  # integer metric parameters (n-gram orders, ...) unless the metric declares its own bound
+MAX_PARAM_INT = 1_000  # integer metric/measure parameters unless the registry declares its own bound
+MAX_NGRAM_ORDER = 20  # BLEU order, chrF character and word orders
 
 
 def _env_int(name: str, default: int) -> int:

@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
@@ -91,7 +92,9 @@ def _fmt(v: Any) -> str:
 @dataclass(frozen=True)
 class Param:
     """A declared registry parameter: type, default, description, validity check and the rule shown
-    when the check fails (``must``)."""
+    when the check fails (``must``), and the largest value accepted (``high``; an integer
+    parameter without one is bounded by :data:`clir_eval.limits.MAX_PARAM_INT`, a number must
+    be finite), so no parameter can ask for unbounded time or memory."""
 
     name: str
     type: Callable[[str], Any]
@@ -99,6 +102,18 @@ class Param:
     help: str = ""
     check: Callable[[Any], bool] | None = None
     must: str = ""
+    high: float | None = None
+
+    @property
+    def bound(self) -> float | None:
+        """The largest accepted value of a numeric parameter (None for other types)."""
+        if self.type is int:
+            from .limits import MAX_PARAM_INT
+
+            return self.high if self.high is not None else MAX_PARAM_INT
+        if self.type is float:
+            return self.high
+        return None
 
 
 def parse_params(raw: Mapping[str, str], decl: Sequence[Param], *, spec: str, what: str,
@@ -114,6 +129,10 @@ def parse_params(raw: Mapping[str, str], decl: Sequence[Param], *, spec: str, wh
             raise UserError(f"unknown parameter {key!r} for {what} {owner!r} in {spec!r}; its parameters: {known}")
         p = declared[key]
         v = coerce(value, p.type, key=key, spec=spec)
+        if p.type is float and not math.isfinite(v):
+            raise UserError(f"parameter {key}={value!r} in {what} {spec!r} must be a finite number")
+        if p.bound is not None and v > p.bound:
+            raise UserError(f"parameter {key}={value!r} in {what} {spec!r} is too large; the maximum is {_fmt(p.bound)}")
         if p.check is not None and not p.check(v):
             raise UserError(f"parameter {key}={value!r} in {what} {spec!r} must be {p.must}")
         out[key] = v

@@ -8,14 +8,13 @@ by the trec_eval convention (score desc, then docid desc) only when asked to.
 from __future__ import annotations
 
 import gc
-import gzip
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping
 
 from ..errors import UserError
-from .files import PathLike, _open_binary, atomic_write, iter_lines
+from .files import BOM, READ_ERRORS, PathLike, _open_binary, atomic_write, iter_lines
 
 
 _REL_MIN, _REL_MAX = -(2**31), 2**31 - 1  # trec_eval stores labels as C ints
@@ -71,7 +70,9 @@ def _bulk(path: PathLike, parse):
     try:
         with _open_binary(p) as fh:
             text = fh.read().decode("utf-8")
-    except (OSError, EOFError, gzip.BadGzipFile, UnicodeDecodeError):
+    except (*READ_ERRORS, UnicodeDecodeError):
+        return None
+    if text.startswith(BOM):  # the line-by-line parse removes it and says so
         return None
     was = gc.isenabled()
     gc.disable()

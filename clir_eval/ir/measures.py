@@ -27,6 +27,7 @@ import pytrec_eval
 
 from .. import __version__
 from ..errors import UserError
+from ..limits import MAX_DEPTH
 from ..params import Param, format_spec, parse_params, parse_spec, split_list
 from .rbo import VARIANTS as RBO_VARIANTS
 
@@ -124,7 +125,8 @@ class RBO(Measure):
         Param("p", float, 0.98, "persistence (weight of the top ranks)", lambda v: 0.0 < v < 1.0, "in (0, 1)"),
         Param("variant", str, "ext", "extrapolated, lower bound (min) or residual (res)", lambda v: v in RBO_VARIANTS,
               "one of " + "|".join(RBO_VARIANTS)),
-        Param("depth", int, None, "evaluation depth (default: the runs' depth)", lambda v: v >= 1, "a positive integer"),
+        Param("depth", int, None, "evaluation depth (default: the runs' depth)", lambda v: v >= 1, "a positive integer",
+              high=MAX_DEPTH),
     )
 
     @property
@@ -143,7 +145,8 @@ class AQWV(Measure):
     params_decl = (
         Param("beta", float, 40.0, "weight of false alarms", lambda v: v >= 0 and math.isfinite(v),
               "a finite number >= 0"),
-        Param("cutoff", int, 10, "decision set: the top cutoff documents", lambda v: v >= 0, "an integer >= 0"),
+        Param("cutoff", int, 10, "decision set: the top cutoff documents", lambda v: v >= 0, "an integer >= 0",
+              high=MAX_DEPTH),
         Param("threshold", float, None, "decision set: documents scoring at least this", math.isfinite,
               "a finite number"),
         Param("include_norel", bool, False, "count queries without relevant documents"),
@@ -170,7 +173,7 @@ class MQWV(Measure):
         Param("beta", float, 40.0, "weight of false alarms", lambda v: v >= 0 and math.isfinite(v),
               "a finite number >= 0"),
         Param("max_cutoff", int, None, "largest cutoff tried (default: the run depth)", lambda v: v >= 0,
-              "an integer >= 0"),
+              "an integer >= 0", high=MAX_DEPTH),
         Param("include_norel", bool, False, "count queries without relevant documents"),
     )
 
@@ -214,6 +217,9 @@ def _trec_measure(spec: str, fam: str, param: str | None) -> TrecMeasure:
     if fam in _TREC_CUTOFF:
         if not _INT_RE.match(param) or int(param) < 1:
             raise UserError(f"bad cutoff in measure {spec!r}: the cutoff must be a whole number >= 1, e.g. '{fam}_10'")
+        if len(param) > 12 or int(param) > MAX_DEPTH:
+            raise UserError(f"bad cutoff in measure {spec!r}: {param} is above the largest depth {MAX_DEPTH}; "
+                            f"use a cutoff up to the run depth, e.g. '{fam}_1000'")
         return TrecMeasure(_trec_key(f"{fam}.{int(param)}"), {})
     if fam in _TREC_LEVEL:
         if not _LEVEL_RE.match(param):
@@ -269,6 +275,9 @@ def _check_ir_params(spec: str, m) -> None:
             raise UserError(f"measure {spec!r}: parameter {key} takes a mapping or list, which is not supported here")
         if key == "cutoff" and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
             raise UserError(f"bad cutoff in measure {spec!r}: the cutoff must be a whole number >= 1, e.g. 'P@10'")
+        if key == "cutoff" and v > MAX_DEPTH:
+            raise UserError(f"bad cutoff in measure {spec!r}: {v} is above the largest depth {MAX_DEPTH}; "
+                            "use a cutoff up to the run depth, e.g. 'P@1000'")
         if key == "rel" and (isinstance(v, bool) or not isinstance(v, int)):
             raise UserError(f"measure {spec!r}: rel must be a whole number (the minimum relevance label)")
         if key == "p" and not (isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v < 1):

@@ -21,6 +21,7 @@ from typing import Sequence
 import numpy as np
 import sacrebleu
 
+from ..limits import MAX_NGRAM_ORDER
 from .base import MTMetric, Param, Refs, check_streams, positive, register, tokenizer
 
 _REF_METRICS: dict[tuple, object] = {}
@@ -88,7 +89,7 @@ _BLEU_PARAMS = (
           lambda s: s in sacrebleu.BLEU.SMOOTH_DEFAULTS, "one of exp, floor, add-k, none"),
     Param("smooth_value", float, None, "value for floor / add-k smoothing (sacrebleu default if unset)",
           lambda x: x >= 0, ">= 0"),
-    Param("order", int, 4, "maximum n-gram order", positive, ">= 1"),
+    Param("order", int, 4, "maximum n-gram order", positive, ">= 1", high=MAX_NGRAM_ORDER),
 )
 
 
@@ -116,8 +117,8 @@ class BLEUMetric(SacreMetric):
 
 @register("chrf", (
     Param("beta", int, 2, "recall weight β", positive, ">= 1"),
-    Param("char_order", int, 6, "character n-gram order", positive, ">= 1"),
-    Param("word_order", int, 0, "word n-gram order (2 = chrF++)", lambda x: x >= 0, ">= 0"),
+    Param("char_order", int, 6, "character n-gram order", positive, ">= 1", high=MAX_NGRAM_ORDER),
+    Param("word_order", int, 0, "word n-gram order (2 = chrF++)", lambda x: x >= 0, ">= 0", high=MAX_NGRAM_ORDER),
     Param("whitespace", bool, False, "include whitespace in character n-grams"),
     Param("eps_smoothing", bool, False, "chrF++.py-style epsilon smoothing"),
 ), "sacrebleu chrF (β=2)", aliases={
