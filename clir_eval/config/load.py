@@ -73,15 +73,15 @@ def _pattern_to_regex(pattern: str) -> tuple[str, re.Pattern, list[str]]:
 
 
 def _fmt(template: str, attrs: Mapping[str, str], where: str, cfg_path: Path) -> str:
+    from ..templates import substitute
+
     try:
-        return template.format(**attrs)
-    except (KeyError, IndexError) as e:
+        return substitute(template, attrs, f"{cfg_path}: {where}")
+    except KeyError as e:
         raise UserError(
             f"{cfg_path}: {where}: template {template!r} uses {e} which is not a system attribute "
             f"(known: {', '.join(sorted(attrs))})"
         ) from None
-    except ValueError as e:
-        raise UserError(f"{cfg_path}: {where}: bad template {template!r}: {e}") from None
 
 
 def _systems(s: _Loader, raw: Any, has_mt: bool) -> tuple[SystemSpec, ...]:

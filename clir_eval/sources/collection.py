@@ -9,6 +9,7 @@ from typing import Mapping
 
 from ..config.schema import Config, DistractorSource, SystemSpec
 from ..errors import UserError
+from ..templates import substitute
 from ..io.files import safe_filename, text_checksum
 
 
@@ -137,7 +138,7 @@ def read_distractors(src: DistractorSource, index: int, systems: list[SystemSpec
         translated = {}
         for s in systems:
             try:
-                path = Path(src.translations.format(**s.attrs))
+                path = Path(substitute(src.translations, s.attrs, "translations"))
             except (KeyError, IndexError, ValueError) as e:
                 raise UserError(f"{w}.translations: cannot fill {src.translations!r} for system {s.name!r} ({e})") from None
             if not path.is_absolute():

@@ -10,6 +10,7 @@ from typing import Any, Mapping
 
 from ..config.schema import Config, ExternalTable, SystemSpec
 from ..errors import UserError
+from ..templates import substitute
 from ..io.files import safe_filename
 from .wmt import UNNAMED_TRANSLATOR as UNNAMED_REF
 
@@ -70,7 +71,7 @@ def _table_scores(t: ExternalTable, systems: list[SystemSpec], keys: dict | None
         want = {}
         for col, tmpl in t.match.items():
             try:
-                want[col] = tmpl.format(**s.attrs)
+                want[col] = substitute(tmpl, s.attrs, f"{t.file}: columns")
             except (KeyError, IndexError, ValueError) as e:
                 unfilled.append(UserError(
                     f"{t.where}.match: template {tmpl!r} cannot be filled for system {s.name!r} ({e}); "
@@ -510,7 +511,7 @@ def _materialize_europarl(cfg: Config, cache, res) -> None:
         docs = s.docs
         if e.translations:
             try:
-                src = e.translations.format(**s.attrs)
+                src = substitute(e.translations, s.attrs, "translations")
             except (KeyError, IndexError, ValueError) as ex:
                 raise UserError(f"europarl.translations: cannot fill {e.translations!r} for system {s.name!r} ({ex})") from None
             p = Path(src)
