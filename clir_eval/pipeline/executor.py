@@ -8,7 +8,7 @@ The interface is one method::
 ``fn`` is a module-level function (or a ``functools.partial`` of one) taking one task and
 returning a JSON-able result; tasks are frozen dataclasses (picklable). ``map`` returns
 ``[fn(t) for t in tasks]`` in task order whatever order they finish in, calls
-``on_done()`` once per finished task (progress bars), and raises a failed task's own
+``on_done(i)`` once per finished task with its index (progress bars), and raises a failed task's own
 exception (the lowest index among those failed when the failure is seen). A worker that
 dies (killed, out of memory) raises :class:`WorkerLost` with the indices of the tasks that
 were running. Executors are context managers; ``close()`` releases workers.
@@ -53,7 +53,7 @@ class WorkerLost(Exception):
 
 
 class Executor(Protocol):
-    def map(self, fn: Callable[[Any], Any], tasks: Sequence[Any], on_done: Callable[[], None] | None = None) -> list: ...
+    def map(self, fn: Callable[[Any], Any], tasks: Sequence[Any], on_done: Callable[[int], None] | None = None) -> list: ...
 
     def close(self) -> None: ...
 
@@ -77,10 +77,10 @@ class SerialExecutor(_Base):
 
     def map(self, fn, tasks, on_done=None) -> list:
         out = []
-        for t in tasks:
+        for i, t in enumerate(tasks):
             out.append(fn(t))
             if on_done:
-                on_done()
+                on_done(i)
         return out
 
 
@@ -107,9 +107,10 @@ class LocalExecutor(_Base):
                     done, _ = wait(inflight, return_when=FIRST_COMPLETED)
                     _raise_first_failure(done, inflight)
                     for f in sorted(done, key=inflight.__getitem__):
-                        results[inflight.pop(f)] = f.result()
+                        i = inflight.pop(f)
+                        results[i] = f.result()
                         if on_done:
-                            on_done()
+                            on_done(i)
                     _fill(ex, fn, todo, inflight, workers)
             except BaseException:
                 for f in inflight:

@@ -62,7 +62,7 @@ class RayExecutor:
                 raise UserError(f"cannot start or join Ray at {self.address or 'a local cluster'}: {e}") from None
         self._remote = ray.remote(_call)
 
-    def map(self, fn: Callable[[Any], Any], tasks: Sequence[Any], on_done: Callable[[], None] | None = None) -> list:
+    def map(self, fn: Callable[[Any], Any], tasks: Sequence[Any], on_done: Callable[[int], None] | None = None) -> list:
         """``[fn(t) for t in tasks]`` in task order; the lowest-indexed failure is raised."""
         ray = self._ray
         node = ray.util.get_node_ip_address()
@@ -78,7 +78,7 @@ class RayExecutor:
                 for r in done:
                     results[index[r]] = self._get(r, index[r])
                     if on_done:
-                        on_done()
+                        on_done(index[r])
         except BaseException:
             for r in pending:
                 ray.cancel(r, force=True)

@@ -113,11 +113,12 @@ def cache_locked(root: Path, log) -> Iterator[None]:
         os.close(fd)
 
 
-def write_outputs(results: dict, out: Path, t_start: float) -> None:
+def write_outputs(results: dict, out: Path, t_start: float, progress: Any = None) -> None:
     """Write the reports and results.json as one set (all written aside first, so a failure
     leaves the previous set byte-identical; results.json is replaced last, so a run stopped
     during the swap leaves no results.json). Reports are not re-rendered when results.json
-    already holds the same results."""
+    already holds the same results. ``progress`` (a :class:`.progress.Progress`) shows the
+    reports being rendered."""
     from ..io.files import write_set
     from .. import report
 
@@ -127,7 +128,8 @@ def write_outputs(results: dict, out: Path, t_start: float) -> None:
     unchanged = previous is not None and _without_timing(previous) == _without_timing(json.loads(json.dumps(results)))
     files: dict[str, str] = {}
     if not (unchanged and all((out / f).exists() for f in report.REPORT_FILES)):
-        files.update(report.render_reports(results))
+        stage = progress.stage("reports", list(report.REPORT_FILES)) if progress is not None else None
+        files.update(report.render_reports(results, on_done=stage))
     results["timing"]["report"] = round(time.perf_counter() - t0, 3)
     results["timing"]["total"] = round(time.perf_counter() - t_start, 3)
     files["results.json"] = json.dumps(results, indent=1, ensure_ascii=False) + "\n"

@@ -95,7 +95,10 @@ def _run(cfg: Config, out: Path, ex: Executor, quiet: bool, log: Callable[[str],
             timing["shards"] = time.perf_counter() - t_shards  # pass 1 of every span (inside "systems")
         eng_task = first[0].retrieve if first else None
         _bound_local_jobs(ex, first + tasks, quiet)
-        outputs = run_systems(ex, first + tasks, cache, progress.bar("systems (MT+BM25)", len(first + tasks)))
+        mt_cpu = mt_plan(tasks, cache, ex.jobs, None if quiet else log)
+        outputs = run_systems(ex, first + tasks, cache, progress.stage(
+            "systems: MT + BM25", [t.system for t in first + tasks], ex.jobs,
+            estimate=mt_cpu / max(1, min(ex.jobs, len(tasks))) if mt_cpu else None))
         drop_stale_spans(cache)
         timing["systems"] = time.perf_counter() - t0
         worker_notes = shard_notes + [n for o in outputs for n in o["notes"]]
@@ -108,11 +111,12 @@ def _run(cfg: Config, out: Path, ex: Executor, quiet: bool, log: Callable[[str],
             signature["relevance"] = english.qrels_source
             t0 = time.perf_counter()
             english_ir = ir_stage(english_ir_task(cfg, english), cache)
-            score_systems_ir(cfg, english, tasks, outputs, cache, progress.bar("IR measures", len(tasks)))
+            score_systems_ir(cfg, english, tasks, outputs, cache,
+                             progress.stage("IR measures", [t.system for t in tasks if t.retrieve is not None]))
             timing["ir"] = time.perf_counter() - t0
         sys_results, stage_times = assemble_systems(res, outputs, signature)
         timing.update({f"cpu_{k}": v for k, v in stage_times.items()})
-        ext_kinds, corr = score_tables(cfg, res, sys_results, timing, cache, ex)
+        ext_kinds, corr = score_tables(cfg, res, sys_results, timing, cache, ex, progress)
     signature.update(settings_signature(cfg, res, english))
     for note in worker_notes + cache.notes:
         log(note)
@@ -123,7 +127,8 @@ def _run(cfg: Config, out: Path, ex: Executor, quiet: bool, log: Callable[[str],
         from ..sources.direction import add_direction
 
         add_direction(results, cfg, out, run_experiment, **run_kw)
-    write_outputs(results, out, t_start)
+    with Progress(quiet) as progress:
+        write_outputs(results, out, t_start, progress)
     return results
 
 
@@ -232,7 +237,8 @@ def index_shards(cfg: Config, ex: Executor, first: list[SystemTask], tasks: list
     jobs = ex.jobs
     _bound_local_jobs(ex, spans, quiet)
     try:
-        done = ex.map(functools.partial(shard_unit, cache=cache), spans, progress.bar("index shards", len(spans)))
+        done = ex.map(functools.partial(shard_unit, cache=cache), spans, progress.stage(
+            "index shards", [f"{st.system} lines {st.first}+" for st in spans], ex.jobs))
     except WorkerLost as e:
         names = ", ".join(f"{spans[i].system} lines {spans[i].first}-{spans[i].first + spans[i].lines - 1}"
                           for i in e.indices)  # fmt: skip
@@ -246,9 +252,10 @@ def index_shards(cfg: Config, ex: Executor, first: list[SystemTask], tasks: list
 
 
 def score_systems_ir(cfg: Config, english: EnglishSide, tasks: list[SystemTask], outputs: list[dict], cache: Cache,
-                     on_done: Callable[[], None] | None) -> None:  # fmt: skip
+                     on_done: Callable[[int], None] | None) -> None:  # fmt: skip
     """Check each system's ids against the English side's, then add its IR scores to its output."""
     want = ids_checksum(english.doc_ids)
+    done = 0
     for task, out in zip(tasks, outputs):
         if task.retrieve is None:
             continue
@@ -257,10 +264,30 @@ def score_systems_ir(cfg: Config, english: EnglishSide, tasks: list[SystemTask],
         out["ir"] = ir_stage(ir_task(cfg, english, task.system, task.retrieve), cache)
         out["times"]["ir"] = time.perf_counter() - t0
         if on_done:
-            on_done()
+            on_done(done)
+        done += 1
 
 
-def run_systems(ex: Executor, tasks: list[SystemTask], cache: Cache, on_done: Callable[[], None] | None) -> list[dict]:
+def mt_plan(tasks: list[SystemTask], cache: Cache, jobs: int, log: Callable[[str], None] | None) -> float:
+    """Estimated CPU-seconds of the MT metrics still to compute (measured rates, :mod:`..mt.rates`);
+    a warning through ``log`` before a slow metric on a large set."""
+    from ..mt.rates import count_lines, cpu_estimate, slow_metric_warnings
+
+    todo = [t.mt for t in tasks if t.mt is not None and not cache.entry(t.mt).manifest.exists()]
+    if not todo:
+        return 0.0
+    lines = {t.hyp: count_lines(t.hyp) for t in todo}
+    per_metric: dict[str, list[int]] = {}
+    for t in todo:
+        for m in t.metrics:
+            per_metric.setdefault(m, []).append(lines[t.hyp])
+    if log is not None:
+        for w in slow_metric_warnings(per_metric, jobs):
+            log(w)
+    return sum(cpu_estimate(m, n) or 0.0 for m, ns in per_metric.items() for n in ns)
+
+
+def run_systems(ex: Executor, tasks: list[SystemTask], cache: Cache, on_done: Callable[[int], None] | None) -> list[dict]:
     """Every system's MT, retrieval and IR through the executor; a dead worker is a user error."""
     try:
         return ex.map(functools.partial(system_stage, cache=cache), tasks, on_done)
@@ -303,7 +330,7 @@ def assemble_systems(
 
 
 def score_tables(cfg: Config, res: Resolved, sys_results: dict, timing: dict[str, float], cache: Cache,
-                 ex: Executor | None = None):  # fmt: skip
+                 ex: Executor | None = None, progress: Progress | None = None):  # fmt: skip
     """Join external and human scores, then correlate (cached): (score kinds, {"correlations", "comparisons", "verdicts"}).
 
     The resampling seed blocks of all correlations run through ``ex`` (one ``map``, a few
@@ -319,8 +346,15 @@ def score_tables(cfg: Config, res: Resolved, sys_results: dict, timing: dict[str
     entry = cache.entry(CorrelationTask(cfg.to_dict(), sys_results, ext_kinds, resample_block=RESAMPLE_BLOCK))
     corr = entry.load_json()
     if corr is None:
+        n_y = sum(len(ext_kinds.get(k, [])) for k in ("ir", "human"))
+        row = progress.stage("correlations", 1, detail=f"{len(ext_kinds.get('mt', []))} MT metrics x {n_y} targets, "
+                             f"{len(sys_results)} systems") if progress is not None else None
+
+        def mapper(fn, tasks):  # the resampling blocks, when spread over the executor
+            return ex.map(fn, tasks, progress.stage("  resampling blocks", len(tasks), ex.jobs) if progress else None)
+
         try:
-            corr = correlate_run(cfg, sys_results, ext_kinds, map=ex.map if ex is not None else None,
+            corr = correlate_run(cfg, sys_results, ext_kinds, map=mapper if ex is not None else None,
                                  chunks=4 * getattr(ex, "jobs", 1))
         except WorkerLost:
             raise UserError(
@@ -329,6 +363,8 @@ def score_tables(cfg: Config, res: Resolved, sys_results: dict, timing: dict[str
             ) from None
         entry.save_json(corr)
         corr = json.loads(json.dumps(corr))  # as a cached re-run reads it, so both give the same results
+        if row is not None:
+            row(0)
     timing["correlation"] = time.perf_counter() - t0
     return ext_kinds, corr
 

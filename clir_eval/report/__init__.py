@@ -3,23 +3,31 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 REPORT_FILES = ("scores.tsv", "correlations.tsv", "report.md", "report.html", "report.tex")
 
 
-def render_reports(results: Mapping[str, Any], *, plots: bool = True) -> dict[str, str]:
-    """The report files' names and texts: scores.tsv, correlations.tsv, report.md, report.html, report.tex."""
+def render_reports(results: Mapping[str, Any], *, plots: bool = True,
+                   on_done: Callable[[int], None] | None = None) -> dict[str, str]:
+    """The report files' names and texts: scores.tsv, correlations.tsv, report.md, report.html,
+    report.tex; ``on_done(i)`` after the i-th of :data:`REPORT_FILES` is rendered (progress)."""
     from .html import html_report
     from .tables import correlations_tsv, latex_report, markdown, scores_tsv
 
-    return {
-        "scores.tsv": scores_tsv(results),
-        "correlations.tsv": correlations_tsv(results),
-        "report.md": markdown(results),
-        "report.html": html_report(results, plots=plots),
-        "report.tex": latex_report(results),
+    render = {
+        "scores.tsv": scores_tsv,
+        "correlations.tsv": correlations_tsv,
+        "report.md": markdown,
+        "report.html": lambda r: html_report(r, plots=plots),
+        "report.tex": latex_report,
     }
+    files = {}
+    for i, fname in enumerate(REPORT_FILES):
+        files[fname] = render[fname](results)
+        if on_done:
+            on_done(i)
+    return files
 
 
 def write_reports(results: Mapping[str, Any], out_dir: str | Path, *, plots: bool = True) -> dict[str, Path]:

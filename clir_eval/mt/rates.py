@@ -1,0 +1,70 @@
+"""Measured CPU cost of the MT metrics: run-time estimates and the warning before a slow metric.
+
+The rates are CPU-seconds per 1000 lines, one metric at a time in one process, measured with
+``python scripts/measure_mt_rates.py --lines 5000 --metrics bleu,chrf1,macrof1,microf1,ter``
+(WMT21 de-en, Facebook-AI vs reference A repeated to 5000 lines, sacrebleu 2.x, a shared 2-core
+machine). They are estimates for planning, not guarantees; re-measure after changing a metric.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Mapping
+
+CPU_PER_1000_LINES = {
+    "bleu": 0.076,
+    "chrf": 0.27,
+    "chrf1": 0.27,
+    "macrof1": 0.017,
+    "macrof": 0.017,
+    "microf1": 0.023,
+    "microf": 0.023,
+    "ter": 3.74,
+}
+MEASURED_WITH = "scripts/measure_mt_rates.py, WMT21 de-en, 5000 lines"
+SLOW = 1.0  # CPU-s per 1000 lines at or above which a metric is slow
+WARN_CPU = 60.0  # warn before a slow metric whose estimated CPU over the run reaches this
+
+
+def base(metric: str) -> str:
+    return metric.split(":", 1)[0].strip().lower()
+
+
+def cpu_estimate(metric: str, lines: int) -> float | None:
+    """Estimated CPU-seconds of ``metric`` on ``lines`` lines (None for an unmeasured metric)."""
+    rate = CPU_PER_1000_LINES.get(base(metric))
+    return None if rate is None else rate * lines / 1000
+
+
+def slow_metric_warnings(lines_per_metric: Mapping[str, Iterable[int]], jobs: int) -> list[str]:
+    """One warning per slow metric whose estimated CPU over the systems still to score reaches
+    :data:`WARN_CPU`: ``{metric: [lines of each system]}``."""
+    out = []
+    for metric, lines in lines_per_metric.items():
+        lines = list(lines)
+        rate = CPU_PER_1000_LINES.get(base(metric))
+        if rate is None or rate < SLOW or not lines:
+            continue
+        cpu = rate * sum(lines) / 1000
+        if cpu < WARN_CPU:
+            continue
+        wall = cpu / max(1, min(jobs, len(lines)))
+        out.append(f"{metric} is slow: {rate:.2f} CPU-s per 1000 lines (measured: {MEASURED_WITH}); "
+                   f"{len(lines)} system(s), {sum(lines):,} lines: about {_human(cpu)} CPU, {_human(wall)} with "
+                   f"{min(jobs, len(lines))} worker(s). Leave it out of mt.metrics if you do not need it.")
+    return out
+
+
+def _human(s: float) -> str:
+    return f"{s:.0f} s" if s < 120 else (f"{s / 60:.0f} min" if s < 7200 else f"{s / 3600:.1f} h")
+
+
+def count_lines(path: str) -> int:
+    """Lines of a plain or gzipped text file (a last line without a newline counts)."""
+    import gzip
+
+    n, last = 0, b"\n"
+    with (gzip.open(path, "rb") if str(path).endswith(".gz") else open(path, "rb")) as fh:
+        while block := fh.read(1 << 20):
+            n += block.count(b"\n")
+            last = block[-1:]
+    return n + (last != b"\n")
