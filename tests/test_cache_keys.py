@@ -24,6 +24,8 @@ NOT_AFFECTING_RESULTS = {
     ("RetrieveTask", "memory"): "estimated peak bytes: scheduling only",
     ("RetrieveTask", "shards"): "the index's spans: the same index and run",
     ("RetrieveTask", "shard_docs"): "span size before planning: the same index and run",
+    ("MTTask", "device"): "where neural metrics run: scores equal up to float32 rounding (the segment store keeps the first)",
+    ("MTTask", "batch_size"): "neural metrics' batch size: padding is masked, scores equal up to float32 rounding",
 }
 
 TASK_TYPES = sorted((c for c in vars(task_module).values()

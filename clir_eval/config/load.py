@@ -276,16 +276,31 @@ def _load_mt(s: _Loader, sec: _Section | None, *, has_wmt: bool) -> MTConfig | N
         metrics=sec.str_list("metrics", MTConfig.metrics),
         tokenize=sec.str("tokenize", "13a"),
         lowercase=sec.bool("lowercase", False),
+        source=s.path_of(sec.str("source"), "mt.source") if sec.has("source") else None,
+        device=_device(s, sec.str("device", "cpu")),
+        batch_size=sec.int("batch_size", MTConfig.batch_size, minimum=1, maximum=4096),
     )
     sec.done()
     if not mt.refs and not has_wmt:
         raise UserError(f"{s.path}: mt.refs: give at least one reference file")
+    if mt.source and has_wmt:
+        raise UserError(f"{s.path}: mt.source: with a wmt: source the source segments come from the XML's <src>; "
+                        "remove mt.source")
     for i, spec in enumerate(mt.metrics):
         try:
             load_metric(spec, tokenize=mt.tokenize, lowercase=mt.lowercase)
         except UserError as e:
             raise UserError(f"{s.path}: mt.metrics[{i}]: {e}") from None
     return mt
+
+
+def _device(s: _Loader, value: str) -> str:
+    from ..mt.neural import check_device
+
+    try:
+        return check_device(value)
+    except UserError as e:
+        raise UserError(f"{s.path}: mt.device: {e}") from None
 
 
 def _load_wmt(s: _Loader, sec: _Section | None) -> WMTSource | None:

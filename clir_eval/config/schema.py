@@ -22,6 +22,9 @@ class MTConfig:
     metrics: tuple[str, ...] = ("bleu", "chrf1", "macrof1", "microf1")
     tokenize: str = "13a"
     lowercase: bool = False
+    source: str | None = None  # source segments, line-aligned with the references (COMET reads them)
+    device: str = "cpu"  # where neural metrics run (cpu | cuda | cuda:N)
+    batch_size: int = 16  # segments per batch of the neural metrics (never changes a score)
 
 
 @dataclass(frozen=True)
@@ -211,6 +214,7 @@ class Config:
 
 
 _LISTED_WHEN_SET: dict[str, dict[str, Any]] = {
+    "mt": {"source": None, "device": "cpu", "batch_size": 16},
     "wmt": {"domains": [], "docs": [], "headline_domains": ["news"], "direction": None},
     "collection": {"distractors": []},
 }

@@ -14,7 +14,7 @@ with one class and its ``@register(...)`` line; modules holding metrics are impo
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import sacrebleu

@@ -18,6 +18,7 @@ class Resolved:
 
     systems: list[SystemSpec]
     mt_refs: tuple[str, ...] = ()
+    mt_src: str | None = None  # source segments line-aligned with mt_refs (mt.source, or a WMT XML's <src>)
     english: str | None = None  # path of the English-side documents
     doc_format: str | None = None
     queries: dict[str, str] = field(default_factory=dict)
@@ -98,12 +99,13 @@ def materialize_verified(cfg: Config, cache: Cache) -> Resolved:
 
 
 def _fresh(cfg: Config) -> Resolved:
-    return Resolved(systems=list(cfg.systems), mt_refs=cfg.mt.refs if cfg.mt else ())
+    return Resolved(systems=list(cfg.systems), mt_refs=cfg.mt.refs if cfg.mt else (),
+                    mt_src=cfg.mt.source if cfg.mt else None)
 
 
 def _source_files(res: Resolved, src: Path) -> list[Path]:
     """The files under ``src`` that ``res`` uses, in a fixed order without repeats."""
-    paths = [*res.mt_refs, res.english] + [f for s in res.systems for f in (s.hyp, s.docs)]
+    paths = [*res.mt_refs, res.mt_src, res.english] + [f for s in res.systems for f in (s.hyp, s.docs)]
     out: dict[Path, None] = {}
     for f in paths:
         if f:

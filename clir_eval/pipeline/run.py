@@ -30,7 +30,7 @@ from .output import cache_locked, locked, prepare_cache, prepare_out, write_outp
 from .progress import Progress
 from .memory import available_memory, bound_jobs, build_memory
 from .shards import drop_stale_spans
-from .stages import check_same_ids, ir_stage, qrels_stage, run_file, system_stage
+from .stages import check_same_ids, ir_stage, neural_prepass, qrels_stage, run_file, system_stage
 from .tasks import CorrelationTask, EnglishSide, IRTask, MTTask, QrelsTask, RetrieveTask, SystemTask, ids_checksum
 
 __all__ = ["run_experiment", "resolve_inputs", "Resolved", "Cache"]
@@ -85,6 +85,8 @@ def _run(cfg: Config, out: Path, ex: Executor, quiet: bool, log: Callable[[str],
     analyses = run_analyses(cfg, res.systems, res.mt_refs)  # config analyses (mt/analyses.py): {} or {"analyses": ...}
     signature: dict[str, Any] = {"versions": tool_versions(), "seed": cfg.seed, **res.signature}
     t0 = time.perf_counter()
+    if neural_prepass([system_task(cfg, res, cache, s, False).mt for s in res.systems], cache, progress=not quiet):
+        timing["neural"] = time.perf_counter() - t0  # the neural metrics' segment scores (inside "systems")
     with Progress(quiet) as progress, ex:
         eng_task = retrieve_task(cfg, res, cache, "english", res.english, want_ids=True) if res.english else None
         tasks = [system_task(cfg, res, cache, s, eng_task is not None) for s in res.systems]
@@ -211,7 +213,8 @@ def system_task(cfg: Config, res: Resolved, cache: Cache, s: SystemSpec, retriev
     if cfg.mt is not None and s.hyp:
         mt = MTTask(
             system=s.name, hyp=s.hyp, refs=tuple(res.mt_refs), metrics=tuple(cfg.mt.metrics),
-            tokenize=cfg.mt.tokenize, lowercase=cfg.mt.lowercase,
+            tokenize=cfg.mt.tokenize, lowercase=cfg.mt.lowercase, src=res.mt_src, device=cfg.mt.device,
+            batch_size=cfg.mt.batch_size,
         )
     if not retrieval or not s.docs:
         return SystemTask(s.name, mt=mt)

@@ -12,7 +12,7 @@ from ..io.files import safe_filename, write_json
 from ..io.trec import Qrels, read_qrels, read_run, write_qrels, write_run
 from .cache import Cache
 from .shards import assemble, drop_entries, with_spans
-from .tasks import IndexTask, IRTask, MTTask, QrelsTask, RetrieveTask, SystemTask, ids_checksum
+from .tasks import IndexTask, IRTask, MTTask, QrelsTask, RetrieveTask, SegmentScoresTask, SystemTask, ids_checksum
 
 
 def mt_stage(task: MTTask, cache: Cache) -> dict:
@@ -21,21 +21,78 @@ def mt_stage(task: MTTask, cache: Cache) -> dict:
     cached = entry.load_json()
     if cached is not None:
         return cached
-    from ..io.files import read_lines
     from ..mt.base import score_metrics
+    from ..mt.neural import set_runtime
 
-    hyps = read_lines(task.hyp)
-    refs = [read_lines(r) for r in task.refs]
-    for r, lines in zip(task.refs, refs):
-        if len(lines) != len(hyps):
-            raise UserError(
-                f"system {task.system}: hypothesis {task.hyp} has {len(hyps)} lines but reference {r} has "
-                f"{len(lines)}; MT files must be line-aligned"
-            )
-    scores = score_metrics(list(task.metrics), hyps, refs, tokenize=task.tokenize, lowercase=task.lowercase)
+    hyps, refs, src = mt_segments(task)
+    scores = score_metrics(list(task.metrics), hyps, refs, tokenize=task.tokenize, lowercase=task.lowercase,
+                           sources=src, setup=lambda ms: set_runtime(ms, **neural_runtime(task, cache, progress=False)))
     out = {name: {"score": s.score, "signature": s.signature} for name, s in scores.items()}
     entry.save_json(out)
     return out
+
+
+def mt_segments(task: MTTask) -> tuple[list[str], list[list[str]], list[str] | None]:
+    """The hypotheses, reference streams and source (None without one) of an MT task, line-aligned."""
+    from ..io.files import read_lines
+
+    hyps = read_lines(task.hyp)
+    refs = [read_lines(r) for r in task.refs]
+    src = read_lines(task.src) if task.src else None
+    for what, path, lines in [*(("reference", r, x) for r, x in zip(task.refs, refs)),
+                              *([("source", task.src, src)] if src is not None else [])]:
+        if len(lines) != len(hyps):
+            raise UserError(
+                f"system {task.system}: hypothesis {task.hyp} has {len(hyps)} lines but {what} {path} has "
+                f"{len(lines)}; MT files must be line-aligned"
+            )
+    return hyps, refs, src
+
+
+class SegmentStore:
+    """Neural metrics' segment scores as verified cache entries (``SegmentScoresTask``)."""
+
+    def __init__(self, cache: Cache):
+        self.cache = cache
+
+    def _entry(self, key: dict):
+        return self.cache.entry(SegmentScoresTask(str(key.get("metric")), json.dumps(key, sort_keys=True)))
+
+    def load(self, key: dict) -> list[float] | None:
+        got = self._entry(key).load_json()
+        ok = isinstance(got, list) and len(got) == key.get("n") and all(isinstance(x, float) for x in got)
+        return got if ok else None
+
+    def save(self, key: dict, scores: list[float]) -> None:
+        self._entry(key).save_json(scores)
+
+
+def neural_runtime(task: MTTask, cache: Cache, progress: bool) -> dict:
+    """The neural metrics' runtime settings of an MT task: device, batch size, the run's segment store."""
+    return {"device": task.device, "batch_size": task.batch_size, "store": SegmentStore(cache), "progress": progress}
+
+
+def neural_prepass(tasks: list[MTTask | None], cache: Cache, progress: bool) -> bool:
+    """Score every system's segments with each neural metric in this process before the systems run:
+    one model load and one progress bar per metric for the whole run, and the workers' MT stage
+    then finds the scores in the store. Systems whose MT entry is cached are skipped, so a cached
+    re-run loads no model. True when there was something to score."""
+    from ..mt.base import load_metrics
+    from ..mt.neural import neural_metrics, set_runtime
+
+    todo = [t for t in tasks if t is not None and not cache.child().entry(t).verified("json")]  # notes: the MT stage's
+    if not todo:
+        return False
+    metrics = neural_metrics(load_metrics(list(todo[0].metrics), todo[0].tokenize, todo[0].lowercase))
+    if not metrics:
+        return False
+    items = [mt_segments(t) for t in todo]
+    for m in metrics:
+        if m.uses_source and any(s is None for _, _, s in items):
+            continue  # the MT stage says that the source is missing
+        set_runtime([m], **neural_runtime(todo[0], cache, progress))
+        m.fill(items)
+    return True
 
 
 # Saved as verified arrays; for rank_bm25 its postings, from which rank-bm25 itself

@@ -23,6 +23,20 @@ class MTTask:
     metrics: tuple[str, ...]
     tokenize: str
     lowercase: bool
+    src: str | None = field(default=None, metadata=INPUT)  # source segments (COMET reads them)
+    device: str = field(default="cpu", metadata=NOT_KEYED)  # where neural metrics run
+    batch_size: int = field(default=16, metadata=NOT_KEYED)
+
+
+@dataclass(frozen=True)
+class SegmentScoresTask:
+    """One neural metric's segment scores of one hypothesis/reference/source triple (``key``: the
+    checkpoint hash, library versions and the texts' checksums, ``mt/neural.py``), kept apart from
+    the MT stage's entry so a changed metric list or setting never re-runs the model."""
+
+    STAGE: ClassVar[str] = "neural"
+    system: str  # the metric (entry file names)
+    key: str
 
 
 @dataclass(frozen=True)
