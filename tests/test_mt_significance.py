@@ -237,3 +237,31 @@ def test_paired_ar_equals_sacrebleu_on_real_wmt21_systems(shared_data, monkeypat
             ours = paired_ar(m, base, m.segment_stats(sys_[s], [ref]), n_samples=500, seed=12345, strict=True)
             assert ours.score_b == pytest.approx(res[name][k].score, abs=1e-9)
             assert ours.p_value == pytest.approx(res[name][k].p_value, abs=1e-12), (name, s)
+
+
+def test_compare_to_baseline_scores_the_baseline_once_per_metric(monkeypatch):
+    """The baseline's TER/BLEU statistics are computed once, not once per system; the rows are
+    those of scoring every pair from scratch."""
+    from clir_eval.mt.base import load_metrics
+    from clir_eval.mt.significance import compare_to_baseline
+
+    refs = [["the cat sat on the mat", "a dog barked twice", "rain fell all day"]]
+    base = ("base", ["the cat sat on a mat", "a dog barked", "rain fell all day long"])
+    systems = [("s1", ["a cat sat on the mat", "the dog barked twice", "rain all day"]),
+               ("s2", ["the cat on the mat", "a dog barked twice", "it rained all day"]),
+               ("s3", ["cat sat mat", "dog barked", "rain fell"])]
+    metrics = load_metrics(["ter", "bleu", "macrof1"])
+    calls = []
+    for m in metrics:
+        orig = m.segment_stats
+        monkeypatch.setattr(m, "segment_stats", lambda h, r, _o=orig, _n=m.name: calls.append((_n, tuple(h))) or _o(h, r))
+    got = compare_to_baseline(metrics, base, systems, refs, n_bootstrap=50, n_ar=50, seed=3)
+    for name in ("ter", "bleu"):
+        assert sum(1 for n, h in calls if n == name and h == tuple(base[1])) == 1
+        assert sum(1 for n, _ in calls if n == name) == 1 + len(systems)
+    fresh = [compare_to_baseline(load_metrics(["ter", "bleu", "macrof1"]), base, [s], refs, n_bootstrap=50, n_ar=50, seed=3)
+             for s in systems]
+    def strip(r):  # p-values are adjusted over each call's family; everything else must be equal
+        return {k: ({t: x for t, x in v.items() if t != "p_adjusted"} if isinstance(v, dict) else v) for k, v in r.items()}
+
+    assert [strip(r) for r in got["comparisons"]] == [strip(r) for f in fresh for r in f["comparisons"]]

@@ -176,12 +176,18 @@ def compare_to_baseline(metrics: Sequence[MTMetric], baseline: tuple[str, Sequen
     adjust_p([], correction)  # validate the name early
     rows: list[dict[str, Any]] = []
     base_name, base_hyps = baseline
+    base_memo: dict[tuple, Any] = {}  # the baseline's statistics, computed once for all systems
     for name, hyps in systems:
         memo: dict[tuple, Any] = {}
         for m in metrics:
             key = m.stats_key()
             if key not in memo:
-                memo[key] = m.paired_stats(base_hyps, hyps, refs)
+                if type(m).paired_stats is MTMetric.paired_stats:  # each system's statistics on their own
+                    if key not in base_memo:
+                        base_memo[key] = m.segment_stats(base_hyps, refs)
+                    memo[key] = (base_memo[key], m.segment_stats(hyps, refs))
+                else:  # statistics over a vocabulary shared by the pair (MacroF/MicroF)
+                    memo[key] = m.paired_stats(base_hyps, hyps, refs)
             sb, ss = memo[key]
             bs = paired_bootstrap(m, sb, ss, n_samples=n_bootstrap, seed=seed)
             ar = paired_ar(m, sb, ss, n_samples=n_ar, seed=seed)
