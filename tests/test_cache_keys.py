@@ -13,6 +13,7 @@ import pytest
 
 from clir_eval.pipeline import tasks as task_module
 from clir_eval.pipeline.cache import cache_key
+from clir_eval.settings import Settings, SettingError, field_type, rules
 
 # Fields a stage's output does not depend on (the key leaves them out), and why. A field is added to a
 # task keyed; leaving one out of the key means adding it here too.
@@ -64,6 +65,8 @@ def sample(tp, files: Files, is_input: bool = False):
     origin, args = typing.get_origin(tp), typing.get_args(tp)
     if is_input:
         return (files.new(),) if origin is tuple else files.new()
+    if isinstance(tp, type) and issubclass(tp, Settings):
+        return tp()
     if dataclasses.is_dataclass(tp):
         hints = _hints(tp)
         return tp(**{f.name: sample(hints[f.name], files, bool(f.metadata.get("input")))
@@ -77,42 +80,79 @@ def sample(tp, files: Files, is_input: bool = False):
     raise AssertionError(f"the key test does not know how to make a {tp!r}; teach sample() and changed()")
 
 
-def changed(value, tp, files: Files, is_input: bool = False) -> list[tuple[str, typing.Any]]:
-    """Values differing from ``value`` in one respect each: (what changed, new value); a settings record
-    or an upstream task gives one per field."""
+def _candidates(value, kind: type) -> list:
+    if kind is bool:
+        return [not value]
+    if kind in (int, float):
+        near = [] if value is None else [value + 1, value - 1, value / 2 if kind is float else value // 2]
+        return near + [kind(0.5) if kind is float else 0, 1, 2]
+    return ["a", "english", "x"] if kind is str else []
+
+
+def settings_changes(record: Settings) -> list[tuple[str, Settings, Settings]]:
+    """Per declared field of a settings record: (field, record, the record with that field changed), both
+    valid; a field valid only together with another setting (BM25 delta: variant l or plus) is changed on
+    a record where that other setting is changed first."""
+    cls, out = type(record), []
+    bases = [record] + [_try(record, name, c) for name, r in rules(cls).items() for c in r.choices]
+    bases = [b for b in bases if b is not None]
+    for name, rule in rules(cls).items():
+        pair = next(((b, new) for b in bases for c in (rule.choices or _candidates(getattr(b, name), field_type(cls, name)[0]))
+                     if (new := _try(b, name, c)) is not None and getattr(new, name) != getattr(b, name)), None)
+        assert pair, f"{cls.__name__}.{name}: no valid other value found; teach settings_changes()"
+        out.append((name, *pair))
+    return out
+
+
+def _try(record: Settings, name: str, value) -> Settings | None:
+    try:
+        return dataclasses.replace(record, **{name: value})
+    except SettingError:
+        return None
+
+
+def changed(value, tp, files: Files, is_input: bool = False) -> list[tuple[str, typing.Any, typing.Any]]:
+    """Pairs of values differing in one respect each: (what changed, value, changed value); a settings
+    record or an upstream task gives one per field (a settings field valid only with another setting
+    changed comes with that other setting changed on both sides)."""
     tp, optional = _optional(tp)
     origin, args = typing.get_origin(tp), typing.get_args(tp)
     if value is None:
-        return [("set", sample(tp, files, is_input))]
-    out = [("unset", None)] if optional else []
+        return [("set", value, sample(tp, files, is_input))]
+    out = [("unset", value, None)] if optional else []
     if is_input:
         if isinstance(value, tuple):
-            return out + [("other file", (files.new(), *value[1:])), ("one more file", (*value, files.new()))]
+            return out + [("other file", value, (files.new(), *value[1:])),
+                          ("one more file", value, (*value, files.new()))]
         Path(files.root / "edited").mkdir(exist_ok=True)
         other = files.root / "edited" / Path(value).name
         other.write_text(Path(value).read_text() + "edited\n")
-        return out + [("other content", str(other))]
+        return out + [("other content", value, str(other))]
+    if isinstance(value, Settings):
+        return out + settings_changes(value)
     if dataclasses.is_dataclass(tp):
         hints = _hints(tp)
         for f in dataclasses.fields(tp):
             if (tp.__name__, f.name) in NOT_AFFECTING_RESULTS:
                 continue
-            for what, v in changed(getattr(value, f.name), hints[f.name], files, bool(f.metadata.get("input"))):
-                out.append((f"{f.name} {what}", dataclasses.replace(value, **{f.name: v})))
+            for what, before, after in changed(getattr(value, f.name), hints[f.name], files,
+                                               bool(f.metadata.get("input"))):
+                out.append((f"{f.name} {what}", dataclasses.replace(value, **{f.name: before}),
+                            dataclasses.replace(value, **{f.name: after})))
         return out
     if origin is tuple:
         if args[-1] is Ellipsis:
-            return out + [("one more item", (*value, sample(args[0], files)))]
-        (what, first), *_ = changed(value[0], args[0], files)
-        return out + [(f"first item {what}", (first, *value[1:]))]
+            return out + [("one more item", value, (*value, sample(args[0], files)))]
+        (what, _, first), *_ = changed(value[0], args[0], files)
+        return out + [(f"first item {what}", value, (first, *value[1:]))]
     if tp is dict or origin is dict:
-        return out + [("one more key", {**value, "other": 2})]
+        return out + [("one more key", value, {**value, "other": 2})]
     if tp is bool:
-        return out + [("flipped", not value)]
+        return out + [("flipped", value, not value)]
     if tp in (int, float):
-        return out + [("+1", value + 1)]
+        return out + [("+1", value, value + 1)]
     if tp is str:
-        return out + [("other text", value + "x")]
+        return out + [("other text", value, value + "x")]
     raise AssertionError(f"the key test does not know how to change a {tp!r}; teach sample() and changed()")
 
 
@@ -137,7 +177,8 @@ def test_changing_any_field_changes_the_key(cls, tmp_path):
     for f in dataclasses.fields(cls):
         variants = changed(getattr(task, f.name), hints[f.name], files, bool(f.metadata.get("input")))
         assert variants, f"{cls.__name__}.{f.name}: nothing to change"
-        for what, value in variants:
+        for what, before, value in variants:
+            key = cache_key(dataclasses.replace(task, **{f.name: before}))
             other = cache_key(dataclasses.replace(task, **{f.name: value}))
             if (cls.__name__, f.name) in NOT_AFFECTING_RESULTS:
                 assert other == key, f"{cls.__name__}.{f.name} ({what}) is listed as not affecting results but changes the key"

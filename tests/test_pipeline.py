@@ -250,6 +250,10 @@ def _edit(path: Path, fn):
         (lambda c: c.update(colection={}), "colection: unknown key"),
         (lambda c: c["retrieval"].update(k1="high"), "retrieval.k1: expected a number"),
         (lambda c: c["retrieval"].update(depth=0), "retrieval.depth: must be >= 1"),
+        (lambda c: c["retrieval"].update(k1=0), "retrieval.k1: must be > 0 and <= 100, got 0.0"),
+        (lambda c: c["retrieval"].update(b=1.5), "retrieval.b: must be in [0, 1], got 1.5"),
+        (lambda c: c["retrieval"].update(variant="bm25t"), "retrieval.variant: unknown BM25 variant 'bm25t'"),
+        (lambda c: c["retrieval"].update(delta=0.5), "retrieval.delta: delta applies to the BM25L and BM25Plus"),
         (lambda c: c["mt"].update(refs=["nope.txt"]), "mt.refs[0]: file not found"),
         (lambda c: c["mt"].update(metrics=["bleu", "blue"]), "mt.metrics[1]: unknown metric"),
         (lambda c: c["systems"].update(pattern="systems/zzz{k}.txt"), "systems.pattern: no file matches"),
@@ -268,6 +272,8 @@ def test_config_errors_name_the_yaml_path(experiment, cli, tmp_path, edit, expec
     assert expect in err
     assert "Traceback" not in err
     assert not (out / "results.json").exists()
+    code, _, verr = cli("validate", experiment)  # validate checks with the same code as run
+    assert code == 2 and verr == err
 
 
 def test_bad_yaml_and_missing_config(cli, tmp_path):

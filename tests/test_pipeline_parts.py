@@ -11,7 +11,7 @@ import yaml
 
 import clir_eval
 from clir_eval.config.load import load_config
-from clir_eval.config.schema import RetrievalConfig
+from clir_eval.retrieval.settings import RetrievalSettings
 from clir_eval.errors import UserError
 from clir_eval.pipeline.cache import cache_key
 from clir_eval.pipeline.executor import EXECUTORS, SerialExecutor, WorkerLost, get_executor
@@ -33,7 +33,7 @@ def files(tmp_path):
 
 
 def _english(docs) -> RetrieveTask:
-    return RetrieveTask("english", str(docs), None, RetrievalConfig(), (("q1", "a"),), want_ids=True)
+    return RetrieveTask("english", str(docs), None, RetrievalSettings(), (("q1", "a"),), want_ids=True)
 
 
 def test_english_key_includes_the_tool_version(files, monkeypatch):
@@ -147,13 +147,10 @@ def test_executor_is_chosen_by_name_from_the_registry():
 @pytest.mark.parametrize(
     "module, name, section, key",
     [
-        ("clir_eval.retrieval.bm25", "BACKENDS", "retrieval", "backend"),
-        ("clir_eval.retrieval.bm25", "VARIANTS", "retrieval", "variant"),
         ("clir_eval.io.readers", "DOC_FORMATS", "collection", "format"),
         ("clir_eval.io.readers", "QUERY_FORMATS", "queries", "format"),
         ("clir_eval.correlation.statistics", "METHODS", "correlation", "method"),
         ("clir_eval.correlation.statistics", "VARIANTS", "correlation", "variant"),
-        ("clir_eval.retrieval.analysis", "ANALYZERS", "retrieval", "analyzer"),
     ],
 )
 def test_config_choices_are_the_owners(tmp_path, monkeypatch, module, name, section, key):
@@ -168,6 +165,20 @@ def test_config_choices_are_the_owners(tmp_path, monkeypatch, module, name, sect
     owner = importlib.import_module(module)
     monkeypatch.setattr(owner, name, tuple(getattr(owner, name)) + ("novel",))
     assert getattr(getattr(load_config(path), section), key) == "novel"
+
+
+@pytest.mark.parametrize("key, owner", [("backend", "BACKENDS"), ("variant", "VARIANTS"), ("analyzer", "ANALYZERS")])
+def test_retrieval_choices_are_declared_once(tmp_path, key, owner):
+    import clir_eval.retrieval.settings as owner_module
+    from clir_eval.settings import rules
+
+    assert rules(owner_module.RetrievalSettings)[key].choices is getattr(owner_module, owner)
+    path = make_experiment(tmp_path)
+    cfg = yaml.safe_load(path.read_text())
+    cfg.setdefault("retrieval", {})[key] = "novel"
+    path.write_text(yaml.safe_dump(cfg))
+    with pytest.raises(UserError, match=f"retrieval.{key}: unknown .*'novel'; choose one of {', '.join(getattr(owner_module, owner))}"):
+        load_config(path)
 
 
 def test_executor_config_key(tmp_path):

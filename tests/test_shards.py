@@ -102,7 +102,7 @@ def test_duplicate_id_in_another_shard_is_the_usual_error(tmp_path, cli):
 
 
 def test_damaged_shard_entry_is_recomputed_with_a_note(tmp_path):
-    from clir_eval.config.schema import RetrievalConfig
+    from clir_eval.retrieval.settings import RetrievalSettings
     from clir_eval.pipeline.cache import Cache
     from clir_eval.pipeline.shards import shard_tasks, shard_unit
     from clir_eval.pipeline.stages import index_stage
@@ -113,7 +113,7 @@ def test_damaged_shard_entry_is_recomputed_with_a_note(tmp_path):
     (tmp_path / "d").mkdir()
     make_experiment(tmp_path / "d", n_docs=30)
     docs = str(tmp_path / "d" / "english.jsonl")
-    task = shard_tasks(RetrieveTask("english", docs, None, RetrievalConfig(), (("q", "t0w1"),), memory=1), 8)
+    task = shard_tasks(RetrieveTask("english", docs, None, RetrievalSettings(), (("q", "t0w1"),), memory=1), 8)
     assert len(task.shards) == 4
     cache = Cache(tmp_path / "cache")
     assert [shard_unit(st, cache)["notes"] for st in task.shards] == [[]] * 4

@@ -46,10 +46,9 @@ def retrieve(
       clir-eval retrieve --docs demo-out/data/english.jsonl --queries demo-out/data/queries.tsv --out demo-out/en.run
       clir-eval retrieve --docs demo-out/data/systems/copier.jsonl --queries demo-out/data/queries.tsv --out demo-out/copier.run --depth 100
     """
-    from dataclasses import asdict
-
     from ..retrieval.analysis import get_analyzer
-    from ..retrieval.bm25 import BM25Params, _check_backend, build_or_load
+    from ..retrieval.bm25 import _check_backend, build_or_load
+    from ..retrieval.settings import IndexSettings
     from ..io.trec import write_run
 
     if depth <= 0:
@@ -64,12 +63,13 @@ def retrieve(
         raise UserError(f"--tag {tag!r} must be one word without whitespace")
     backend = _check_backend(backend)
     an = get_analyzer(analyzer, stopwords=stopwords, stem=stem)
-    params = BM25Params(variant=variant.strip().lower(), k1=k1, b=b, epsilon=epsilon, delta=delta)
+    params = IndexSettings(backend=backend, analyzer=an.name, stopwords=an.stopwords, stem=an.stem,
+                           variant=variant.strip().lower(), k1=k1, b=b, epsilon=epsilon, delta=delta)
     t0 = time.perf_counter()
     qs = read_queries(queries if len(queries) > 1 else queries[0], fmt=queries_format, fields=fields)
     collection = read_documents(docs, fmt=docs_format, ids_path=doc_ids)
     t1 = time.perf_counter()
-    idx, cached = build_or_load(index, collection, an, backend=backend, shards=shards, jobs=jobs, **asdict(params))
+    idx, cached = build_or_load(index, collection, an, backend=backend, shards=shards, jobs=jobs, **params.bm25)
     t2 = time.perf_counter()
     run = idx.search(qs, depth=depth, tag=tag)
     t3 = time.perf_counter()

@@ -20,6 +20,7 @@ from ..errors import UserError
 from ..io.files import check_system_name
 from ..io.safe_yaml import load_yaml
 from ..limits import MAX_DECIMALS, MAX_DEPTH, MAX_JOBS, MAX_KEYWORDS, MAX_RESAMPLES, MAX_SEED
+from ..retrieval.settings import RetrievalSettings
 from .analyses import load_analyses
 from .schema import (
     CollectionConfig,
@@ -32,7 +33,6 @@ from .schema import (
     MTConfig,
     QueriesConfig,
     RelevanceConfig,
-    RetrievalConfig,
     SystemSpec,
     WMTSource,
 )
@@ -426,35 +426,15 @@ def _load_relevance(s: _Loader, sec: _Section | None) -> RelevanceConfig | None:
     return RelevanceConfig(qrels=_input(s, qrels, "relevance.qrels", "qrels") if qrels else None, pseudo_top_k=top_k)
 
 
-def _load_retrieval(s: _Loader, sec: _Section | None) -> RetrievalConfig:
+def _load_retrieval(s: _Loader, sec: _Section | None) -> RetrievalSettings:
     if sec is None:
-        return RetrievalConfig()
-    from ..retrieval.analysis import ANALYZERS, STOPWORD_LISTS
-    from ..retrieval.bm25 import BACKENDS, VARIANTS
+        return RetrievalSettings()
+    from ..retrieval.analysis import STOPWORD_LISTS
 
-    variant = sec.str("variant", "okapi", choices=VARIANTS)
-    k1_default, b_default = (0.9, 0.4) if variant.startswith("lucene") else (1.5, 0.75)  # Anserini's / rank-bm25's
     stopwords = sec.str("stopwords")
     if stopwords and stopwords.strip().lower() not in STOPWORD_LISTS:
         stopwords = s.path_of(stopwords, "retrieval.stopwords")
-    retrieval = RetrievalConfig(
-        backend=sec.str("backend", "sparse", choices=BACKENDS),
-        analyzer=sec.str("analyzer", "default"),
-        stopwords=stopwords,
-        stem=sec.str("stem"),
-        variant=variant,
-        k1=sec.float("k1", k1_default, lo=0.0, hi=100.0),
-        b=sec.float("b", b_default, lo=0.0, hi=1.0),
-        epsilon=sec.float("epsilon", 0.25, lo=0.0, hi=100.0),
-        delta=sec.float("delta", None, lo=0.0, hi=100.0),
-        depth=sec.int("depth", 1000, minimum=1, maximum=MAX_DEPTH),
-    )
-    if variant.startswith("lucene") and retrieval.backend != "sparse":
-        raise sec.err("variant", f"{variant} is only in the sparse backend (rank-bm25 has no Lucene BM25)")
-    sec.done()
-    if retrieval.analyzer.strip().lower() not in ANALYZERS:
-        raise sec.err("analyzer", f"{retrieval.analyzer!r} is not one of {', '.join(ANALYZERS)}")
-    return retrieval
+    return sec.settings(RetrievalSettings, stopwords=stopwords)
 
 
 def _load_ir(sec: _Section | None) -> IRConfig:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Mapping
 
+from ..retrieval.settings import RetrievalSettings
+
 
 @dataclass(frozen=True)
 class SystemSpec:
@@ -66,20 +68,6 @@ class QueriesConfig:
 class RelevanceConfig:
     qrels: str | None = None
     pseudo_top_k: int | None = None
-
-
-@dataclass(frozen=True)
-class RetrievalConfig:
-    backend: str = "sparse"
-    analyzer: str = "default"
-    stopwords: str | None = None
-    stem: str | None = None
-    variant: str = "okapi"
-    k1: float = 1.5
-    b: float = 0.75
-    epsilon: float = 0.25
-    delta: float | None = None
-    depth: int = 1000
 
 
 @dataclass(frozen=True)
@@ -180,7 +168,7 @@ class Config:
     collection: CollectionConfig | None = None
     queries: QueriesConfig | None = None
     relevance: RelevanceConfig | None = None
-    retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)
+    retrieval: RetrievalSettings = field(default_factory=RetrievalSettings)
     ir: IRConfig = field(default_factory=IRConfig)
     external: tuple[ExternalTable, ...] = ()
     correlation: CorrelationConfig = field(default_factory=CorrelationConfig)

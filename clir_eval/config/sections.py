@@ -11,6 +11,7 @@ from typing import Any
 
 from ..errors import UserError
 from ..params import split_list
+from ..settings import SettingError, field_type, rules
 
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -103,6 +104,23 @@ class _Section:
             self.data.pop(key, None)
             return None
         return _Section(self.data.pop(key), self._p(key), self.cfg)
+
+    def settings(self, cls: type, **given: Any) -> Any:
+        """The whole section as the settings record ``cls``: each declared field read with its type (absent
+        or null: the record's default), the ``given`` values (already read, e.g. resolved paths) as they
+        are; an unknown key, or a value the record refuses, is an error naming the field."""
+        readers = {float: self.float, int: self.int, str: self.str, bool: self.bool, tuple: self.str_list}
+        values = {k: v for k, v in given.items() if v is not None}
+        for name in rules(cls):
+            if name not in given and self.has(name):
+                v = readers[field_type(cls, name)[0]](name)
+                if v is not None:
+                    values[name] = v
+        self.done()
+        try:
+            return cls(**values)
+        except SettingError as e:
+            raise self.err(e.name, e.detail()) from None
 
     def done(self) -> None:
         if self.data:

@@ -84,11 +84,11 @@ def span_tasks(ix: IndexTask, shard_docs: int) -> tuple[tuple[ShardTask, ...], i
         return (), 0
     spans = plan_spans(ix.docs, shard_docs)
     shards = tuple(
-        ShardTask(ix.system, ix.docs, ix.format, ix.analyzer, ix.stopwords, ix.stem, sp.first, sp.lines, sp.offset,
-                  ix.stopwords_file, memory=int(sp.size * BUILD_BYTES_PER_TEXT_BYTE) + WORKER_BASE_BYTES)  # fmt: skip
+        ShardTask(ix.system, ix.docs, ix.format, ix.settings.analyzer, ix.settings.stopwords, ix.settings.stem, sp.first,
+                  sp.lines, sp.offset, ix.stopwords_file, memory=int(sp.size * BUILD_BYTES_PER_TEXT_BYTE) + WORKER_BASE_BYTES)  # fmt: skip
         for sp in spans
     )
-    per_byte = MERGE_BYTES_PER_TEXT_BYTE.get(ix.backend, BUILD_BYTES_PER_TEXT_BYTE)
+    per_byte = MERGE_BYTES_PER_TEXT_BYTE.get(ix.settings.backend, BUILD_BYTES_PER_TEXT_BYTE)
     return shards, int(sum(sp.size for sp in spans) * per_byte) + WORKER_BASE_BYTES
 
 
@@ -104,7 +104,8 @@ def shard_tasks(task: RetrieveTask, shard_docs: int) -> RetrieveTask:
 def _analyzer(task: ShardTask | IndexTask):
     from ..retrieval.analysis import get_analyzer
 
-    return get_analyzer(task.analyzer, stopwords=task.stopwords, stem=task.stem)
+    s = task.settings if isinstance(task, IndexTask) else task
+    return get_analyzer(s.analyzer, stopwords=s.stopwords, stem=s.stem)
 
 
 def shard_stage(task: ShardTask, cache: Cache) -> dict[str, Any]:
@@ -175,7 +176,7 @@ def assemble(task: IndexTask, cache: Cache):
     """The collection's index from its shards' pass-1 entries (a missing or damaged one is
     recomputed here): global vocabulary and df, then each span's postings; the same index,
     signature and metadata as an unsharded build. Returns (index, meta)."""
-    from ..retrieval.bm25 import LUCENE_VARIANTS, BM25Params, RankBM25Index, SparseBM25, _check_backend, signature_of
+    from ..retrieval.bm25 import RankBM25Index, SparseBM25, signature_of
     from ..retrieval.index import InvertedIndex, ShardStats, finalize_shard, merge_shard_stats
     entries = []
     for st in task.shards:
@@ -201,11 +202,8 @@ def assemble(task: IndexTask, cache: Cache):
         start += m["n_docs"]
         del stats
     inv = InvertedIndex(ids, terms, df, np.concatenate(dls), parts)
-    backend = _check_backend(task.backend)
-    params = BM25Params(variant=(task.variant or "").strip().lower(), k1=task.k1, b=task.b, epsilon=task.epsilon,
-                        delta=task.delta)  # fmt: skip
-    if backend == "rank_bm25" and params.variant in LUCENE_VARIANTS:
-        raise UserError(f"BM25 variant {params.variant} is only in the sparse backend (rank-bm25 has no Lucene BM25)")
+    params = task.settings
+    backend = params.backend
     analyzer = _analyzer(task)
     sig = signature_of(_checksum(entries), n_docs, analyzer, backend, params)
     if backend == "sparse":

@@ -103,12 +103,11 @@ CACHED_INDEX_BACKENDS = ("sparse", "rank_bm25")
 def _build(task: IndexTask):
     from ..io.readers import read_documents
     from ..retrieval.analysis import get_analyzer
-    from ..retrieval.bm25 import build_index
+    from ..retrieval.bm25 import build_with
 
     docs = read_documents(task.docs, fmt=task.format)
-    an = get_analyzer(task.analyzer, stopwords=task.stopwords, stem=task.stem)
-    idx = build_index(docs, an, backend=task.backend, variant=task.variant, k1=task.k1, b=task.b,
-                      epsilon=task.epsilon, delta=task.delta)  # fmt: skip
+    s = task.settings
+    idx = build_with(docs, get_analyzer(s.analyzer, stopwords=s.stopwords, stem=s.stem), s)
     meta = {
         "signature": idx.signature,
         "n_docs": len(docs),
@@ -127,7 +126,7 @@ def index_stage(task: IndexTask, cache: Cache):
 
     entry = cache.entry(task)
     d = entry.path("index")
-    if task.backend in CACHED_INDEX_BACKENDS and entry.verified("json"):
+    if task.settings.backend in CACHED_INDEX_BACKENDS and entry.verified("json"):
         try:
             meta = json.loads(entry.path("json").read_text(encoding="utf-8"))
             return load_index(d, meta["signature"]), {**meta, "cached": True}
@@ -139,7 +138,7 @@ def index_stage(task: IndexTask, cache: Cache):
         idx, meta = assemble(task, cache)
     else:
         idx, meta = _build(task)
-    if task.backend in CACHED_INDEX_BACKENDS:
+    if task.settings.backend in CACHED_INDEX_BACKENDS:
         idx.save(d)
         write_json(entry.path("json"), meta)
         entry.seal("json")  # written last: marks the entry complete

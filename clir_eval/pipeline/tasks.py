@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from ..config.schema import RetrievalConfig
 from ..io.files import text_checksum
+from ..retrieval.settings import IndexSettings, RetrievalSettings
 
 INPUT = {"input": True}  # field metadata: a file path, keyed by its content, not its name
 NOT_KEYED = {"key": False}  # field metadata: a check that cannot change the output
@@ -67,15 +67,7 @@ class IndexTask:
     system: str
     docs: str = field(metadata=INPUT)
     format: str | None
-    backend: str
-    analyzer: str
-    stopwords: str | None
-    stem: str | None
-    variant: str
-    k1: float
-    b: float
-    epsilon: float
-    delta: float | None
+    settings: IndexSettings
     stopwords_file: str | None = field(default=None, metadata=INPUT)  # keyed by content
     shards: tuple[ShardTask, ...] = field(default=(), metadata=NOT_KEYED)  # built from these spans (same index)
     shard_docs: int = field(default=0, metadata=NOT_KEYED)  # not yet planned: a build makes its own spans (0: planned)
@@ -89,7 +81,7 @@ class RetrieveTask:
     system: str
     docs: str = field(metadata=INPUT)
     format: str | None
-    retrieval: RetrievalConfig
+    retrieval: RetrievalSettings
     queries: tuple[tuple[str, str], ...]  # (qid, text) in query order
     want_ids: bool = False
     stopwords_file: str | None = field(default=None, metadata=INPUT)  # retrieval.stopwords when a file
@@ -99,9 +91,7 @@ class RetrieveTask:
 
     @property
     def index(self) -> IndexTask:
-        r = self.retrieval
-        return IndexTask(self.system, self.docs, self.format, r.backend, r.analyzer, r.stopwords, r.stem,
-                         r.variant, r.k1, r.b, r.epsilon, r.delta, self.stopwords_file, self.shards,
+        return IndexTask(self.system, self.docs, self.format, self.retrieval.index, self.stopwords_file, self.shards,
                          self.shard_docs)  # fmt: skip
 
 

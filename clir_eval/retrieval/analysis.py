@@ -46,8 +46,8 @@ import numpy as np
 
 from ..errors import UserError
 from ..io.files import text_checksum
+from .settings import ANALYZERS
 
-ANALYZERS = ("whitespace", "default")
 
 #: Lucene's English stop set (``EnglishAnalyzer.ENGLISH_STOP_WORDS_SET``), the default of
 #: Lucene/Anserini English BM25 baselines.

@@ -44,7 +44,6 @@ built with another signature; ``build_or_load(dir, docs, analyzer, ...)`` does b
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
 from importlib.metadata import version
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -52,66 +51,14 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from .analysis import Analyzer, get_analyzer
+from .settings import BACKENDS, LUCENE_VARIANTS, IndexSettings
 from .index import IndexCorrupt, InvertedIndex, build_inverted_index, load_inverted_index, read_index_header
 from ..errors import UserError
 from ..io.files import PathLike
 from ..io.readers import Documents
 from ..io.trec import Run
 
-BACKENDS = ("sparse", "rank_bm25")
-VARIANTS = ("okapi", "l", "plus", "lucene", "lucene-byte")
-LUCENE_VARIANTS = ("lucene", "lucene-byte")
-DEFAULT_DELTA = {"l": 0.5, "plus": 1.0}
-DEFAULT_K1_B = {"lucene": (0.9, 0.4), "lucene-byte": (0.9, 0.4)}  # Anserini's defaults; others rank-bm25's
 RANK_BM25_VERSION = version("rank-bm25")
-
-
-@dataclass(frozen=True)
-class BM25Params:
-    """BM25 variant and parameters (rank-bm25 names; k1/b default per variant); validated on creation."""
-
-    variant: str = "okapi"
-    k1: float | None = None
-    b: float | None = None
-    epsilon: float = 0.25
-    delta: float | None = None
-
-    def __post_init__(self) -> None:
-        if self.variant not in VARIANTS:
-            raise UserError(f"unknown BM25 variant {self.variant!r}; choose one of {', '.join(VARIANTS)}")
-        k1, b = DEFAULT_K1_B.get(self.variant, (1.5, 0.75))
-        object.__setattr__(self, "k1", k1 if self.k1 is None else self.k1)
-        object.__setattr__(self, "b", b if self.b is None else self.b)
-        for name in ("k1", "b", "epsilon"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-                raise UserError(f"BM25 parameter {name}={v!r} must be a finite number")
-            object.__setattr__(self, name, float(v))
-        if not self.k1 > 0:
-            raise UserError(f"k1={self.k1} must be > 0 (rank-bm25 divides 0 by k1*(...) for non-matching documents)")
-        if not 0 <= self.b <= 1:
-            raise UserError(f"b={self.b} must be in [0, 1]")
-        if self.epsilon < 0:
-            raise UserError(f"epsilon={self.epsilon} must be >= 0")
-        if self.variant not in DEFAULT_DELTA:
-            if self.delta is not None:
-                raise UserError("delta applies to the BM25L and BM25Plus variants only (variant l or plus)")
-        else:
-            d = DEFAULT_DELTA[self.variant] if self.delta is None else self.delta
-            if isinstance(d, bool) or not isinstance(d, (int, float)) or not math.isfinite(d) or d < 0:
-                raise UserError(f"delta={d!r} must be a finite number >= 0")
-            object.__setattr__(self, "delta", float(d))
-
-    @property
-    def signature(self) -> str:
-        s = f"bm25:{self.variant}|k1:{self.k1!r}|b:{self.b!r}"
-        if self.variant == "okapi":
-            return s + f"|eps:{self.epsilon!r}"
-        if self.variant == "lucene":
-            return s + "|doclen:exact|float64"
-        if self.variant == "lucene-byte":
-            return s + "|doclen:lucene-smallfloat4|float32"
-        return s + f"|delta:{self.delta!r}"
 
 
 def _check_backend(backend: str) -> str:
@@ -121,12 +68,12 @@ def _check_backend(backend: str) -> str:
     return key
 
 
-def index_signature(docs: Documents, analyzer: Analyzer, backend: str, params: BM25Params) -> str:
+def index_signature(docs: Documents, analyzer: Analyzer, backend: str, params: IndexSettings) -> str:
     """The cache key of an index: collection checksum, analyzer, backend, BM25 settings."""
     return signature_of(docs.checksum, len(docs), analyzer, backend, params)
 
 
-def signature_of(checksum: str, n_docs: int, analyzer: Analyzer, backend: str, params: BM25Params) -> str:
+def signature_of(checksum: str, n_docs: int, analyzer: Analyzer, backend: str, params: IndexSettings) -> str:
     """:func:`index_signature` from the collection's :attr:`Documents.checksum` and size."""
     return (
         f"{params.signature}|backend:{_check_backend(backend)}|rank_bm25:{RANK_BM25_VERSION}"
@@ -159,7 +106,7 @@ class _Index:
 
     backend: str
 
-    def __init__(self, docids: Sequence[str], analyzer: Analyzer, params: BM25Params, signature: str):
+    def __init__(self, docids: Sequence[str], analyzer: Analyzer, params: IndexSettings, signature: str):
         self.docids = list(docids)
         self.analyzer = analyzer
         self.params = params
@@ -196,7 +143,7 @@ class _Index:
         return {
             "backend": self.backend,
             "signature": self.signature,
-            "params": asdict(self.params),
+            "params": self.params.bm25,
             "analyzer": self.analyzer.spec(),
             "analyzer_signature": self.analyzer.signature,
         }
@@ -237,7 +184,7 @@ class SparseBM25(_Index):
         self._prepared = False
 
     @classmethod
-    def build(cls, docs: Documents, analyzer: Analyzer, params: BM25Params, signature: str,
+    def build(cls, docs: Documents, analyzer: Analyzer, params: IndexSettings, signature: str,
               shards: int = 1, jobs: int = 1) -> "SparseBM25":  # fmt: skip
         inv = build_inverted_index(docs.ids, docs.texts, analyzer, shards=shards, jobs=jobs)
         return cls(docs.ids, analyzer, params, signature, inv)
@@ -267,7 +214,7 @@ class SparseBM25(_Index):
         idf = _idf(p, n_docs, inv.df.tolist())
         self._idf = idf
         if p.variant == "plus":
-            self._base = [x * (p.delta + 0.0) for x in idf]
+            self._base = [x * (p.bm25_delta + 0.0) for x in idf]
         self._prepared = True
 
     def _weights(self, j: int, rows: np.ndarray, tf_raw: np.ndarray, start: int, boost: int = 1) -> np.ndarray:
@@ -284,9 +231,9 @@ class SparseBM25(_Index):
                 return idf * (tf * (k1 + 1) / (tf + norm))
             if p.variant == "l":
                 ctd = tf / norm
-                return idf * tf * (k1 + 1) * (ctd + p.delta) / (k1 + ctd + p.delta)
+                return idf * tf * (k1 + 1) * (ctd + p.bm25_delta) / (k1 + ctd + p.bm25_delta)
             if p.variant == "plus":
-                return idf * (p.delta + (tf * (k1 + 1)) / (norm + tf))
+                return idf * (p.bm25_delta + (tf * (k1 + 1)) / (norm + tf))
             return idf * (tf / (norm + tf))  # lucene (as bm25s: idf * tfc)
 
     def _term_ids(self, tokens: Sequence[str]) -> list[int]:
@@ -341,7 +288,7 @@ class SparseBM25(_Index):
         return _merge_top(cands, depth)
 
 
-def _idf(params: BM25Params, n_docs: int, df: list[int]) -> list[float]:
+def _idf(params: IndexSettings, n_docs: int, df: list[int]) -> list[float]:
     """rank-bm25's (or Lucene's) idf per term in vocabulary order (same math.log calls, same float sum)."""
     if params.variant in LUCENE_VARIANTS:
         return [math.log(1 + (n_docs - n + 0.5) / (n + 0.5)) for n in df]
@@ -368,14 +315,14 @@ class RankBM25Index(_Index):
         self.inverted = inverted  # what save() writes; load() rebuilds the model from it
 
     @classmethod
-    def build(cls, docs: Documents, analyzer: Analyzer, params: BM25Params, signature: str,
+    def build(cls, docs: Documents, analyzer: Analyzer, params: IndexSettings, signature: str,
               shards: int = 1, jobs: int = 1) -> "RankBM25Index":  # fmt: skip
         corpus = [analyzer.tokenize(t) for t in docs.texts]
         inv = build_inverted_index(docs.ids, docs.texts, analyzer, shards=shards, jobs=jobs)
         return cls(docs.ids, analyzer, params, signature, cls._model(params, corpus), inv)
 
     @staticmethod
-    def _model(params: BM25Params, corpus: list[list[str]]):
+    def _model(params: IndexSettings, corpus: list[list[str]]):
         import rank_bm25
 
         if not any(corpus):  # rank-bm25 divides by zero on a collection without any token
@@ -383,8 +330,8 @@ class RankBM25Index(_Index):
         if params.variant == "okapi":
             return rank_bm25.BM25Okapi(corpus, k1=params.k1, b=params.b, epsilon=params.epsilon)
         if params.variant == "l":
-            return rank_bm25.BM25L(corpus, k1=params.k1, b=params.b, delta=params.delta)
-        return rank_bm25.BM25Plus(corpus, k1=params.k1, b=params.b, delta=params.delta)
+            return rank_bm25.BM25L(corpus, k1=params.k1, b=params.b, delta=params.bm25_delta)
+        return rank_bm25.BM25Plus(corpus, k1=params.k1, b=params.b, delta=params.bm25_delta)
 
     @classmethod
     def from_inverted(cls, docids, analyzer, params, signature, inv: InvertedIndex) -> "RankBM25Index":
@@ -420,10 +367,15 @@ def build_index(docs: Documents, analyzer: Analyzer, backend: str = "sparse", va
     ``shards`` document ranges are indexed separately (``jobs`` processes) and searched with
     the same scores and tie order as one index.
     """
-    backend = _check_backend(backend)
-    params = BM25Params(variant=(variant or "").strip().lower(), k1=k1, b=b, epsilon=epsilon, delta=delta)
-    if backend == "rank_bm25" and params.variant in LUCENE_VARIANTS:
-        raise UserError(f"BM25 variant {params.variant} is only in the sparse backend (rank-bm25 has no Lucene BM25)")
+    params = IndexSettings(backend=_check_backend(backend), analyzer=analyzer.name, stopwords=analyzer.stopwords,
+                           stem=analyzer.stem, variant=(variant or "").strip().lower(), k1=k1, b=b, epsilon=epsilon,
+                           delta=delta)  # fmt: skip
+    return build_with(docs, analyzer, params, shards=shards, jobs=jobs)
+
+
+def build_with(docs: Documents, analyzer: Analyzer, params: IndexSettings, shards: int = 1, jobs: int = 1) -> BM25Index:
+    """:func:`build_index` from the index settings (``analyzer`` built from them)."""
+    backend = params.backend
     if not len(docs):
         raise UserError("cannot index an empty collection")
     if isinstance(shards, bool) or not isinstance(shards, int) or shards < 1 or isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
@@ -443,8 +395,10 @@ def load_index(directory: PathLike, signature: str | None = None) -> BM25Index:
     if signature is not None and meta.get("signature") != signature:
         raise UserError(f"index in {d} was built with different settings or documents; rebuild it")
     try:
-        spec, params, backend = meta["analyzer"], BM25Params(**meta["params"]), _check_backend(meta["backend"])
+        spec, backend = meta["analyzer"], _check_backend(meta["backend"])
         analyzer = get_analyzer(spec["name"], spec["stopwords"], spec["stem"])
+        params = IndexSettings(backend=backend, analyzer=analyzer.name, stopwords=analyzer.stopwords, stem=analyzer.stem,
+                               **meta["params"])
     except (KeyError, TypeError, UserError) as e:
         raise IndexCorrupt(f"index in {d} has unusable settings in index.json ({e}); delete {d} and rebuild") from None
     if analyzer.signature != meta.get("analyzer_signature"):
@@ -473,7 +427,8 @@ def build_or_load(directory: PathLike | None, docs: Documents, analyzer: Analyze
     Returns (index, loaded_from_cache).
     """
     backend = _check_backend(backend)
-    p = BM25Params(**{"variant": "okapi", **params})
+    p = IndexSettings(backend=backend, analyzer=analyzer.name, stopwords=analyzer.stopwords, stem=analyzer.stem,
+                      **{"variant": "okapi", **params})
     if directory is not None:
         d = Path(directory)
         sig = index_signature(docs, analyzer, backend, p)
@@ -481,7 +436,7 @@ def build_or_load(directory: PathLike | None, docs: Documents, analyzer: Analyze
             meta = read_index_header(d).get("meta")
             if isinstance(meta, dict) and meta.get("signature") == sig:
                 return load_index(d, sig), True
-    idx = build_index(docs, analyzer, backend=backend, shards=shards, jobs=jobs, **asdict(p))
+    idx = build_with(docs, analyzer, p, shards=shards, jobs=jobs)
     if directory is not None:
         idx.save(directory)
     return idx, False
