@@ -85,7 +85,7 @@ def ir_score_cmd(
         check_max(pseudo_k, MAX_DEPTH, "--pseudo-qrels")
     if out:
         check_output_file(out)
-    ref = read_run(reference_run, sort=trec_order) if reference_run else None
+    ref = _ranked(read_run(reference_run, sort=trec_order), reference_run, "--reference-run") if reference_run else None
     if qrels is not None:
         judged = read_qrels(qrels)
         qrels_sig = f"qrels:{qrels}"
@@ -119,4 +119,12 @@ def pseudo_qrels_cmd(
     """
     check_max(top_k, MAX_DEPTH, "--top-k")
     check_output_file(out)
-    write_qrels(out, pseudo_qrels(read_run(run, sort=trec_order), top_k))
+    write_qrels(out, pseudo_qrels(_ranked(read_run(run, sort=trec_order), run, "--run"), top_k))
+
+
+def _ranked(run, path: str, option: str):
+    """A reference run that pseudo-qrels are taken from must rank something."""
+    if not run.ranking:
+        raise UserError(f"{option} {path}: the run has no ranked documents; give the reference (English-side) "
+                        "run that retrieve wrote")
+    return run

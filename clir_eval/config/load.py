@@ -8,6 +8,8 @@ else the config's ``data_root`` key, relative to the config file).
 
 from __future__ import annotations
 
+import contextlib
+
 import glob as _glob
 import os
 import re
@@ -273,7 +275,7 @@ def _load_mt(s: _Loader, sec: _Section | None, *, has_wmt: bool) -> MTConfig | N
     refs = sec.str_list("refs") or sec.str_list("ref")
     mt = MTConfig(
         refs=tuple(s.path_of(r, f"mt.refs[{i}]") for i, r in enumerate(refs)),
-        metrics=sec.str_list("metrics", MTConfig.metrics),
+        metrics=sec.str_list("metrics", MTConfig.metrics, nonempty="metric"),
         tokenize=sec.str("tokenize", "13a"),
         lowercase=sec.bool("lowercase", False),
         source=s.path_of(sec.str("source"), "mt.source") if sec.has("source") else None,
@@ -441,7 +443,7 @@ def _load_ir(sec: _Section | None) -> IRConfig:
     if sec is None:
         return IRConfig()
     ir = IRConfig(
-        measures=sec.str_list("measures", IRConfig.measures),
+        measures=sec.str_list("measures", IRConfig.measures, nonempty="measure"),
         collection_size=sec.int("collection_size", None, minimum=1),
     )
     sec.done()
@@ -551,3 +553,30 @@ def _check_consistency(cfg: Config, p: Path) -> None:
     if cfg.mt is None and not cfg.external:
         if not cfg.has_retrieval:
             raise UserError(f"{p}: nothing to do; add an mt section, a collection, or external score tables")
+    _check_round_names(cfg, p)
+
+
+def _check_round_names(cfg: Config, p: Path) -> None:
+    """Every ``correlation.round`` key names a score of the run (a misspelt key would round nothing)."""
+    if not cfg.correlation.round:
+        return
+    if (cfg.wmt is not None and cfg.wmt.human) or any(t.format != "table" for t in cfg.external):
+        return  # score names read from the data: checked when the scores are known
+    from ..ir.measures import parse_measure
+    from ..mt.base import load_metric
+
+    known: set[str] = set()
+    for spec in cfg.mt.metrics if cfg.mt else ():
+        known.add(spec)
+        with contextlib.suppress(UserError):
+            known.add(load_metric(spec).name)
+    for spec in cfg.ir.measures if cfg.has_retrieval and cfg.ir is not None else ():
+        known.add(spec)
+        with contextlib.suppress(UserError):
+            known.add(parse_measure(spec).name)
+    for t in cfg.external:
+        known.update(t.columns.values())
+    unknown = [k for k in cfg.correlation.round if k not in known]
+    if unknown:
+        raise UserError(f"{p}: correlation.round.{unknown[0]}: no score of this run is called {unknown[0]!r}; "
+                        f"use one of: {', '.join(sorted(known)) or 'none'}")

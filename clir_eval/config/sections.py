@@ -4,6 +4,8 @@ directory, ``${VAR}``/``${DATA_ROOT}`` expansion, paths relative to the config f
 
 from __future__ import annotations
 
+import math
+
 import os
 import re
 from pathlib import Path
@@ -76,6 +78,8 @@ class _Section:
         v = self.data.pop(key)
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             raise self.err(key, f"expected a number, got {v!r}")
+        if not math.isfinite(v):
+            raise self.err(key, f"expected a finite number, got {v!r}")
         if (lo is not None and v < lo) or (hi is not None and v > hi):
             raise self.err(key, f"must be between {lo} and {hi}, got {v}")
         return float(v)
@@ -88,16 +92,22 @@ class _Section:
             raise self.err(key, f"expected true or false, got {v!r}")
         return v
 
-    def str_list(self, key: str, default: tuple[str, ...] = ()) -> tuple[str, ...]:
+    def str_list(self, key: str, default: tuple[str, ...] = (), *, nonempty: str | None = None) -> tuple[str, ...]:
+        """A list of strings (or one comma-separated string); ``nonempty`` names what the list
+        holds when an empty list is an error (e.g. "metric")."""
         if key not in self.data or self.data[key] is None:
             self.data.pop(key, None)
             return default
         v = self.data.pop(key)
         if isinstance(v, str):
-            return tuple(split_list(v))
-        if not isinstance(v, list) or not all(isinstance(x, (str, int, float)) and not isinstance(x, bool) for x in v):
+            out = tuple(split_list(v))
+        elif not isinstance(v, list) or not all(isinstance(x, (str, int, float)) and not isinstance(x, bool) for x in v):
             raise self.err(key, "expected a list of strings")
-        return tuple(str(x) for x in v)
+        else:
+            out = tuple(str(x) for x in v)
+        if nonempty and not out:
+            raise self.err(key, f"an empty list; name at least one {nonempty} (or leave the key out for the defaults)")
+        return out
 
     def section(self, key: str) -> "_Section | None":
         if key not in self.data or self.data[key] is None:

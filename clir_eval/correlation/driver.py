@@ -15,6 +15,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from ..config.schema import Config
+from ..errors import UserError
 from ..stats import round_half_up
 from .statistics import (Correlation, Mapper, batched, bootstrap_ci, check_method, correlate, pairwise_accuracy,
                          permutation_sigdiff, query_bootstrap_ci)
@@ -132,6 +133,11 @@ def _per_query_matrix(sys_results: Mapping[str, Any], measure: str, systems: Seq
 def run_table(cfg: Config, sys_results: Mapping[str, Any], kinds: Mapping[str, list[str]]) -> ScoreTable:
     """The experiment's systems as a score table (columns rounded as configured)."""
     rounding = cfg.correlation.round
+    columns_known = [c for kind in ("mt", "ir", "human") for c in kinds.get(kind, [])]
+    unknown = [k for k in rounding if k not in columns_known]
+    if unknown:
+        raise UserError(f"correlation.round.{unknown[0]}: no score of this run is called {unknown[0]!r}; "
+                        f"use one of: {', '.join(columns_known)}")
     names = tuple(sys_results)
     columns: dict[str, np.ndarray] = {}
     for kind in ("mt", "ir", "human"):

@@ -1,5 +1,6 @@
 """YAML read safely: the safe loader (no code), a size bound on the text and on the node
-count after alias expansion (so an alias bomb fails in milliseconds), no recursive aliases."""
+count after alias expansion (so an alias bomb fails in milliseconds), no recursive aliases,
+no key given twice in one mapping."""
 
 from __future__ import annotations
 
@@ -37,6 +38,8 @@ def _expanded_size(root: yaml.Node, path: Path) -> int:
             line = node.start_mark.line + 1 if node.start_mark else 0
             raise UserError(f"{path}:{line}: a YAML alias refers to its own anchor (recursive); remove the cycle")
         on_stack.add(key)
+        if isinstance(node, yaml.MappingNode):
+            _check_unique_keys(node, path)
         stack.append((node, True))
         for c in _children(node):
             if id(c) not in size:
@@ -45,6 +48,20 @@ def _expanded_size(root: yaml.Node, path: Path) -> int:
                     raise UserError(f"{path}:{line}: a YAML alias refers to its own anchor (recursive); remove the cycle")
                 stack.append((c, False))
     return size[id(root)]
+
+
+def _check_unique_keys(node: yaml.MappingNode, path: Path) -> None:
+    """A key given twice in one mapping is an error (YAML loaders silently keep the last)."""
+    first: dict[tuple[str, str], int] = {}
+    for k, _ in node.value:
+        if not isinstance(k, yaml.ScalarNode) or k.tag == "tag:yaml.org,2002:merge":
+            continue
+        ident = (k.tag, k.value)
+        line = k.start_mark.line + 1 if k.start_mark else 0
+        if ident in first:
+            raise UserError(f"{path}:{line}: the key {k.value!r} is given twice in one mapping (first on line "
+                            f"{first[ident]}); keep one")
+        first[ident] = line
 
 
 def _children(node: yaml.Node) -> list[yaml.Node]:
