@@ -164,10 +164,12 @@ def test_a_whole_run_s_blocks_go_through_one_map_call_with_serial_results(monkey
 
     monkeypatch.setattr(statistics, "MIN_BATCH_COST", 0)
     assert json.dumps(driver.correlate_run(cfg, sys_results, kinds, map=counting, chunks=5)) == serial
-    assert len(calls) == 1 and calls[0][0] is statistics.run_block_chunk and calls[0][1] == 5
-    # every statistic's two blocks: 6 pairs x (systems, queries, BOOT-BOTH) + PERM-BOTH (leader
-    # comparisons, 2 x 3 verdict pairs) + 2 discriminability tests; identical blocks run once
+    assert all(c[0] is statistics.run_block_chunk for c in calls) and calls[0][1] == 5
+    # the first call: every statistic's two blocks: 6 pairs x (systems, queries, BOOT-BOTH) + PERM-BOTH
+    # (2 x 3 verdict pairs) + 2 discriminability tests; identical blocks run once. Later calls: one per
+    # round of the sequential tests, only blocks of tests whose decision is still open
     assert calls[0][2] % 2 == 0 and calls[0][2] >= 2 * (6 * 3 + 6 + 2)
+    assert len(calls) >= 2 and sum(c[2] for c in calls[1:]) > 0  # some decisions needed more draws here
     with LocalExecutor(2) as ex:
         assert json.dumps(driver.correlate_run(cfg, sys_results, kinds, map=ex.map, chunks=8)) == serial
     monkeypatch.setattr(statistics, "MIN_BATCH_COST", 1e30)
@@ -176,9 +178,10 @@ def test_a_whole_run_s_blocks_go_through_one_map_call_with_serial_results(monkey
     assert calls == []  # too little work to spread: in this process
 
 
-def test_batched_answers_blocks_it_did_not_foresee_in_process():
+def test_batched_answers_blocks_it_did_not_foresee_in_a_later_pass():
     """A computation whose second statistic's seed depends on a resampled value asks for blocks the
-    recording pass could not know: they run in this process and the result still equals serial."""
+    first pass could not know: they run through ``map`` in a second pass, and the result still
+    equals serial."""
     from clir_eval.correlation.statistics import batched
 
     x, x2, y, _ = _data()
@@ -195,4 +198,4 @@ def test_batched_answers_blocks_it_did_not_foresee_in_process():
         return [fn(t) for t in tasks]
 
     assert batched(compute, counting, chunks=3, min_cost=0) == compute(None)
-    assert calls == [2]  # the two blocks recorded; the third (unforeseen seed) ran here
+    assert calls[0] == 2 and len(calls) == 2  # the two blocks recorded; then the block of the real seed

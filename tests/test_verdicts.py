@@ -225,7 +225,7 @@ def test_verdicts_clusters_winner_and_family():
     assert v["winner"] is None  # good and ter (oriented) are not separable
     assert {p["b"] for p in v["pairwise"] if p["significant"]} == {"bad"}
     assert all(p["p_adjusted"] >= p["p_value"] for p in v["pairwise"])
-    assert v["family"].startswith("all 3 metric pairs")
+    assert v["family"] == "the 3 metric pairs of y" and v["family_size"] == 3
     assert v["min_significant_tau"] == pytest.approx(min_significant_tau(12))
 
 

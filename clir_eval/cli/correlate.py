@@ -10,8 +10,8 @@ from typing import Optional
 
 import typer
 
-from ..correlation.driver import Settings, VerdictSettings, correlate_groups
-from ..correlation.significance import CORRECTIONS
+from ..correlation.driver import DELTA_CI_RESAMPLES, Settings, VerdictSettings, correlate_groups
+from ..correlation.significance import CORRECTIONS, FAMILIES, RESOLUTIONS
 from ..correlation.tables import groups
 from ..errors import UserError
 from ..io.files import atomic_write, check_output_file
@@ -41,9 +41,14 @@ def correlate_cmd(
     ci_level: float = typer.Option(0.95, "--ci-level", help="CI level."),
     seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap and permutation tests."),
     verdicts: bool = typer.Option(False, "--verdicts", help="Rank the x columns per group x y with significance "
-                                  "clusters (PERM-BOTH on every pair, adjusted p over all groups and ys, AssignRanks)."),
-    permutation: int = typer.Option(1000, "--permutation", help="PERM-BOTH resamples per pair (with --verdicts)."),
-    correction: str = typer.Option("holm", "--correction", help="Multiple-testing correction: holm | bh."),
+                                  "clusters (PERM-BOTH on every pair, p adjusted per --family, AssignRanks) and a CI of every Δτ."),
+    permutation: int = typer.Option(1000, "--permutation", help="PERM-BOTH draws per pair (with --verdicts): the "
+                                    "first round; --resolution sequential draws more where a decision is still open."),
+    correction: str = typer.Option("holm", "--correction", help="Multiple-testing correction: holm | bh | none."),
+    family: str = typer.Option("target", "--family", help="What the correction adjusts over: target (each group x "
+                               "y's metric pairs) | all (every pair of every group and y)."),
+    resolution: str = typer.Option("sequential", "--resolution", help="sequential: draw until each decision is "
+                                   "settled (up to a cap from the family size and alpha) | fixed: exactly --permutation."),
     lower_is_better: str = typer.Option("", "--lower-is-better", help="Comma list of x columns where lower is "
                                         "better (e.g. TER): ranked by -tau."),
     fmt: str = typer.Option("json", "--format", help="json | tsv | md | latex (booktabs tables, the md content)."),
@@ -70,6 +75,10 @@ def correlate_cmd(
         raise UserError(f"--permutation must be >= 1, got {permutation}")
     if correction not in CORRECTIONS:
         raise UserError(f"unknown --correction {correction!r}; use one of {', '.join(CORRECTIONS)}")
+    if family not in FAMILIES:
+        raise UserError(f"unknown --family {family!r}; use one of {', '.join(FAMILIES)}")
+    if resolution not in RESOLUTIONS:
+        raise UserError(f"unknown --resolution {resolution!r}; use one of {', '.join(RESOLUTIONS)}")
     check_max(ci, MAX_RESAMPLES, "--ci")
     check_max(permutation, MAX_RESAMPLES, "--permutation")
     check_seed(seed)
@@ -91,7 +100,8 @@ def correlate_cmd(
         raise UserError(f"--lower-is-better {', '.join(unknown)}: not among the --x columns ({', '.join(xs)})")
     rounding = parse_rounding(round_, list(dict.fromkeys(xs + ys)))
     settings = Settings(method, None if method != "kendall" else variant, alpha, ci, seed, ci_level, seed_per_pair=False)
-    v = VerdictSettings(permutation, correction, discriminability=False) if verdicts else None
+    v = (VerdictSettings(permutation, correction, discriminability=False, family=family, resolution=resolution,
+                         ci_resamples=ci or DELTA_CI_RESAMPLES) if verdicts else None)
     results, vds = correlate_groups(groups(t, xs, ys, group_by, rounding), xs, ys, settings, rounding, v, lower)
     if fmt == "json":
         text = json.dumps({"correlations": results, "verdicts": vds} if verdicts else results,

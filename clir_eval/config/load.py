@@ -499,7 +499,7 @@ def _external_table(s: _Loader, es: _Section) -> ExternalTable:
 def _load_correlation(s: _Loader, sec: _Section | None, seed: int) -> CorrelationConfig:
     if sec is None:
         return CorrelationConfig(seed=seed)
-    from ..correlation.significance import CORRECTIONS
+    from ..correlation.significance import CORRECTIONS, FAMILIES, RESOLUTIONS
     from ..correlation.statistics import METHODS, VARIANTS
 
     rnd = sec.raw("round", {}) or {}
@@ -517,6 +517,8 @@ def _load_correlation(s: _Loader, sec: _Section | None, seed: int) -> Correlatio
         seed=sec.int("seed", seed, minimum=0, maximum=MAX_SEED),
         round={str(k): int(v) for k, v in rnd.items()},
         correction=sec.str("correction", "holm", choices=CORRECTIONS),
+        family=sec.str("family", "target", choices=FAMILIES),
+        resolution=sec.str("resolution", "sequential", choices=RESOLUTIONS),
     )
     sec.done()
     return corr

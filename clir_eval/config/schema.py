@@ -99,7 +99,9 @@ class CorrelationConfig:
     permutation: int = 1000
     seed: int = 13
     round: Mapping[str, int] = field(default_factory=dict)
-    correction: str = "holm"  # multiple-testing correction of the verdicts: holm | bh
+    correction: str = "holm"  # multiple-testing correction of the verdicts: holm | bh | none
+    family: str = "target"  # what the correction adjusts over: each target's metric pairs | all targets' pairs
+    resolution: str = "sequential"  # permutation draws: sequential (until decisions settle) | fixed
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from ..config.schema import Config
 from ..errors import UserError
 from ..stats import round_half_up
 from .statistics import (Correlation, Mapper, batched, bootstrap_ci, check_method, correlate, pairwise_accuracy,
-                         permutation_sigdiff, query_bootstrap_ci)
+                         perm_both_setup, permutation_sigdiff, query_bootstrap_ci)
 from .verdict import ranking
 
 PerQuery = Callable[[str, Sequence[str]], "np.ndarray | None"]
@@ -206,27 +206,54 @@ def _correlate_run(cfg: Config, sys_results: Mapping[str, Any], kinds: Mapping[s
     results = correlate_pairs(table, [(x, y) for _, x, y in pairs], s, map)
     out = [run_record(kind, r) for (kind, _, _), r in zip(pairs, results)]
     lower = list(kinds.get("lower_is_better", []))
-    comparisons = compare_with_leader(table, out, kinds.get("ir", []) + kinds.get("human", []), lower, s,
-                                      cc.permutation, map) if cc.permutation > 0 else []
     verdict_rows: list[dict[str, Any]] = []
+    comparisons: list[dict[str, Any]] = []
     if with_verdicts and cc.permutation > 0:
         targets = [Target(y, kind, None, table, tuple(r for (k, _, yy), r in zip(pairs, results)
                                                        if yy == y and k == f"mt-{kind}"))
                    for kind in ("ir", "human") for y in kinds.get(kind, [])]
-        v = VerdictSettings(cc.permutation, getattr(cc, "correction", "holm"))
+        v = VerdictSettings(cc.permutation, getattr(cc, "correction", "holm"), family=getattr(cc, "family", "target"),
+                            resolution=getattr(cc, "resolution", "sequential"), ci_resamples=cc.bootstrap)
         verdict_rows = verdicts([t for t in targets if t.results], lower, s, v, map)
+        comparisons = comparisons_from_verdicts(verdict_rows, lower)
         flags = {vd["target"]: vd for vd in verdict_rows}
         for row in out:
             vd = flags.get(row["y"]) if row["kind"] in ("mt-ir", "mt-human") else None
             if vd is not None:
                 row["informative"] = vd["informative"]
+    elif cc.permutation > 0:
+        comparisons = compare_with_leader(table, out, kinds.get("ir", []) + kinds.get("human", []), lower, s,
+                                          cc.permutation, map)
     return {"correlations": out, "comparisons": comparisons, "verdicts": verdict_rows}
+
+
+def comparisons_from_verdicts(vds: Sequence[Mapping[str, Any]], lower: Sequence[str]) -> list[dict[str, Any]]:
+    """results.json ``comparisons``: the first-ranked MT metric against each other one, per target,
+    read from the verdicts' pairwise tests (the same test and draws): ``p_value`` unadjusted,
+    ``significant`` after the verdicts' correction, as in the verdicts."""
+    out = []
+    for v in vds:
+        if not v["ranking"]:
+            continue
+        first = v["ranking"][0]
+        for p in v["pairwise"]:
+            if p["a"] != first or p["p_value"] is None or p["n"] < 3:
+                continue
+            out.append({
+                "ir_measure": v["target"], "metric_a": p["a"], "metric_b": p["b"], "delta": p["delta"],
+                "p_value": p["p_value"], "p_adjusted": p["p_adjusted"], "significant": p["significant"],
+                "correction": v["correction"], "family": v["family"], "n": p["n"], "systems": p["systems"],
+                "oriented": sorted({p["a"], p["b"]} & set(lower)), "test": "PERM-BOTH", "resamples": p["resamples"],
+                "p_se": p["p_se"], "delta_ci": p.get("delta_ci"), "source": "verdicts",
+            })
+    return out
 
 
 def compare_with_leader(table: ScoreTable, rows: Sequence[Mapping[str, Any]], targets: Sequence[str],
                         lower: Sequence[str], s: Settings, resamples: int, map: Mapper | None = None
                         ) -> list[dict[str, Any]]:  # fmt: skip
-    """PERM-BOTH of the first MT metric of :func:`.verdict.ranking` against each other one, per target."""
+    """PERM-BOTH of the first MT metric of :func:`.verdict.ranking` against each other one, per target,
+    unadjusted (``correction: none``); only where no verdicts are computed (they give these tests)."""
     comparisons: list[dict[str, Any]] = []
     for y in targets:
         cand = [r for r in rows if r["y"] == y and r["kind"] in ("mt-ir", "mt-human") and r["tau"] is not None]
@@ -249,6 +276,7 @@ def compare_with_leader(table: ScoreTable, rows: Sequence[Mapping[str, Any]], ta
                 "ir_measure": y, "metric_a": best["x"], "metric_b": r["x"], "delta": delta, "p_value": p,
                 "significant": (p is not None and p < s.alpha), "n": len(common),
                 "oriented": sorted({best["x"], r["x"]} & set(lower)), "test": "PERM-BOTH", "resamples": resamples,
+                "correction": "none", "systems": common,
             })
     return comparisons
 
@@ -283,15 +311,31 @@ def table_record(group: str | None, r: PairResult, rounding: Mapping[str, int], 
 
 # --------------------------------------------------------------------------- verdicts
 MIN_SEPARATED_SHARE = 0.10  # a target separating fewer system pairs than this is uninformative
+VERDICT_PROCEDURE = "2"  # bump when the verdict statistics change, so cached correlation results are recomputed
+DELTA_CI_RESAMPLES = 1000  # Δτ CI draws in ``correlate`` when --ci does not set them
 
 
 @dataclass(frozen=True)
 class VerdictSettings:
-    """Ranking with significance clusters: PERM-BOTH draws, correction, discriminability draws."""
+    """Ranking with significance clusters: PERM-BOTH draws (the first round; ``sequential``
+    resolution draws more where a decision is open), correction and its family, discriminability,
+    and the draws of the Δτ CIs (0: none)."""
 
     resamples: int = 1000
     correction: str = "holm"
     discriminability: bool = True
+    family: str = "target"
+    resolution: str = "sequential"
+    ci_resamples: int = DELTA_CI_RESAMPLES
+
+    def __post_init__(self) -> None:
+        from ..errors import UserError
+        from .significance import CORRECTIONS, FAMILIES, RESOLUTIONS
+
+        for what, val, ok in (("correction", self.correction, CORRECTIONS), ("family", self.family, FAMILIES),
+                              ("resolution", self.resolution, RESOLUTIONS)):
+            if val not in ok:
+                raise UserError(f"unknown {what} {val!r}; use one of {', '.join(ok)}")
 
 
 @dataclass(frozen=True)
@@ -306,48 +350,108 @@ class Target:
     results: tuple[PairResult, ...]
 
 
-def _power_note(n: int, alpha: float, min_tau: float | None, s: Settings) -> tuple[str | None, bool]:
+def _label(t: Target) -> str:
+    return f"{t.group} / {t.name}" if t.group is not None else t.name
+
+
+def min_significant(n: int, s: Settings) -> tuple[float | None, str | None]:
+    """(smallest |coefficient| with p < α at n systems, why it is not computed): Kendall τ-b/τ-c
+    from the exact null of untied rankings; Pearson and Spearman from the t distribution their
+    p-values use (r = t / sqrt(n - 2 + t²), t at 1 - α/2 with n - 2 degrees of freedom); acc23
+    has no p-value. None with no reason: no coefficient can be significant."""
+    from .significance import min_significant_tau
+
+    if s.method == "kendall" and s.variant in ("b", "c"):
+        return min_significant_tau(n, s.alpha, s.variant), None
+    if s.method in ("pearson", "spearman"):
+        if n < 3:
+            return None, None
+        import scipy.stats
+
+        t = float(scipy.stats.t.ppf(1 - s.alpha / 2, n - 2))
+        return t / math.sqrt(n - 2 + t * t), None
+    return None, "acc23 has no p-value (use the CIs)"
+
+
+def _power_note(n: int, alpha: float, min_tau: float | None, why: str | None, s: Settings) -> tuple[str | None, bool]:
     """(note, loud) on what n systems can show."""
-    if s.method != "kendall" or s.variant not in ("b", "c"):
-        return f"power not computed: it is read from the exact null of Kendall τ-b/τ-c, not {s.method} {s.variant or ''}", False
+    coef = {"kendall": "τ", "pearson": "r", "spearman": "ρ"}[s.method]
+    if why is not None:
+        return f"power not computed: {why}", False
     if min_tau is None:
-        return (f"NO CORRELATION CAN BE SIGNIFICANT: with n = {n} systems even a perfect ranking (|τ| = 1) "
+        return (f"NO CORRELATION CAN BE SIGNIFICANT: with n = {n} systems even a perfect ranking (|{coef}| = 1) "
                 f"has p ≥ {alpha:g}; this experiment cannot answer the question"), True
     if min_tau >= 1 - 1e-12:
-        return (f"ONLY A PERFECT RANKING CAN BE SIGNIFICANT: with n = {n} systems only |τ| = 1 reaches "
-                f"p < {alpha:g}; add systems before reading anything into the τ values"), True
+        return (f"ONLY A PERFECT RANKING CAN BE SIGNIFICANT: with n = {n} systems only |{coef}| = 1 reaches "
+                f"p < {alpha:g}; add systems before reading anything into the {coef} values"), True
     return None, False
 
 
-def _discriminability(t: Target, s: Settings, v: VerdictSettings, seed: int,
-                      map: Mapper | None = None) -> dict[str, Any] | None:  # fmt: skip
-    from .significance import adjust, paired_randomization
+def williams_p(r_ag: float, r_bg: float, r_ab: float, n: int) -> float | None:
+    """One-sided p of Williams' test (Steiger 1980, eq. 7) that a correlates with g better than
+    b does, for Pearson correlations sharing g over the same n systems (as WMT metrics tasks)."""
+    if n < 4:
+        return None
+    import scipy.stats
 
-    if not (v.discriminability and t.kind == "ir" and t.table.per_query):
+    det = 1 - r_ag ** 2 - r_bg ** 2 - r_ab ** 2 + 2 * r_ag * r_bg * r_ab
+    rbar = (r_ag + r_bg) / 2
+    denom = 2 * (n - 1) / (n - 3) * det + rbar ** 2 * (1 - r_ab) ** 3
+    if denom <= 0:
         return None
-    col = np.asarray(t.table.columns[t.name], float)
-    systems = [sy for sy, val in zip(t.table.systems, col) if not np.isnan(val)]
-    m = t.table.per_query(t.name, systems)
-    if m is None or m.shape[1] < 2 or len(systems) < 2:
-        return None
-    pairs, _, p = paired_randomization(m, v.resamples, seed, map=map)
-    p_adj = adjust(list(p), v.correction)
-    separated = sum(1 for q in p_adj if q < s.alpha)
-    return {"pairs_separated": separated, "pairs": len(pairs), "queries": int(m.shape[1]),
-            "test": f"paired randomization over queries (two-sided, mean difference, k={v.resamples}, "
-                    f"p=(c+1)/(k+1), seed {seed}), {v.correction} over the {len(pairs)} system pairs, α={s.alpha:g}",
-            "separated": [[systems[i], systems[j]] for (i, j), q in zip(pairs, p_adj) if q < s.alpha]}
+    t = (r_ag - r_bg) * math.sqrt((n - 1) * (1 + r_ab) / denom)
+    return float(scipy.stats.t.sf(t, n - 3))
+
+
+def _pair_test_stream(k: int, setup: tuple, s: Settings, seed: int):
+    from .significance import Stream
+
+    a, b, g, delta = setup
+    return Stream("permutation", s.method, s.variant, seed, (k,), lambda mem: (a, b, g),
+                  lambda r, mem: np.array([int((r >= delta - 1e-12).sum())]))
+
+
+def _delta_draws(t: Target, metric: str, keep: np.ndarray, s: Settings, k: int, lower: Sequence[str],
+                 cache: dict, map: Mapper | None) -> np.ndarray | None:  # fmt: skip
+    """Oriented per-draw coefficients of ``metric`` over the systems ``keep``: BOOT-BOTH draws
+    (systems and queries, seed ``s.seed``) where the target has per-query values, else a bootstrap
+    over systems; the draws of two metrics over the same systems are paired."""
+    from .statistics import _draws
+
+    key = (metric, keep.tobytes())
+    if key in cache:
+        return cache[key]
+    x = np.asarray(t.table.columns[metric], float)[keep]
+    systems = [sy for sy, kk in zip(t.table.systems, keep) if kk]
+    m = t.table.per_query(t.name, systems) if (t.table.per_query and t.kind == "ir") else None
+    if m is not None and m.shape[1] >= 2:
+        d = _draws("both", (x, m), s.method, s.variant, k, s.seed, map)
+    else:
+        y = np.asarray(t.table.columns[t.name], float)[keep]
+        d = _draws("systems", (x, y), s.method, s.variant, k, s.seed, map)
+    d = -d if metric in lower else d
+    cache[key] = d
+    return d
+
+
+def _delta_ci(da: np.ndarray, db: np.ndarray, level: float) -> list[float | None]:
+    from .statistics import _percentile_ci
+
+    lo, hi = _percentile_ci(list(da - db), level)
+    return [lo, hi]
 
 
 def verdicts(targets: Sequence[Target], lower: Sequence[str], s: Settings, v: VerdictSettings,
              map: Mapper | None = None) -> list[dict[str, Any]]:  # fmt: skip
-    """Per target: PERM-BOTH on every pair of ranked metrics, p adjusted over all pairs of all
-    targets (one family), AssignRanks clusters, power and (IR measures) discriminability."""
-    from .significance import adjust, min_significant_tau
+    """Per target: PERM-BOTH on every pair of ranked metrics, p adjusted within the family
+    (``v.family``: each target's pairs, or all pairs of all targets), drawn until each decision is
+    settled (``v.resolution``), AssignRanks clusters, a CI of every Δτ, power and (IR measures)
+    discriminability."""
+    from .significance import adjust, monte_carlo_family, p_floor
     from .verdict import clusters
 
     sign = lambda m: -1.0 if m in lower else 1.0  # noqa: E731
-    tests: list[tuple[int, str, str, float | None, float | None, int]] = []  # (target, a, b, delta, p, n)
+    tests: list[dict[str, Any]] = []
     orders = []
     for ti, t in enumerate(targets):
         taus = {r.x: r.correlation.tau for r in t.results}
@@ -357,46 +461,227 @@ def verdicts(targets: Sequence[Target], lower: Sequence[str], s: Settings, v: Ve
         for i, a in enumerate(order):
             for b in order[i + 1:]:
                 xa, xb = sign(a) * np.asarray(t.table.columns[a], float), sign(b) * np.asarray(t.table.columns[b], float)
-                n = int((~(np.isnan(xa) | np.isnan(xb) | np.isnan(y))).sum())
-                delta, p = permutation_sigdiff(xa, xb, y, method=s.method, variant=s.variant, n_resamples=v.resamples,
-                                               seed=s.seed + len(tests), plus_one=True, map=map)
-                tests.append((ti, a, b, delta, p, n))
-    tested = [k for k, tst in enumerate(tests) if tst[4] is not None]
-    adjusted = dict(zip(tested, adjust([tests[k][4] for k in tested], v.correction)))
-    family = (f"all {len(tested)} metric pairs over {len(targets)} target(s) "
-              f"({', '.join(dict.fromkeys(t.name for t in targets))})")
+                keep = ~(np.isnan(xa) | np.isnan(xb) | np.isnan(y))
+                setup = perm_both_setup(xa, xb, y, s.method, s.variant)
+                tests.append({"ti": ti, "a": a, "b": b, "setup": setup, "keep": keep, "seed": s.seed + len(tests)})
+    tested = [k for k, tst in enumerate(tests) if tst["setup"] is not None]
+    pos = {k: j for j, k in enumerate(tested)}
+    if v.family == "all":
+        families = [list(range(len(tested)))]
+    else:
+        families = [[pos[k] for k in tested if tests[k]["ti"] == ti] for ti in range(len(targets))]
+    streams = [_pair_test_stream(pos[k], tests[k]["setup"], s, tests[k]["seed"]) for k in tested]
+    mc = monte_carlo_family(streams, len(tested), families, v.correction, s.alpha, v.resamples,
+                            v.resolution == "sequential", map)
+    adjusted: dict[int, float] = {}
+    for fam in families:
+        adjusted.update(zip(fam, adjust([float(mc.p[j]) for j in fam], v.correction)))
+    disc_all = _discriminability_all(targets, s, v, map)
     out = []
     for ti, (t, order) in enumerate(zip(targets, orders)):
-        pairwise = [{"a": a, "b": b, "delta": d, "p_value": p, "p_adjusted": adjusted.get(k), "n": n,
-                     "significant": adjusted.get(k) is not None and adjusted[k] < s.alpha}
-                    for k, (tj, a, b, d, p, n) in enumerate(tests) if tj == ti]
+        fam = families[0] if v.family == "all" else families[ti]
+        if v.family == "all":
+            family = (f"all {len(tested)} metric pairs over {len(targets)} target(s) "
+                      f"({', '.join(dict.fromkeys(_label(t) for t in targets))})")
+        else:
+            family = f"the {len(fam)} metric pairs of {_label(t)}"
+        cache: dict = {}
+        pairwise = []
+        for k, tst in enumerate(tests):
+            if tst["ti"] != ti:
+                continue
+            j = pos.get(k)
+            keep = tst["keep"]
+            row: dict[str, Any] = {"a": tst["a"], "b": tst["b"], "delta": None, "p_value": None, "p_adjusted": None,
+                                   "n": int(keep.sum()), "significant": False,
+                                   "systems": [sy for sy, kk in zip(t.table.systems, keep) if kk]}
+            if j is not None:
+                p_adj = adjusted[j]
+                row.update(delta=float(tst["setup"][3]), p_value=float(mc.p[j]), p_adjusted=p_adj,
+                           significant=p_adj < s.alpha, p_se=float(mc.se[j]), resamples=int(mc.draws[j]),
+                           settled=bool(mc.settled[j]))
+                ci_k = s.resamples if s.resamples > 0 else v.ci_resamples
+                if ci_k > 0:
+                    da = _delta_draws(t, tst["a"], keep, s, ci_k, lower, cache, map)
+                    db = _delta_draws(t, tst["b"], keep, s, ci_k, lower, cache, map)
+                    row["delta_ci"] = _delta_ci(da, db, s.level)
+                    row["delta_ci_level"] = s.level
+                    row["delta_ci_resamples"] = ci_k
+                    row["delta_ci_method"] = ("BOOT-BOTH (systems and queries)" if _has_queries(t, keep)
+                                              else "bootstrap over systems")
+                if s.method == "pearson":
+                    a_, b_, g_, _ = tst["setup"]
+                    rr = np.corrcoef(np.vstack([a_, b_, g_]))
+                    row["williams_p"] = williams_p(float(rr[0, 2]), float(rr[1, 2]), float(rr[0, 1]), len(g_))
+            pairwise.append(row)
         groups = clusters(order, {(r["a"], r["b"]): r["p_adjusted"] for r in pairwise}, s.alpha)
-        n_sys = max((r.correlation.n for r in t.results), default=0)
-        exact_null = s.method == "kendall" and s.variant in ("b", "c")
-        min_tau = min_significant_tau(n_sys, s.alpha, s.variant) if exact_null else None
+        ns = [r.correlation.n for r in t.results if r.correlation.tau is not None] or \
+             [r.correlation.n for r in t.results] or [0]
+        n_sys = max(ns)
+        min_tau, why = min_significant(n_sys, s)
         notes = [f"{r.x}: not ranked ({r.correlation.reason})" for r in t.results if r.correlation.tau is None]
-        power, loud = _power_note(n_sys, s.alpha, min_tau, s)
-        disc = _discriminability(t, s, v, s.seed + 7919 * (ti + 1), map)
-        informative = not (exact_null and min_tau is None)
-        if disc is None and t.kind == "ir" and v.discriminability:
-            notes.append(f"discriminability not computed: {t.name} has no per-query values whose mean is its score "
-                         "(external or rounded scores, or a measure that is not a mean over queries)")
+        power, loud = _power_note(n_sys, s.alpha, min_tau, why, s)
+        informative = not (min_tau is None and why is None)
         warnings = [power] if power and loud else []
         if power and not loud:
             notes.append(power)
-        if disc is not None and disc["pairs_separated"] < max(1, math.ceil(MIN_SEPARATED_SHARE * disc["pairs"])):
+        y = np.asarray(t.table.columns[t.name], float)
+        yv = y[~np.isnan(y)]
+        if len(yv) >= 1 and np.all(yv == yv[0]):
             informative = False
-            warnings.append(f"UNINFORMATIVE: {t.name} separates only {disc['pairs_separated']} of {disc['pairs']} "
-                            f"system pairs (adjusted p < {s.alpha:g}, fewer than {MIN_SEPARATED_SHARE:.0%}); its "
-                            "differences between systems are mostly noise, so a correlation with it says little")
+            warnings.append(f"UNINFORMATIVE: {t.name} has the same value ({yv[0]:g}) for all {len(yv)} systems "
+                            "(all tied), so no metric can be ranked against it")
+        if min(ns) != max(ns):
+            notes.append("missing scores: the correlations use " + ", ".join(
+                f"{r.x} n = {r.correlation.n}" for r in t.results if r.correlation.n != n_sys)
+                + f" (the others n = {n_sys}); each pairwise test uses the systems both metrics and the target share")
+        disc = disc_all.get(ti)
+        if disc is None and t.kind == "ir" and v.discriminability:
+            notes.append(f"discriminability not computed: {t.name} has no per-query values whose mean is its score "
+                         "(external or rounded scores, or a measure that is not a mean over queries)")
+        if disc is not None:
+            notes += disc.pop("_notes", [])
+            warnings += disc.pop("_warnings", [])
+            if disc["pairs_separated"] < max(1, math.ceil(MIN_SEPARATED_SHARE * disc["pairs"])):
+                informative = False
+                warnings.append(f"UNINFORMATIVE: {t.name} separates only {disc['pairs_separated']} of {disc['pairs']} "
+                                f"system pairs (adjusted p < {s.alpha:g}, fewer than {MIN_SEPARATED_SHARE:.0%}); its "
+                                "differences between systems are mostly noise, so a correlation with it says little")
+        fam_draws = [int(mc.draws[j]) for j in fam]
+        floor = p_floor(len(fam), mc.max_draws, v.correction)
+        resolution = {"mode": v.resolution, "first": v.resamples, "max": mc.max_draws,
+                      "draws": [min(fam_draws), max(fam_draws)] if fam_draws else None,
+                      "floor": floor, "unsettled": sum(1 for j in fam if not mc.settled[j])}
+        w, nn = _resolution_notes("PERM-BOTH", len(fam), v, mc.max_draws, floor, s.alpha,
+                                  [f"{r['a']} > {r['b']}" for r in pairwise if r.get("settled") is False])
+        warnings += w
+        notes += nn
+        by_x = {r.x: r.correlation for r in t.results}
+        weak = [m for m in (groups[0] if groups else []) if by_x[m].significant is False]
+        if weak and informative:
+            notes.append(f"{', '.join(weak)}: in the first cluster, but {'its' if len(weak) == 1 else 'their'} "
+                         f"correlation with {t.name} is itself not significant (p ≥ {s.alpha:g})")
         winner = groups[0][0] if groups and len(groups[0]) == 1 and len(order) > 1 else None
         out.append({
             "target": t.name, "kind": t.kind, **({"group": t.group, "y": t.name} if t.kind == "table" else {}),
             "ranking": order, "clusters": groups, "winner": winner, "pairwise": pairwise,
             "test": "PERM-BOTH (Deutsch et al. 2021), one-sided: a (ranked above) correlates better than b; "
-                    f"k={v.resamples}, p=(c+1)/(k+1)",
-            "correction": v.correction, "family": family, "alpha": s.alpha, "n_systems": n_sys,
-            "min_significant_tau": min_tau, "discriminability": disc, "informative": informative,
+                    + _draws_text(v, mc.max_draws) + ", p=(c+1)/(k+1)",
+            "correction": v.correction, "family": family, "family_size": len(fam), "alpha": s.alpha,
+            "n_systems": n_sys, "n_systems_range": [min(ns), max(ns)], "systems": _target_systems(t),
+            "min_significant_tau": min_tau, "power_computed": why is None, "resolution": resolution,
+            "discriminability": disc, "informative": informative,
             "warnings": warnings, "notes": warnings + notes,
         })
+    return out
+
+
+def _target_systems(t: Target) -> list[str]:
+    y = np.asarray(t.table.columns[t.name], float)
+    return [sy for sy, val in zip(t.table.systems, y) if not np.isnan(val)]
+
+
+def _has_queries(t: Target, keep: np.ndarray) -> bool:
+    if not (t.table.per_query and t.kind == "ir"):
+        return False
+    m = t.table.per_query(t.name, [sy for sy, kk in zip(t.table.systems, keep) if kk])
+    return m is not None and m.shape[1] >= 2
+
+
+def _draws_text(v: VerdictSettings, cap: int) -> str:
+    if v.resolution == "fixed":
+        return f"k={v.resamples} draws per test (fixed)"
+    return (f"k={v.resamples} draws per test, more (up to {cap}) where a decision is still open "
+            "(sequential, 99.9% Clopper-Pearson intervals)")
+
+
+def _resolution_notes(test: str, m: int, v: VerdictSettings, cap: int, floor: float, alpha: float,
+                      unsettled: Sequence[str]) -> tuple[list[str], list[str]]:  # fmt: skip
+    """(warnings, notes) on what the number of draws lets the test show."""
+    from .significance import FLOOR_SHARE
+
+    warnings, notes = [], []
+    if m == 0:
+        return warnings, notes
+    corr = {"none": "unadjusted"}.get(v.correction, f"{v.correction}-adjusted")
+    if floor >= alpha:
+        warnings.append(f"NO {test} RESULT CAN BE SIGNIFICANT AT THIS RESOLUTION: {cap} draws per test over a family "
+                        f"of {m} tests give a smallest attainable {corr} p of {floor:.3g} ≥ α = {alpha:g}; "
+                        "use resolution: sequential (the default) or more draws")
+    elif floor > FLOOR_SHARE * 10 * alpha:
+        notes.append(f"{test} resolution: {cap} draws per test over {m} tests give a smallest attainable {corr} p of "
+                     f"{floor:.3g}, close to α = {alpha:g}: decisions near α may be set by the draws")
+    if unsettled:
+        notes.append(f"{test}: {len(unsettled)} decision(s) not settled after {cap} draws (p within Monte Carlo error "
+                     f"of its threshold; decided by the estimate): " + ", ".join(unsettled[:8])
+                     + (" ..." if len(unsettled) > 8 else ""))
+    return warnings, notes
+
+
+def _discriminability_all(targets: Sequence[Target], s: Settings, v: VerdictSettings,
+                          map: Mapper | None) -> dict[int, dict[str, Any]]:  # fmt: skip
+    """Per IR target with per-query values: the paired randomization test over queries for every
+    pair of systems, p adjusted over the target's pairs, drawn like the verdicts' tests."""
+    from .significance import Stream, adjust, monte_carlo_family, p_floor
+
+    prepared = {}
+    for ti, t in enumerate(targets):
+        if not (v.discriminability and t.kind == "ir" and t.table.per_query):
+            continue
+        col = np.asarray(t.table.columns[t.name], float)
+        systems = [sy for sy, val in zip(t.table.systems, col) if not np.isnan(val)]
+        m = t.table.per_query(t.name, systems)
+        if m is None or m.shape[1] < 2 or len(systems) < 2:
+            continue
+        pairs = [(i, j) for i in range(len(systems)) for j in range(i + 1, len(systems))]
+        d = np.stack([m[i] - m[j] for i, j in pairs])
+        ok = ~np.isnan(d)
+        cnt = ok.sum(axis=1)
+        d0 = np.where(ok, d, 0.0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            obs = d0.sum(axis=1) / cnt
+        prepared[ti] = (systems, pairs, d0, cnt, obs, m.shape[1])
+    streams, families, index = [], [], {}
+    n = 0
+    for ti, (systems, pairs, d0, cnt, obs, q) in prepared.items():
+        live = [p for p in range(len(pairs)) if cnt[p] > 0]
+        members = tuple(range(n, n + len(live)))
+        local = {g: live[g - n] for g in members}
+        index[ti] = (members, live)
+        families.append(list(members))
+        n += len(live)
+        if live:
+            streams.append(Stream(
+                "signflip", "paired-mean", None, s.seed + 7919 * (ti + 1), members,
+                lambda mem, d0=d0, cnt=cnt, obs=obs, local=local: (d0[[local[g] for g in mem]],
+                                                                    cnt[[local[g] for g in mem]],
+                                                                    obs[[local[g] for g in mem]]),
+                lambda r, mem: r))
+    if not prepared:
+        return {}
+    mc = monte_carlo_family(streams, n, families, v.correction, s.alpha, v.resamples, v.resolution == "sequential", map)
+    out = {}
+    for ti, (systems, pairs, d0, cnt, obs, q) in prepared.items():
+        members, live = index[ti]
+        p = np.ones(len(pairs))
+        p[live] = mc.p[list(members)]
+        p_adj = adjust(list(p), v.correction)
+        separated = [k for k, x in enumerate(p_adj) if x < s.alpha]
+        seed = s.seed + 7919 * (ti + 1)
+        floor = p_floor(len(pairs), mc.max_draws, v.correction)
+        draws = [int(mc.draws[g]) for g in members]
+        unsettled = [f"{systems[pairs[live[g - members[0]]][0]]} vs {systems[pairs[live[g - members[0]]][1]]}"
+                     for g in members if not mc.settled[g]]
+        w, nn = _resolution_notes("discriminability", len(pairs), v, mc.max_draws, floor, s.alpha, unsettled)
+        corr = "unadjusted" if v.correction == "none" else f"{v.correction} over the {len(pairs)} system pairs"
+        out[ti] = {
+            "pairs_separated": len(separated), "pairs": len(pairs), "queries": int(q),
+            "test": f"paired randomization over queries (two-sided, mean difference, {_draws_text(v, mc.max_draws)}, "
+                    f"p=(c+1)/(k+1), seed {seed}), {corr}, α={s.alpha:g}",
+            "separated": [[systems[pairs[k][0]], systems[pairs[k][1]]] for k in separated],
+            "resolution": {"mode": v.resolution, "first": v.resamples, "max": mc.max_draws,
+                           "draws": [min(draws), max(draws)] if draws else None, "floor": floor,
+                           "unsettled": len(unsettled)},
+            "_warnings": w, "_notes": nn,
+        }
     return out

@@ -8,22 +8,33 @@
   resampling systems and queries together.
 - :func:`paired_randomization`: per pair of systems, a two-sided paired randomization test
   over queries (random sign flips of the per-query differences), p = (c+1)/(k+1).
+- :func:`monte_carlo_family`: a family of Monte Carlo tests drawn sequentially until every
+  decision (adjusted p below α or not) is settled, as in Gandy & Hahn's MMCTest: tests whose
+  Clopper-Pearson interval can still change a decision get more draws, up to a maximum derived
+  from the family size and α so that the smallest attainable adjusted p is far below α.
 """
 
 from __future__ import annotations
 
+import math
 import warnings
-from typing import Sequence
+from dataclasses import dataclass
+from typing import Callable, Sequence
 
 import numpy as np
 import scipy  # scipy.stats loads on first use (scipy's lazy submodules): importing this module stays cheap
 
 from ..errors import UserError
 from ..stats import adjust_p
-from .statistics import (Mapper, _check_level, _draws, _percentile_ci, _serial_map, block_tasks, check_method,
-                         joint_sample, resample_block, resample_blocks)
+from .statistics import (RESAMPLE_BLOCK, Mapper, ResampleBlock, _check_level, _draws, _percentile_ci, _serial_map,
+                         block_tasks, check_method, is_pending, joint_sample, resample_block, resample_blocks)
 
-CORRECTIONS = ("holm", "bh")
+CORRECTIONS = ("holm", "bh", "none")
+RESOLUTIONS = ("sequential", "fixed")
+FAMILIES = ("target", "all")
+SETTLE_RISK = 1e-3  # two-sided error of each Clopper-Pearson interval that settles a decision
+FLOOR_SHARE = 0.01  # sequential: the maximum draws make the smallest attainable adjusted p <= FLOOR_SHARE * alpha
+MAX_DRAWS = 1_000_000  # per test, whatever the family
 
 
 def adjust(p_values: Sequence[float], method: str = "holm") -> list[float]:
@@ -32,6 +43,133 @@ def adjust(p_values: Sequence[float], method: str = "holm") -> list[float]:
     if method not in CORRECTIONS:
         raise UserError(f"unknown correction {method!r}; use one of {', '.join(CORRECTIONS)}")
     return [float(v) for v in adjust_p(list(p_values), method)]
+
+
+# --------------------------------------------------------------------------- sequential Monte Carlo tests
+def p_floor(m: int, draws: int, correction: str) -> float:
+    """The smallest adjusted p a family of ``m`` Monte Carlo tests with ``draws`` draws each can
+    reach: m/(k+1) under Holm or BH (BH: for a single discovery), 1/(k+1) uncorrected."""
+    return min(1.0, (1 if correction == "none" else max(1, m)) / (draws + 1))
+
+
+def max_draws(m: int, alpha: float, correction: str, first: int) -> int:
+    """Sequential mode's cap on draws per test: enough for :func:`p_floor` <= FLOOR_SHARE * alpha
+    (whole blocks after the first ``first``), at most MAX_DRAWS, at least ``first``."""
+    need = (1 if correction == "none" else max(1, m)) / (FLOOR_SHARE * alpha)
+    extra = max(0, math.ceil((need - first) / RESAMPLE_BLOCK)) * RESAMPLE_BLOCK
+    return max(first, min(first + extra, first + (MAX_DRAWS // RESAMPLE_BLOCK) * RESAMPLE_BLOCK))
+
+
+def clopper_pearson(c: np.ndarray, n: np.ndarray, risk: float = SETTLE_RISK) -> tuple[np.ndarray, np.ndarray]:
+    """Two-sided (1 - risk) Clopper-Pearson interval of a proportion c/n, elementwise."""
+    c = np.asarray(c, float)
+    n = np.asarray(n, float)
+    with np.errstate(all="ignore"):
+        lo = np.where(c > 0, scipy.stats.beta.ppf(risk / 2, c, n - c + 1), 0.0)
+        hi = np.where(c < n, scipy.stats.beta.ppf(1 - risk / 2, c + 1, n - c), 1.0)
+    return np.nan_to_num(lo, nan=0.0), np.nan_to_num(hi, nan=1.0)
+
+
+@dataclass(frozen=True)
+class Stream:
+    """Tests whose draws come from one seeded stream of blocks (kind, seed): ``members`` are
+    their indices in the family list; ``data(open members)`` gives a block's data for the members
+    still drawing, ``hits(block result, open members)`` their exceedance counts in it."""
+
+    kind: str
+    method: str
+    variant: str | None
+    seed: int
+    members: tuple[int, ...]
+    data: Callable[[list[int]], tuple]
+    hits: Callable[[np.ndarray, list[int]], np.ndarray]
+
+
+@dataclass(frozen=True)
+class MCResult:
+    """Per test: exceedances, draws, p = (c+1)/(k+1), its Monte Carlo standard error, and
+    whether its decision was settled (False only where the maximum draws left it open)."""
+
+    hits: np.ndarray
+    draws: np.ndarray
+    p: np.ndarray
+    se: np.ndarray
+    settled: np.ndarray
+    max_draws: int
+
+
+def _new_blocks(done: int, target: int, first: int) -> list[tuple[int, int]]:
+    """(block index, size) to go from ``done`` to ``target`` draws: the first ``first`` draws
+    are :func:`resample_blocks` (first), then whole blocks numbered on from there."""
+    if done == 0:
+        base = resample_blocks(first)
+        return base + [(len(base) + j, RESAMPLE_BLOCK) for j in range((target - first) // RESAMPLE_BLOCK)]
+    k0 = len(resample_blocks(first)) + (done - first) // RESAMPLE_BLOCK
+    return [(k0 + j, RESAMPLE_BLOCK) for j in range((target - done) // RESAMPLE_BLOCK)]
+
+
+def open_decisions(hits: np.ndarray, draws: np.ndarray, families: Sequence[Sequence[int]], correction: str,
+                   alpha: float) -> np.ndarray:  # fmt: skip
+    """Tests whose decision could still change: rejected when every p is at its upper
+    Clopper-Pearson bound (or p-hat, if larger) would not reject it, but rejected at the lower
+    bounds would. Holm and BH are monotone, so the decision at the true p lies between."""
+    out = np.zeros(len(hits), bool)
+    lo, hi = clopper_pearson(hits, draws)
+    phat = (hits + 1) / (draws + 1)
+    hi = np.maximum(hi, phat)
+    lo = np.minimum(lo, phat)
+    for fam in families:
+        idx = np.asarray(fam, int)
+        if not len(idx):
+            continue
+        sure = np.asarray(adjust(hi[idx], correction)) < alpha
+        maybe = np.asarray(adjust(lo[idx], correction)) < alpha
+        out[idx] = maybe & ~sure
+    return out
+
+
+def monte_carlo_family(streams: Sequence[Stream], n_tests: int, families: Sequence[Sequence[int]], correction: str,
+                       alpha: float, first: int, sequential: bool = True, map: Mapper | None = None) -> MCResult:
+    """Draw every test's first ``first`` draws; with ``sequential``, draw more (doubling, in
+    whole seed blocks) for tests whose decision under ``correction`` within its family is still
+    open (:func:`open_decisions`), up to :func:`max_draws` for the largest family. The draws of
+    a test depend only on its stream's seed and block numbers, so results do not depend on how
+    ``map`` spreads the blocks. One ``map`` call per round."""
+    hits = np.zeros(n_tests, np.int64)
+    draws = np.zeros(n_tests, np.int64)
+    active = np.ones(n_tests, bool)
+    m = max((len(f) for f in families), default=1)
+    cap = max_draws(m, alpha, correction, first) if sequential else first
+    target = first
+    run = map or _serial_map
+    while True:
+        tasks, spec = [], []
+        for st in streams:
+            mem = [i for i in st.members if active[i]]
+            if not mem:
+                continue
+            for k, size in _new_blocks(int(draws[mem[0]]), target, first):
+                tasks.append(ResampleBlock(st.kind, st.data(mem), st.method, st.variant, int(st.seed), k, size))
+                spec.append((st, mem, size))
+        if not tasks:
+            break
+        results = run(resample_block, tasks)
+        if any(is_pending(r) for r in results):  # a recording pass: the next round depends on these
+            break
+        for (st, mem, size), r in zip(spec, results):
+            hits[mem] += np.asarray(st.hits(r, mem), np.int64)
+            draws[mem] += size
+        if not sequential or target >= cap:
+            break
+        active = open_decisions(hits, draws, families, correction, alpha)
+        if not active.any():
+            break
+        target = min(cap, first + math.ceil((2 * target - first) / RESAMPLE_BLOCK) * RESAMPLE_BLOCK)
+    safe = np.maximum(draws, 1)
+    p = (hits + 1) / (safe + 1)
+    se = np.sqrt(p * (1 - p) / safe)
+    settled = ~open_decisions(hits, safe, families, correction, alpha)
+    return MCResult(hits, draws, p, se, settled, cap)
 
 
 def permutation_with_inversions(n: int, d: int) -> list[int]:

@@ -398,10 +398,19 @@ def block_cost(b: ResampleBlock) -> float:
     return float(b.size) * (n * n * (2 if b.kind == "permutation" else 1) + n * q + per_draw)
 
 
+class Pending(np.ndarray):
+    """A placeholder answer for a block not computed yet (:func:`batched`'s recording pass).
+    Sequential procedures check :func:`is_pending` and stop asking for further draws."""
+
+
+def is_pending(a: Any) -> bool:
+    return isinstance(a, Pending)
+
+
 def _placeholder(b: ResampleBlock) -> np.ndarray:
     if b.kind == "signflip":
-        return np.zeros(b.data[0].shape[0], dtype=np.int64)
-    return np.full(b.size, np.nan)
+        return np.zeros(b.data[0].shape[0], dtype=np.int64).view(Pending)
+    return np.full(b.size, np.nan).view(Pending)
 
 
 def run_block_chunk(chunk: tuple[ResampleBlock, ...]) -> list[np.ndarray]:
@@ -417,32 +426,47 @@ def _chunks(blocks: list[ResampleBlock], n: int) -> list[tuple[ResampleBlock, ..
     return [tuple(blocks[lo:hi]) for lo, hi in zip(bounds, bounds[1:])]
 
 
+MAX_PASSES = 64  # rounds of a sequential computation sent through ``map`` before the rest runs here
+
+
 def batched(compute: Callable[[Mapper], T], map: Mapper | None = None, chunks: int = 1,
             min_cost: float | None = None) -> T:  # fmt: skip
-    """``compute(mapper)`` with every seed block it asks for run in one ``map`` call.
+    """``compute(mapper)`` with the seed blocks it asks for run in as few ``map`` calls as it allows.
 
-    ``compute`` runs twice: first with a mapper that only records the blocks asked for (and
-    answers with placeholders), then, after the recorded blocks ran through ``map`` in
-    ``chunks`` tasks of about equal cost, with a mapper that answers from those results. A
-    block not recorded (a computation whose blocks depended on resampled values) runs in this
-    process, so the result equals ``compute`` run serially whatever ``map`` is. Without
-    ``map``, or when the blocks' estimated cost is below ``min_cost`` (spreading would cost
-    more than it saves; default :data:`MIN_BATCH_COST`), ``compute`` runs once, in this process.
+    ``compute`` runs in passes: each pass answers the blocks already computed and records the
+    others (answering them with :class:`Pending` placeholders); the recorded blocks then run
+    through ``map`` in ``chunks`` tasks of about equal cost, and the next pass starts. A
+    computation whose later blocks depend on earlier results (sequential Monte Carlo tests stop
+    asking when they see a placeholder) thus needs one pass per round; all others one. The
+    last pass, which asks for nothing new, gives the result, equal to ``compute`` run serially
+    whatever ``map`` is. Without ``map``, or when the first pass's blocks cost less than
+    ``min_cost`` (spreading would cost more than it saves; default :data:`MIN_BATCH_COST`),
+    ``compute`` runs once, in this process.
     """
     if map is None:
         return compute(_serial_map)
-    asked: list[ResampleBlock] = []
+    done: dict[tuple, np.ndarray] = {}
+    for npass in range(MAX_PASSES):
+        asked: dict[tuple, ResampleBlock] = {}
 
-    def record(fn: Callable[[Any], Any], tasks: list) -> list:
-        asked.extend(tasks)
-        return [_placeholder(t) for t in tasks]
+        def record(fn: Callable[[Any], Any], tasks: list) -> list:
+            out = []
+            for t in tasks:
+                k = block_key(t)
+                if k in done:
+                    out.append(done[k])
+                else:
+                    asked.setdefault(k, t)
+                    out.append(_placeholder(t))
+            return out
 
-    compute(record)
-    unique = list({block_key(b): b for b in asked}.items())
-    if not unique or sum(block_cost(b) for _, b in unique) < (MIN_BATCH_COST if min_cost is None else min_cost):
-        return compute(_serial_map)
-    parts = map(run_block_chunk, _chunks([b for _, b in unique], max(1, chunks)))
-    done = dict(zip((k for k, _ in unique), (r for part in parts for r in part)))
+        result = compute(record)
+        if not asked:
+            return result
+        if npass == 0 and sum(block_cost(b) for b in asked.values()) < (MIN_BATCH_COST if min_cost is None else min_cost):
+            return compute(_serial_map)
+        parts = map(run_block_chunk, _chunks(list(asked.values()), max(1, chunks)))
+        done.update(zip(asked, (r for part in parts for r in part)))
 
     def serve(fn: Callable[[Any], Any], tasks: list) -> list:
         return [done[k] if (k := block_key(t)) in done else fn(t) for t in tasks]
@@ -506,6 +530,19 @@ def permutation_sigdiff(x1: Sequence[float], x2: Sequence[float], y: Sequence[fl
     """
     method, variant = check_method(method, variant)
     _check_level(0.5, n_resamples)
+    setup = perm_both_setup(x1, x2, y, method, variant)
+    if setup is None:
+        return None, None
+    a, b, g, delta = setup
+    diffs = _draws("permutation", (a, b, g), method, variant, n_resamples, seed, map)
+    hits = int((diffs >= delta - 1e-12).sum())
+    return float(delta), ((hits + 1) / (n_resamples + 1) if plus_one else hits / n_resamples)
+
+
+def perm_both_setup(x1: Sequence[float], x2: Sequence[float], y: Sequence[float], method: str, variant: str | None
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float] | None:
+    """PERM-BOTH's inputs: the systems with all three values, both metrics z-scored, and the
+    observed difference; None when either correlation is undefined."""
     a = np.asarray([np.nan if v is None else v for v in x1], dtype=float)
     b = np.asarray([np.nan if v is None else v for v in x2], dtype=float)
     g = np.asarray([np.nan if v is None else v for v in y], dtype=float)
@@ -514,13 +551,10 @@ def permutation_sigdiff(x1: Sequence[float], x2: Sequence[float], y: Sequence[fl
     keep = ~(np.isnan(a) | np.isnan(b) | np.isnan(g))
     a, b, g = a[keep], b[keep], g[keep]
     if _undefined_reason(a, g) or _undefined_reason(b, g):
-        return None, None
+        return None
     a = scipy.stats.zscore(a)
     b = scipy.stats.zscore(b)
-    delta = _coef(a, g, method, variant) - _coef(b, g, method, variant)
-    diffs = _draws("permutation", (a, b, g), method, variant, n_resamples, seed, map)
-    hits = int((diffs >= delta - 1e-12).sum())
-    return float(delta), ((hits + 1) / (n_resamples + 1) if plus_one else hits / n_resamples)
+    return a, b, g, float(_coef(a, g, method, variant) - _coef(b, g, method, variant))
 
 
 def summarize(results: Sequence[dict], x_columns: Sequence[str], lower: Sequence[str] = ()) -> list[dict]:

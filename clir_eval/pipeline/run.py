@@ -338,7 +338,7 @@ def score_tables(cfg: Config, res: Resolved, sys_results: dict, timing: dict[str
 
     The resampling seed blocks of all correlations run through ``ex`` (one ``map``, a few
     tasks per worker) when there is enough of them to pay; results never depend on it."""
-    from ..correlation.driver import correlate_run
+    from ..correlation.driver import VERDICT_PROCEDURE, correlate_run
     from ..correlation.statistics import RESAMPLE_BLOCK
     from ..sources.materialize import join_external
 
@@ -346,7 +346,8 @@ def score_tables(cfg: Config, res: Resolved, sys_results: dict, timing: dict[str
     ext_kinds = join_external(cfg, res.systems, sys_results, res)
     timing["external"] = time.perf_counter() - t0
     t0 = time.perf_counter()
-    entry = cache.entry(CorrelationTask(cfg.to_dict(), sys_results, ext_kinds, resample_block=RESAMPLE_BLOCK))
+    entry = cache.entry(CorrelationTask(cfg.to_dict(), sys_results, ext_kinds, resample_block=RESAMPLE_BLOCK,
+                                       procedure=VERDICT_PROCEDURE))
     corr = entry.load_json()
     if corr is None:
         n_y = sum(len(ext_kinds.get(k, [])) for k in ("ir", "human"))
@@ -381,7 +382,7 @@ def settings_signature(cfg: Config, res: Resolved, english: EnglishSide | None) 
         "correlation": {
             "method": c.method, "variant": c.variant, "alpha": c.alpha, "bootstrap": c.bootstrap,
             "permutation": c.permutation, "seed": c.seed, "round": dict(c.round), "correction": c.correction,
-            "resample_block": RESAMPLE_BLOCK,
+            "family": c.family, "resolution": c.resolution, "resample_block": RESAMPLE_BLOCK,
         }
     }
     if cfg.mt is not None:

@@ -144,6 +144,7 @@ class CorrelationTask:
     kinds: dict
     system: str = "correlations"
     resample_block: int = 0  # draws per seed block (statistics.RESAMPLE_BLOCK): fixes the draws above it
+    procedure: str = ""  # version of the verdict procedure (driver.VERDICT_PROCEDURE): results computed by another are not reused
 
 
 @dataclass(frozen=True)
