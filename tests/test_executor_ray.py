@@ -138,7 +138,8 @@ def test_run_on_ray_cluster_equals_serial_run(ray_address, cli, tmp_path, monkey
     assert stable(on_ray) == stable(serial)
     assert len(json.loads(stable(serial))["systems"]) == 5
     blocks = [n for fn, n in fns if fn is statistics.run_block_chunk]
-    assert len(blocks) == 1 and blocks[0] == 8, fns  # one map call: 4 chunks per worker
+    # one map call per round: 4 chunks per worker; later rounds only for the sequential tests still open
+    assert blocks and blocks[0] == 8 and all(n <= 8 for n in blocks), fns
     from clir_eval.pipeline.shards import shard_unit
 
     assert [n for fn, n in fns if getattr(fn, "func", None) is shard_unit] == [18]  # 6 collections x 3 spans

@@ -134,7 +134,7 @@ def test_report_tex_is_the_markdown_content():
     tex_heads = [_detex(m) for m in re.findall(r"\\(?:sub)?section\*\{(.*)\}", body)]
     assert tex_heads == md_heads
     # booktabs: one rule set per table, every body row with as many cells as its header
-    assert body.count("\\toprule") == body.count("\\midrule") == body.count("\\bottomrule") == 3
+    assert body.count("\\toprule") == body.count("\\midrule") == body.count("\\bottomrule") == 4  # + pairwise Δτ
     for tab in re.findall(r"\\begin\{tabular\}\{(\w+)\}\n(.*?)\\end\{tabular\}", body, re.S):
         ncol = len(tab[0])
         for row in tab[1].splitlines():

@@ -245,12 +245,13 @@ def test_verdicts_flag_too_few_systems_and_uninformative_measures():
 
     # the reports name the tests behind "separates k of n pairs" and "min significant |τ|"
     from clir_eval.report.html import _verdicts_html
+    from clir_eval.report.blocks import blocks_markdown
     from clir_eval.report.tables import verdict_blocks
 
     (w,) = verdicts([_target({**cols, "y": noise.mean(axis=1) + np.arange(8)},
                              per_query=lambda name, systems: noise + np.arange(8)[:, None])],
                     [], Settings(), VerdictSettings(500))  # fmt: skip
-    md = verdict_blocks([v, w])[-1].text
+    md = blocks_markdown(verdict_blocks([v, w]))
     assert "paired randomization over queries (two-sided, mean difference, k=500" in md and "holm over each measure" in md
     assert "seed 7" not in md and "fewer than 10% of the pairs is flagged UNINFORMATIVE" in md
     assert "exact null distribution of Kendall's τ" in md and w["min_significant_tau"] is not None
@@ -291,12 +292,18 @@ def test_correlate_verdicts_json_and_markdown(cli, tmp_path):
     assert [(v["group"], v["y"]) for v in res["verdicts"]] == [("A", "y"), ("B", "y")]
     for v in res["verdicts"]:
         assert v["ranking"][0] == "ter" and v["clusters"][-1] == ["bad"]  # ter oriented: -tau = 1
-        assert v["family"].startswith("all 6 metric pairs over 2 target(s)")
+        assert v["family"] == f"the 3 metric pairs of {v['group']} / y" and v["correction"] == "holm"
+    code, out, err = cli(*args, "--format", "json", "--family", "all", "--correction", "none")
+    for v in json.loads(out)["verdicts"]:
+        assert v["family"].startswith("all 6 metric pairs over 2 target(s)") and v["correction"] == "none"
+        assert all(p["p_adjusted"] == p["p_value"] for p in v["pairwise"])
     code, md, err = cli(*args, "--format", "md", "--ci", "200")
     assert code == 0, err
     assert md.index("- **A / y**") < md.index("| Group | Measure |")
     assert re.search(r"\| A \| y \| [^|]*\[[-.0-9]+, [-.0-9]+\]", md), "--ci interval missing in md cells"
     code, _, err = cli(*args[:-6], "--verdicts", "--correction", "bonferroni")
     assert code == 2 and "error: unknown --correction" in err
+    code, _, err = cli(*args[:-6], "--verdicts", "--family", "group")
+    assert code == 2 and "error: unknown --family" in err
     code, _, err = cli(*args[:-6], "--lower-is-better", "nope")
     assert code == 2 and "not among the --x columns" in err

@@ -568,6 +568,7 @@ def verdicts(targets: Sequence[Target], lower: Sequence[str], s: Settings, v: Ve
             "test": "PERM-BOTH (Deutsch et al. 2021), one-sided: a (ranked above) correlates better than b; "
                     + _draws_text(v, mc.max_draws) + ", p=(c+1)/(k+1)",
             "correction": v.correction, "family": family, "family_size": len(fam), "alpha": s.alpha,
+            "method": s.method, "variant": s.variant,
             "n_systems": n_sys, "n_systems_range": [min(ns), max(ns)], "systems": _target_systems(t),
             "min_significant_tau": min_tau, "power_computed": why is None, "resolution": resolution,
             "discriminability": disc, "informative": informative,

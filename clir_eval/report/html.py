@@ -8,9 +8,9 @@ import math
 from typing import Any, Mapping
 
 from .blocks import Bullets, Heading, Para, Table, fmt_num, inline_spans, natural_key
-from .tables import (KIND_TITLES, best_per_measure, cell_text, coefficient_name, direction_blocks, english_label, fmt_p,
-                     fmt_tau, kind_table, queries_blocks, score_columns, signature_lines, tau_caption, tau_grid,
-                     verdict_tests)
+from .tables import (KIND_TITLES, best_per_measure, cell_text, coefficient_name, correction_phrase, delta_table,
+                     direction_blocks, english_label, family_phrase, fmt_ci, fmt_p, fmt_tau, kind_table, queries_blocks,
+                     score_columns, signature_lines, tau_caption, tau_grid, verdict_tests)
 from .glossary import glossary
 from .svg import DOT, FIT, esc, heatmap_svg, scatter_svg
 
@@ -204,30 +204,37 @@ def _verdicts_html(vds) -> str:
         parts.append("<div class='warn'><b>Read this first</b><ul>" + "".join(
             f"<li><b>{html.escape(t)}</b>: {html.escape(w)}</li>" for t, w in warn) + "</ul></div>")
     first = vds[0]
-    corr = {"holm": "Holm", "bh": "Benjamini-Hochberg"}.get(first["correction"], first["correction"])
     parts.append("<h2 id='verdicts'>Verdicts: which MT metric predicts each target</h2><p class='note'>Metrics are "
                  "ranked by oriented τ and grouped into clusters as mt-metrics-eval's AssignRanks does: a metric "
                  "opens a new cluster when a metric of the current cluster beats it in a PERM-BOTH test at "
-                 f"{corr}-adjusted p &lt; {first['alpha']:g} (family: {html.escape(first['family'])}). A winner is "
-                 "named only when it is alone in the first cluster.</p>")
+                 f"{correction_phrase(first['correction'])} p &lt; {first['alpha']:g} (family: "
+                 f"{html.escape(family_phrase(vds))}). A winner is named only when it is alone in the first cluster.</p>")
     rows = []
     for v in vds:
         cl = " &gt; ".join("{" + html.escape(", ".join(c)) + "}" for c in v["clusters"])
         win = f"<b>{html.escape(v['winner'])}</b>" if v.get("winner") else "none (first cluster has several members)"
-        sig = "; ".join(f"{html.escape(p['a'])} &gt; {html.escape(p['b'])} (Δτ {p['delta']:+.3f}, p<sub>adj</sub> "
-                        f"{p['p_adjusted']:.3g})" for p in v["pairwise"] if p.get("significant")) or "none"
+        sig = "; ".join(f"{html.escape(p['a'])} &gt; {html.escape(p['b'])} (Δτ {p['delta']:+.3f} "
+                        f"{fmt_ci(p.get('delta_ci'))}, p<sub>adj</sub> {p['p_adjusted']:.3g})"
+                        for p in v["pairwise"] if p.get("significant")) or "none"
         mst = v.get("min_significant_tau")
+        power = ("not computed" if v.get("power_computed") is False
+                 else fmt_tau(mst) if mst is not None else "none can be significant")
         d = v.get("discriminability")
         disc = f"{d['pairs_separated']} / {d['pairs']} pairs ({d['queries']} queries)" if d else "n/a (no per-query values)"
         cls = "" if v.get("informative", True) else " class='uninf'"
-        rows.append(f"<tr{cls}><td>{html.escape(v['target'])}</td><td>{win}</td><td>{cl}</td><td>{sig}</td>"
-                    f"<td>{v['n_systems']}: {fmt_tau(mst) if mst is not None else 'none'}</td><td>{disc}</td></tr>")
+        flag = "" if v.get("informative", True) else " — UNINFORMATIVE"
+        rows.append(f"<tr{cls}><td>{html.escape(v['target'])}{flag}</td><td>{win}</td><td>{cl}</td><td>{sig}</td>"
+                    f"<td>{v['n_systems']}: {power}</td><td>{disc}</td></tr>")
     parts.append("<table class='verdicts'><thead><tr><th>target</th><th>winner</th><th>clusters (best first)</th>"
                  "<th>significant differences (adjusted)</th><th>systems: min significant |τ|</th>"
                  "<th>system pairs the measure separates</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>")
     tests = verdict_tests(vds)
     if tests:
         parts.append(f"<p class='caption'>{html.escape(tests)}</p>")
+    table = delta_table(vds)
+    if table is not None:
+        parts.append("<details><summary>Every pairwise difference (Δτ with CI, p, draws)</summary>"
+                     + _blocks_html([table]) + "</details>")
     return "\n".join(parts)
 
 

@@ -112,26 +112,55 @@ def _names(ms: Sequence[str]) -> str:
     return ", ".join(ms)
 
 
+COEF = {"kendall": "τ", "pearson": "r", "spearman": "ρ"}
+
+
+def correction_phrase(correction: str) -> str:
+    """"Holm-adjusted", "Benjamini-Hochberg-adjusted" or "unadjusted"."""
+    return {"holm": "Holm-adjusted", "bh": "Benjamini-Hochberg-adjusted", "none": "unadjusted"}.get(
+        correction, f"{correction}-adjusted")
+
+
+def family_phrase(vds: Sequence[Mapping[str, Any]]) -> str:
+    """The family the verdicts' correction adjusts over, said once."""
+    fams = list(dict.fromkeys(v["family"] for v in vds))
+    if len(fams) == 1:
+        return fams[0]
+    sizes = sorted({v["family_size"] for v in vds if v.get("family_size") is not None})
+    n = f" ({sizes[0]}{'–' + str(sizes[-1]) if len(sizes) > 1 else ''} tests each)" if sizes else ""
+    return f"each target's own metric pairs{n}"
+
+
+def _vname(v: Mapping[str, Any], lab) -> str:
+    return (f"{lab(v['group'])} / " if v.get("group") is not None else "") + lab(v["target"])
+
+
+def fmt_ci(ci: Sequence[float | None] | None) -> str:
+    if not ci or ci[0] is None:
+        return "n/a"
+    return f"[{fmt_tau(ci[0])}, {fmt_tau(ci[1])}]"
+
+
 def verdict_blocks(vds: Sequence[Mapping[str, Any]], labels: Mapping[str, str] | None = None) -> list[Block]:
     """A paragraph and bullets (Markdown-inline) stating each ranking with its clusters, what is
-    significant after adjustment, the power and the discriminability; loud notes first."""
+    significant after adjustment, the power and the discriminability; loud notes first; then the
+    table of every pairwise difference with its CI and p."""
     if not vds:
         return []
     lab = (lambda v: (labels or {}).get(v, v))  # noqa: E731
     first = vds[0]
     alpha = first.get("alpha", 0.05)
-    corr = {"holm": "Holm", "bh": "Benjamini-Hochberg"}.get(first["correction"], first["correction"])
+    coef = COEF.get(first.get("method", "kendall"), "τ")
     blocks: list[Block] = [Para(
-        f"Ranking per target by oriented τ; clusters as mt-metrics-eval's AssignRanks: a metric opens a new "
-        f"cluster when a metric of the current cluster beats it in PERM-BOTH at {corr}-adjusted p < {alpha:g} "
-        f"(family: {first['family']}). A winner is named only when the first cluster has one member.")]
-    loud = [f"**{lab(v.get('group')) + ' / ' if v.get('group') is not None else ''}{lab(v['target'])}**: {n}"
-            for v in vds for n in v.get("warnings", [])]
+        f"Ranking per target by oriented {coef}; clusters as mt-metrics-eval's AssignRanks: a metric opens a new "
+        f"cluster when a metric of the current cluster beats it in PERM-BOTH at "
+        f"{correction_phrase(first['correction'])} p < {alpha:g} (family: {family_phrase(vds)}). A winner is "
+        "named only when the first cluster has one member.")]
+    loud = [f"**{_vname(v, lab)}**: {n}" for v in vds for n in v.get("warnings", [])]
     if loud:
         blocks.append(Bullets(tuple(loud)))
     items = []
     for v in vds:
-        name = (f"{lab(v['group'])} / " if v.get("group") is not None else "") + lab(v["target"])
         cl = " > ".join("{" + _names([lab(m) for m in c]) + "}" for c in v["clusters"]) or "none ranked"
         if v.get("winner"):
             head = f"winner **{lab(v['winner'])}** (alone in the first cluster)"
@@ -139,32 +168,89 @@ def verdict_blocks(vds: Sequence[Mapping[str, Any]], labels: Mapping[str, str] |
             head = f"no single winner: {_names([lab(m) for m in v['clusters'][0]])} are not separable"
         else:
             head = "no ranking"
-        sig = [f"{lab(p['a'])} > {lab(p['b'])} (Δτ {p['delta']:+.3f}, p_adj {p['p_adjusted']:.3g})"
-               for p in v["pairwise"] if p.get("significant")]
+        sig = [f"{lab(p['a'])} > {lab(p['b'])} (Δ{coef} {p['delta']:+.3f} {fmt_ci(p.get('delta_ci'))}, "
+               f"p_adj {p['p_adjusted']:.3g})" for p in v["pairwise"] if p.get("significant")]
         mst = v.get("min_significant_tau")
-        power = (f"min significant |τ| at n = {v['n_systems']}: {fmt_tau(mst)}" if mst is not None
-                 else f"n = {v['n_systems']}: no |τ| can be significant")
+        nr = v.get("n_systems_range") or [v["n_systems"], v["n_systems"]]
+        n_text = f"{nr[0]}–{nr[1]}" if nr[0] != nr[1] else f"{v['n_systems']}"
+        if v.get("power_computed") is False:
+            power = f"n = {n_text} systems; power not computed"
+        elif mst is not None:
+            power = f"n = {n_text} systems, min significant |{coef}| at n = {v['n_systems']}: {fmt_tau(mst)}"
+        else:
+            power = f"n = {n_text} systems: no |{coef}| can be significant"
         d = v.get("discriminability")
         disc = (f"; separates {d['pairs_separated']} of {d['pairs']} system pairs over {d['queries']} queries"
                 if d else "")
         flag = "" if v.get("informative", True) else " — UNINFORMATIVE"
-        items.append(f"**{name}**{flag}: {head}; clusters {cl}; significant differences: "
+        items.append(f"**{_vname(v, lab)}**{flag}: {head}; clusters {cl}; significant differences: "
                      f"{'; '.join(sig) if sig else 'none'}; {power}{disc}.")
     tests = verdict_tests(vds)
-    return blocks + [Bullets(tuple(items))] + ([Para(tests)] if tests else [])
+    blocks += [Bullets(tuple(items))] + ([Para(tests)] if tests else [])
+    table = delta_table(vds, labels)
+    return blocks + ([table] if table is not None else [])
+
+
+def delta_table(vds: Sequence[Mapping[str, Any]], labels: Mapping[str, str] | None = None) -> Table | None:
+    """Every pairwise difference of the verdicts: Δ, its CI, the PERM-BOTH p with its Monte Carlo
+    standard error, the adjusted p, the draws and the systems used."""
+    lab = (lambda v: (labels or {}).get(v, v))  # noqa: E731
+    rows = []
+    for v in vds:
+        for p in v["pairwise"]:
+            if p.get("p_value") is None:
+                continue
+            mark = "" if p.get("settled", True) else " †"
+            se = f" ± {p['p_se']:.1g}" if p.get("p_se") is not None else ""
+            rows.append([(_vname(v, lab), ""), (lab(p["a"]), ""), (lab(p["b"]), ""), (str(p.get("n", "")), ""),
+                         (f"{p['delta']:+.3f}", ""), (fmt_ci(p.get("delta_ci")), ""), (f"{p['p_value']:.3g}{se}", ""),
+                         (f"{p['p_adjusted']:.3g}{mark}", "best" if p.get("significant") else ""),
+                         (str(p.get("resamples", "")), "")])
+    if not rows:
+        return None
+    first = vds[0]
+    coef = COEF.get(first.get("method", "kendall"), "τ")
+    methods = sorted({p.get("delta_ci_method") for v in vds for p in v["pairwise"] if p.get("delta_ci_method")})
+    level = next((p.get("delta_ci_level") for v in vds for p in v["pairwise"] if p.get("delta_ci_level")), 0.95)
+    cap = (f"Every pairwise difference: Δ{coef} = oriented {coef}(a) − {coef}(b) on the n systems both metrics and "
+           f"the target share; CI: {level:.0%} percentile, {' or '.join(methods) or 'not computed'}; p: PERM-BOTH, "
+           f"one-sided, (c+1)/(k+1) ± its Monte Carlo standard error over the draws shown; p_adj: "
+           f"{correction_phrase(first['correction'])} within the family; **bold** = p_adj < {first.get('alpha', 0.05):g}"
+           + ("; † = decision not settled at the maximum draws" if any(
+               p.get("settled") is False for v in vds for p in v["pairwise"]) else "") + ".")
+    return table_block(["target", "a", "b", "n", f"Δ{coef}", "CI", "p ± MC se", "p_adj", "draws"], rows,
+                       "lllrrrrrr", cap)
 
 
 def verdict_tests(vds: Sequence[Mapping[str, Any]]) -> str:
-    """The tests behind the verdicts' power and discriminability figures (a caption)."""
+    """The tests behind the verdicts' power, draws and discriminability figures (a caption)."""
     import re
 
     from ..correlation.driver import MIN_SEPARATED_SHARE
 
     alpha = vds[0].get("alpha", 0.05) if vds else 0.05
+    method = vds[0].get("method", "kendall") if vds else "kendall"
     parts = []
     if any(v.get("min_significant_tau") is not None for v in vds):
-        parts.append(f"Min significant |τ|: the smallest |τ| with p < {alpha:g} for n untied systems, from the exact "
-                     "null distribution of Kendall's τ (scipy's exact test; asymptotic above 33 systems).")
+        if method == "kendall":
+            parts.append(f"Min significant |τ|: the smallest |τ| with p < {alpha:g} for n untied systems, from the "
+                         "exact null distribution of Kendall's τ (scipy's exact test; asymptotic above 33 systems).")
+        else:
+            c = COEF.get(method, "r")
+            parts.append(f"Min significant |{c}|: the smallest |{c}| with p < {alpha:g} at n systems, from the t "
+                         f"distribution the p-values use ({c} = t/√(n−2+t²)).")
+    res = [v["resolution"] for v in vds if v.get("resolution")]
+    if res:
+        mode = res[0]["mode"]
+        hi = max(r["max"] for r in res)
+        used = [r["draws"] for r in res if r.get("draws")]
+        span = f"{min(u[0] for u in used)}–{max(u[1] for u in used)}" if used else "none"
+        floor = max(r["floor"] for r in res)
+        parts.append(
+            (f"PERM-BOTH draws: {res[0]['first']} per test, then more (doubling, up to {hi}) only for tests whose "
+             "decision could still change (99.9% Clopper-Pearson interval of p on both sides of its threshold)"
+             if mode == "sequential" else f"PERM-BOTH draws: {res[0]['first']} per test (fixed)")
+            + f"; draws used {span}; smallest attainable adjusted p {floor:.2g}.")
     d = next((v["discriminability"] for v in vds if (v.get("discriminability") or {}).get("test")), None)
     if d:
         test = re.sub(r"over the \d+ system pairs", "over each measure's system pairs", re.sub(r", seed \d+", "", d["test"]))
