@@ -402,3 +402,53 @@ def test_unsealed_source_file_is_regenerated_silently(clean_wmt, tmp_path):
     again = run_experiment(load_config(config), out, jobs=1, quiet=True, log=warnings.append)
     assert _stable(again) == _stable(clean_results) and warnings == []
     assert target.with_name(target.name + ".manifest.json").exists()
+
+
+def _replace_with_directory(target: Path, out: Path) -> None:
+    target.unlink()
+    target.mkdir()
+    (target / "inside").write_text("x")
+
+
+def _replace_with_fifo(target: Path, out: Path) -> None:
+    target.unlink()
+    os.mkfifo(target)
+
+
+def _copy_from_other_entry(target: Path, out: Path) -> None:
+    """The payload of another system's entry copied in, its manifest edited to match."""
+    other = next(p for p in target.parent.glob("*" + "".join(target.suffixes[-1:]))
+                 if p != target and p.name.split("-")[0] != target.name.split("-")[0]
+                 and not p.name.endswith(".manifest.json") and p.suffixes[-1:] == target.suffixes[-1:])
+    shutil.copyfile(other, target)
+    manifest = target.with_name(target.name.rsplit(".", 1)[0] + ".manifest.json")
+    m = json.loads(manifest.read_text())
+    ext = target.name.rsplit(".", 1)[1]
+    import hashlib
+
+    m["files"][ext].update(bytes=target.stat().st_size, sha1=hashlib.sha1(target.read_bytes()).hexdigest())
+    manifest.write_text(json.dumps(m))
+
+
+REPLACE = {"directory": _replace_with_directory, "fifo": _replace_with_fifo, "copied": _copy_from_other_entry}
+
+
+@pytest.mark.parametrize("how", sorted(REPLACE))
+@pytest.mark.parametrize("exp, stage, pattern", [("qrels", "mt", "sys2-*.json"), ("qrels", "runs", "sys3-*.run"),
+                                                 ("qrels", "ir", "sys1-*.json")])
+def test_replaced_payload_is_recomputed_with_a_note(clean, tmp_path, exp, stage, pattern, how):
+    """A payload replaced by a directory or a FIFO (never opened), or by another entry's payload
+    with the manifest edited to match (the payload carries its own key), is recomputed."""
+    config, clean_out, clean_results = clean[exp]
+    out = tmp_path / "out"
+    shutil.copytree(clean_out, out)
+    (target,) = [p for p in (out / "cache" / stage).glob(pattern) if not p.name.endswith(".manifest.json")]
+    REPLACE[how](target, out)
+    warnings: list[str] = []
+    again = run_experiment(load_config(config), out, jobs=1, quiet=True, log=warnings.append)
+    assert _without_notes(again) == _without_notes(clean_results)
+    assert len(warnings) == 1 and RECOMPUTED in warnings[0] and stage in warnings[0], warnings
+    why = {"directory": "is a directory", "fifo": "is a FIFO", "copied": "carries another entry's key"}[how]
+    assert why in warnings[0], warnings
+    assert target.is_file()
+    assert _stable(_run(config, out)) == _stable(clean_results)

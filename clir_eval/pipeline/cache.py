@@ -5,7 +5,11 @@ An entry is its payload files ``<name>-<key>.<ext>`` plus a manifest
 computed from (every setting, each input file's content checksum, upstream keys, tool
 versions) and each payload file's size and SHA-1. A payload without a manifest is an
 unfinished entry (a run killed mid-write) and is recomputed; an entry whose manifest or
-payload does not verify is recomputed with a note, never used.
+payload does not verify is recomputed with a note, never used. Each entry also carries its
+own key inside its payload: a JSON payload holds it beside the value, an entry of other
+files gets a stamp (key and the files' SHA-1s), so a payload copied from another entry is
+refused even when the manifest was edited to match. A payload that is not a regular file (a
+directory, a FIFO) is never opened: the entry is recomputed and the thing removed.
 """
 
 from __future__ import annotations
@@ -15,6 +19,8 @@ import functools
 import json
 import os
 import platform
+import shutil
+import stat
 from dataclasses import fields, is_dataclass
 from pathlib import Path
 from typing import Any
@@ -24,6 +30,24 @@ import clir_eval
 from ..io.files import file_checksum, safe_filename, text_checksum, write_json
 
 CACHE_FORMAT = "clir-eval-cache/1"
+STAMP = "stamp"  # the payload that carries the key of an entry of non-JSON files
+
+
+def _not_regular(path: Path) -> str | None:
+    """What ``path`` is when it exists but is not a regular file (never opened: a FIFO would block)."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return None
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISLNK(mode):
+        return "a symbolic link"
+    return "not a regular file"
 
 
 @functools.lru_cache(maxsize=None)
@@ -137,6 +161,9 @@ class Entry:
         )
 
     def _problem(self, exts: tuple[str, ...]) -> str | None:
+        kind = _not_regular(self.manifest)
+        if kind:
+            return f"the manifest is {kind}"
         try:
             m = json.loads(self.manifest.read_text(encoding="utf-8"))
         except (OSError, ValueError, UnicodeDecodeError):
@@ -146,41 +173,77 @@ class Entry:
         if m.get("key") != self.key or m.get("inputs") != self.inputs:
             return "manifest of another key"
         files = m.get("files")
-        for ext in exts:
+        sha1s = {}
+        for ext in exts + ((STAMP,) if self._stamped(exts) else ()):
             want = files.get(ext) if isinstance(files, dict) else None
             if not isinstance(want, dict):
                 return f"manifest lacks the .{ext} file"
+            kind = _not_regular(self.path(ext))
+            if kind:
+                return f"the .{ext} payload is {kind}"
             try:  # streamed: an entry may hold files larger than is worth reading into memory
                 size, sha1 = self.path(ext).stat().st_size, file_checksum(self.path(ext))
             except OSError:
                 return f".{ext} file missing or unreadable"
             if size != want.get("bytes") or sha1 != want.get("sha1"):
                 return f".{ext} file changed since it was written"
-        return None
+            sha1s[ext] = sha1
+        return self._own_key_problem(exts, sha1s)
+
+    @staticmethod
+    def _stamped(exts: tuple[str, ...]) -> bool:
+        return tuple(exts) != ("json",)
+
+    def _own_key_problem(self, exts: tuple[str, ...], sha1s: dict[str, str]) -> str | None:
+        """The key the payload itself carries must be this entry's (not another entry's, copied)."""
+        try:
+            if not self._stamped(exts):
+                own = json.loads(self.path("json").read_text(encoding="utf-8"))
+                ok = isinstance(own, dict) and own.get("cache_key") == self.key and "value" in own
+            else:
+                own = json.loads(self.path(STAMP).read_text(encoding="utf-8"))
+                ok = (isinstance(own, dict) and own.get("cache_key") == self.key
+                      and own.get("files") == {e: sha1s[e] for e in exts})
+        except (OSError, ValueError, UnicodeDecodeError):
+            ok = False
+        return None if ok else "the payload carries another entry's key"
 
     def unseal(self) -> None:
-        """Remove the manifest before new payload files are written."""
-        with contextlib.suppress(FileNotFoundError):
+        """Remove the manifest before new payload files are written, and anything in the place
+        of a payload file that is not a regular file (a directory or FIFO put there)."""
+        for p in [self.manifest, *self.base.parent.glob(self.base.name + ".*")]:
+            kind = _not_regular(p)
+            if kind == "a directory" and p.suffix != ".index":  # an index directory is the payload
+                shutil.rmtree(p, ignore_errors=True)
+            elif kind and kind != "a directory":
+                with contextlib.suppress(OSError):
+                    p.unlink()
+        with contextlib.suppress(FileNotFoundError, IsADirectoryError):
             self.manifest.unlink()
 
     def seal(self, *exts: str) -> None:
-        """Write the manifest over the payload files as they are now (call after writing them)."""
+        """Write the manifest over the payload files as they are now (call after writing them);
+        an entry of other files than one JSON payload first gets its stamp (key and SHA-1s)."""
         files = {}
         for ext in exts:
             path = self.path(ext)
             files[ext] = {"file": path.name, "bytes": path.stat().st_size, "sha1": file_checksum(path)}
+        if self._stamped(exts):
+            write_json(self.path(STAMP), {"cache_key": self.key, "files": {e: f["sha1"] for e, f in files.items()}})
+            path = self.path(STAMP)
+            files[STAMP] = {"file": path.name, "bytes": path.stat().st_size, "sha1": file_checksum(path)}
         write_json(self.manifest, {"format": CACHE_FORMAT, "key": self.key, "inputs": self.inputs, "files": files})
 
     def load_json(self) -> Any | None:
         """The verified JSON payload, or None (absent or damaged)."""
         if not self.verified("json"):
             return None
-        return json.loads(self.path("json").read_text(encoding="utf-8"))
+        return json.loads(self.path("json").read_text(encoding="utf-8"))["value"]
 
     def save_json(self, obj: Any) -> None:
-        """Write the JSON payload and seal it."""
+        """Write the JSON payload (with this entry's key beside it) and seal it."""
         self.unseal()
-        write_json(self.path("json"), obj)
+        write_json(self.path("json"), {"cache_key": self.key, "value": obj})
         self.seal("json")
 
 
@@ -200,6 +263,9 @@ def file_problem(path: Path) -> str | None:
     """Why a materialised source file cannot be trusted (None when it matches its manifest);
     ``"unsealed"`` when it has no manifest (written by a killed run or an older version)."""
     path = Path(path)
+    kind = _not_regular(path) or _not_regular(_file_manifest(path))
+    if kind:
+        return f"{kind} in the place of the file or its manifest"
     try:
         m = json.loads(_file_manifest(path).read_text(encoding="utf-8"))
     except FileNotFoundError:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -88,7 +89,11 @@ def materialize_verified(cfg: Config, cache: Cache) -> Resolved:
             )
     if redo:
         for p in redo:
-            p.unlink(missing_ok=True)
+            for q in (p, p.with_name(p.name + ".manifest.json")):
+                if q.is_dir() and not q.is_symlink():
+                    shutil.rmtree(q, ignore_errors=True)
+                elif q is p or not q.is_file():
+                    q.unlink(missing_ok=True)
         res = _fresh(cfg)
         materialize(cfg, cache, res)
         used = _source_files(res, src)

@@ -128,7 +128,7 @@ def index_stage(task: IndexTask, cache: Cache):
     d = entry.path("index")
     if task.settings.backend in CACHED_INDEX_BACKENDS and entry.verified("json"):
         try:
-            meta = json.loads(entry.path("json").read_text(encoding="utf-8"))
+            meta = json.loads(entry.path("json").read_text(encoding="utf-8"))["value"]
             return load_index(d, meta["signature"]), {**meta, "cached": True}
         except (UserError, KeyError, TypeError, ValueError) as e:
             entry.failed(str(e))
@@ -140,7 +140,7 @@ def index_stage(task: IndexTask, cache: Cache):
         idx, meta = _build(task)
     if task.settings.backend in CACHED_INDEX_BACKENDS:
         idx.save(d)
-        write_json(entry.path("json"), meta)
+        write_json(entry.path("json"), {"cache_key": entry.key, "value": meta})
         entry.seal("json")  # written last: marks the entry complete
         if task.shards:
             drop_entries(task, cache)
