@@ -13,7 +13,8 @@ import typer
 from ..errors import UserError
 from ..io.files import atomic_write, check_output_file
 from ..limits import MAX_RESAMPLES, check_max, check_seed
-from ..mt.base import KNOWN_METRICS, collect_stats, load_metric, load_metrics, read_segments, read_source
+from ..mt.base import (KNOWN_METRICS, collect_stats, iter_segment_chunks, load_metric, load_metrics, read_segments,
+                       read_source, stream_scores)
 from ..mt.neural import check_batch_size, check_device, set_runtime
 from ..mt.resampling import bootstrap_ci
 from ..mt.significance import compare_to_baseline
@@ -71,6 +72,12 @@ def mt_score_cmd(
         check_output_file(report, "--report")
     ms = load_metrics(split_list(metrics), tokenize=tokenize, lowercase=lowercase)
     set_runtime(ms, device=check_device(device), batch_size=check_batch_size(batch_size))
+    if not (bootstrap or report or src) and all(m.streamable for m in ms):
+        # the text is read in chunks and only each metric's summed statistics kept
+        scores = stream_scores(ms, iter_segment_chunks(hyp, ref), len(ref))
+        if scores is not None:
+            _print_scores({name: sc.to_dict() for name, sc in scores.items()}, fmt)
+            return
     hyps, refs = read_segments(hyp, ref)
     sources = read_source(src, len(hyps), hyp) if src else None
     stats = collect_stats(ms, hyps, refs, sources=sources)
@@ -85,6 +92,10 @@ def mt_score_cmd(
         out[m.name] = entry
     if report:
         _write_report(report, ms, hyps, refs)
+    _print_scores(out, fmt)
+
+
+def _print_scores(out: dict[str, Any], fmt: str) -> None:
     if fmt == "json":
         sys.stdout.write(json.dumps(out, indent=1, ensure_ascii=False) + "\n")
         return

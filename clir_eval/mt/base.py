@@ -13,15 +13,16 @@ with one class and its ``@register(...)`` line; modules holding metrics are impo
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 import sacrebleu
 from scipy import sparse
 
 from ..errors import UserError
-from ..io.files import read_lines
+from ..io.files import iter_lines, read_lines
 from ..params import Param, format_spec, parse_params, parse_spec
 
 Refs = Sequence[Sequence[str]]
@@ -123,6 +124,14 @@ class MTMetric:
         """Statistics of two systems on the same references with compatible columns."""
         return self.segment_stats(hyps_a, refs), self.segment_stats(hyps_b, refs)
 
+    streamable: bool = False  # statistics of any chunks of segments sum to the corpus totals
+
+    def accumulator(self) -> "Accumulator | None":
+        """Something that takes the corpus in chunks (``add(hyps, refs)``) and gives the column
+        sums of the statistics (``totals()``) without keeping the text; None when the metric
+        cannot score that way."""
+        return Accumulator(self) if self.streamable else None
+
     def score_from_stats(self, stats) -> float:
         return self.score_totals(totals(stats))[0]
 
@@ -141,6 +150,21 @@ class MTMetric:
 
     def corpus_score(self, hyps: Sequence[str], refs: Refs) -> MetricScore:
         return self.score_stats(self.segment_stats(hyps, refs), len(refs))
+
+
+class Accumulator:
+    """Column sums of a fixed-width metric's statistics, chunk by chunk."""
+
+    def __init__(self, metric: MTMetric):
+        self.metric = metric
+        self._total: np.ndarray | None = None
+
+    def add(self, hyps: Sequence[str], refs: Refs) -> None:
+        t = totals(self.metric.segment_stats(hyps, refs))
+        self._total = t.copy() if self._total is None else self._total + t
+
+    def totals(self) -> np.ndarray:
+        return self._total if self._total is not None else totals(self.metric.segment_stats([], [[]]))
 
 
 # --------------------------------------------------------------------------- registry
@@ -266,6 +290,59 @@ def read_segments(hyp_path, ref_paths: Sequence) -> tuple[list[str], list[list[s
             )
         refs.append(lines)
     return hyps, refs
+
+
+def iter_segment_chunks(hyp_path, ref_paths: Sequence, size: int = 10_000) -> Iterator[tuple[list[str], list[list[str]]]]:
+    """(hypotheses, [references...]) in chunks of ``size`` lines, the files read side by side
+    (never whole); the same checks and messages as :func:`read_segments`."""
+    if not ref_paths:
+        raise UserError("no reference given; pass at least one --ref FILE")
+    counts = [0] * (1 + len(ref_paths))
+
+    def counted(k: int, path) -> Iterator[str]:
+        for _, line in iter_lines(path):
+            counts[k] += 1
+            yield line
+
+    streams = [counted(k, p) for k, p in enumerate([hyp_path, *ref_paths])]
+    while True:
+        rows = list(itertools.islice(zip(*streams), size))
+        if len(rows) < size:  # one file ended: the others must end there too
+            for st in streams:
+                for _ in st:
+                    pass
+            bad = next((k for k in range(1, len(counts)) if counts[k] != counts[0]), None)
+            if counts[0] == 0:
+                raise UserError(f"{hyp_path} is empty; the hypothesis file needs one segment per line")
+            if bad is not None:
+                what = "is empty; the reference file needs one segment per line" if counts[bad] == 0 else None
+                if what:
+                    raise UserError(f"{ref_paths[bad - 1]} {what}")
+                raise UserError(
+                    f"line count mismatch: {hyp_path} has {counts[0]} lines but {ref_paths[bad - 1]} has {counts[bad]}; "
+                    "hypothesis and reference files must be line-aligned"
+                )
+        if rows:
+            cols = list(zip(*rows))
+            yield list(cols[0]), [list(c) for c in cols[1:]]
+        if len(rows) < size:
+            return
+
+
+def stream_scores(metrics: Sequence[MTMetric], chunks, nrefs: int) -> dict[str, MetricScore] | None:
+    """Corpus scores from chunks of segments, keeping only each metric's summed statistics
+    (memory bounded by the statistics, not the text); None when a metric cannot stream."""
+    accs: dict[tuple, Any] = {}
+    for m in metrics:
+        if m.stats_key() not in accs:
+            acc = m.accumulator()
+            if acc is None:
+                return None
+            accs[m.stats_key()] = acc
+    for hyps, refs in chunks:
+        for acc in accs.values():
+            acc.add(hyps, refs)
+    return {m.name: m.score_stats(accs[m.stats_key()].totals(), nrefs) for m in metrics}
 
 
 def read_source(path, n: int, hyp_path) -> list[str]:

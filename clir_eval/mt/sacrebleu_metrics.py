@@ -95,6 +95,7 @@ _BLEU_PARAMS = (
 
 @register("bleu", _BLEU_PARAMS, "sacrebleu BLEU")
 class BLEUMetric(SacreMetric):
+    streamable = True  # integer counts: chunk sums are the corpus sums exactly
     """sacrebleu BLEU (Papineni et al. 2002; 13a tokenizer, exp smoothing by default)."""
 
     def _make(self, references=None):
@@ -126,6 +127,7 @@ class BLEUMetric(SacreMetric):
     "chrf++": ({"word_order": 2}, "chrF++ (word_order=2, β=2)"),
 })
 class CHRFMetric(SacreMetric):
+    streamable = True  # integer counts: chunk sums are the corpus sums exactly
     """sacrebleu chrF / chrF++ (Popović 2015/2017); no word tokenizer, ``lowercase`` applies."""
 
     def _make(self, references=None):

@@ -33,22 +33,14 @@ class TypeStats:
     types: list[str]
 
 
-def type_stats(hyps: Sequence[str], refs: Refs, tokenize: str = "13a", lowercase: bool = False) -> TypeStats:
-    """One tokenisation pass shared by MacroF and MicroF (any β, any k).
-
-    Lines are pre-processed exactly as sacrebleu BLEU does (lowercase, then the tokenizer
-    on the right-stripped line), then split on whitespace. ref_len is BLEU's closest
-    reference length (shorter on ties), reported as an extra.
-    """
-    check_streams(hyps, refs)
+def _encoder(tokenize: str, lowercase: bool, vocab: dict[str, int]):
+    """``encode(lines) -> (token ids, tokens per line)``, adding new types to ``vocab`` in order of appearance."""
     tok = tokenizer(tokenize)
-    n = len(hyps)
-    vocab: dict[str, int] = {}
     get = vocab.setdefault
 
     def encode(lines: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         ids: list[int] = []
-        lens = np.empty(n, dtype=np.int64)
+        lens = np.empty(len(lines), dtype=np.int64)
         for i, line in enumerate(lines):
             if lowercase:
                 line = line.lower()
@@ -57,14 +49,17 @@ def type_stats(hyps: Sequence[str], refs: Refs, tokenize: str = "13a", lowercase
             ids.extend([get(t, len(vocab)) for t in toks])
         return np.asarray(ids, dtype=np.int64), lens
 
-    hyp_ids, hyp_lens = encode(hyps)
-    ref_enc = [encode(r) for r in refs]
-    V = len(vocab)
+    return encode
+
+
+def _type_matrix(hyp_enc, ref_enc, n: int, V: int):
+    """The (n x 2 + 3V) statistics of encoded segments: [hyp_len, ref_len, PREDS, REFS, MATCH]."""
 
     def counts(ids: np.ndarray, lens: np.ndarray):
         rows = np.repeat(np.arange(n, dtype=np.int64), lens)
         return sparse.csr_array((np.ones(len(ids), dtype=np.int64), (rows, ids)), shape=(n, V))
 
+    hyp_ids, hyp_lens = hyp_enc
     preds = counts(hyp_ids, hyp_lens)
     ref_counts = counts(*ref_enc[0])
     for ids, lens in ref_enc[1:]:
@@ -76,11 +71,74 @@ def type_stats(hyps: Sequence[str], refs: Refs, tokenize: str = "13a", lowercase
     closest = np.where(diff == diff.min(axis=0), ref_lens, np.iinfo(np.int64).max).min(axis=0) if n else hyp_lens
 
     head = sparse.csr_array(np.column_stack([hyp_lens, closest]).astype(np.int64))
-    matrix = sparse.hstack([head, preds, ref_counts, match], format="csr")
-    types = [""] * V
+    return sparse.csr_array(sparse.hstack([head, preds, ref_counts, match], format="csr"))
+
+
+def type_stats(hyps: Sequence[str], refs: Refs, tokenize: str = "13a", lowercase: bool = False) -> TypeStats:
+    """One tokenisation pass shared by MacroF and MicroF (any β, any k).
+
+    Lines are pre-processed exactly as sacrebleu BLEU does (lowercase, then the tokenizer
+    on the right-stripped line), then split on whitespace. ref_len is BLEU's closest
+    reference length (shorter on ties), reported as an extra.
+    """
+    check_streams(hyps, refs)
+    vocab: dict[str, int] = {}
+    encode = _encoder(tokenize, lowercase, vocab)
+    hyp_enc = encode(hyps)
+    ref_enc = [encode(r) for r in refs]
+    matrix = _type_matrix(hyp_enc, ref_enc, len(hyps), len(vocab))
+    types = [""] * len(vocab)
     for t, j in vocab.items():
         types[j] = t
-    return TypeStats(sparse.csr_array(matrix), types)
+    return TypeStats(matrix, types)
+
+
+class TypeAccumulator:
+    """The column sums of :func:`type_stats` over a corpus given in chunks, holding only the
+    per-type sums (not the text): types are numbered as they come and put back, at the end, in
+    the order :func:`type_stats` gives them (first seen in the hypotheses, else in the first
+    reference holding them), so the totals -- and every score from them -- are identical."""
+
+    _NEVER = np.iinfo(np.int64).max
+
+    def __init__(self, tokenize: str, lowercase: bool):
+        self.vocab: dict[str, int] = {}
+        self._encode = _encoder(tokenize, lowercase, self.vocab)
+        self._lens = np.zeros(2, dtype=np.int64)
+        self._sums = np.zeros((3, 0), dtype=np.int64)  # PREDS, REFS, MATCH per type
+        self._first: list[np.ndarray] = []  # per stream (hyps, ref 1, ...): first token position of each type
+        self._offset: list[int] = []
+
+    def add(self, hyps: Sequence[str], refs: Refs) -> None:
+        check_streams(hyps, refs)
+        encs = [self._encode(hyps)] + [self._encode(r) for r in refs]
+        V = len(self.vocab)
+        grow = V - self._sums.shape[1]
+        self._sums = np.concatenate([self._sums, np.zeros((3, grow), np.int64)], axis=1)
+        for s, (ids, _) in enumerate(encs):
+            if s == len(self._first):
+                self._first.append(np.full(0, self._NEVER, np.int64))
+                self._offset.append(0)
+            first = np.concatenate([self._first[s], np.full(V - len(self._first[s]), self._NEVER, np.int64)])
+            if len(ids):
+                u, i = np.unique(ids, return_index=True)
+                first[u] = np.minimum(first[u], self._offset[s] + i)
+            self._first[s] = first
+            self._offset[s] += len(ids)
+        t = totals(_type_matrix(encs[0], encs[1:], len(hyps), V))
+        self._lens += t[:2].astype(np.int64)
+        self._sums += np.asarray(t[2:], dtype=np.int64).reshape(3, V)
+
+    def totals(self) -> np.ndarray:
+        V = self._sums.shape[1]
+        if not self._first:
+            return np.zeros(2, dtype=np.int64)
+        in_hyp = self._first[0] < self._NEVER
+        refs_first = np.stack(self._first[1:]) if len(self._first) > 1 else np.full((1, V), self._NEVER)
+        r_min = np.argmax(refs_first < self._NEVER, axis=0)
+        pos = refs_first[r_min, np.arange(V)]
+        order = np.lexsort((np.where(in_hyp, self._first[0], pos), np.where(in_hyp, 0, 1 + r_min)))
+        return np.concatenate([self._lens, self._sums[:, order].ravel()])
 
 
 def _num(x: float) -> str:
@@ -112,6 +170,11 @@ class TypeFMetric(MTMetric):
 
     def segment_stats(self, hyps, refs):
         return type_stats(hyps, refs, self.tokenize, self.lowercase).matrix
+
+    streamable = True
+
+    def accumulator(self) -> TypeAccumulator:
+        return TypeAccumulator(self.tokenize, self.lowercase)
 
     def paired_stats(self, hyps_a, hyps_b, refs):
         """Both systems counted in one pass over a shared vocabulary (columns are types)."""
