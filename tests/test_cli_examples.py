@@ -69,7 +69,7 @@ def test_check_demo_signal_agrees_with_the_demo(cli, tmp_path):
     script = Path(__file__).resolve().parent.parent / "scripts" / "check_demo_signal.py"
     out = subprocess.run([sys.executable, str(script), "--mt-set", "mt"], capture_output=True, text=True, check=True).stdout
     rows = [ln.split() for ln in out.splitlines() if ln.split() and ln.split()[0] in res["systems"]]
-    assert len(rows) == len(res["systems"]) == 10
+    assert len(rows) == len(res["systems"]) == 12
     for name, map_, bleu, chrf1, macrof1 in rows:
         s = res["systems"][name]
         assert [f"{s['ir']['map']:.4f}", f"{s['mt']['bleu']:.4f}", f"{s['mt']['chrf1']:.4f}",

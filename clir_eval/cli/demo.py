@@ -20,7 +20,7 @@ def demo_cmd(
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes (default: cores)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars or summary."),
 ) -> None:
-    """Generate a simulated experiment (10 MT systems) and run it.
+    """Generate a simulated experiment (12 MT systems) and run it.
 
     The data is generated (no downloads); the report explains what it can and cannot conclude.
 
