@@ -10,7 +10,7 @@ import pytest
 
 from rich.console import Console
 
-from clir_eval.mt.rates import CPU_PER_1000_LINES, count_lines, slow_metric_warnings
+from clir_eval.mt.rates import CPU_PER_1000_LINES, count_lines, rate, slow_metric_warnings
 from clir_eval.pipeline.executor import LocalExecutor, SerialExecutor
 from clir_eval.pipeline.progress import Progress, eta_text, in_flight
 
@@ -68,10 +68,14 @@ def test_executors_report_the_index_of_each_finished_task():
 
 
 def test_slow_metric_warning_states_the_measured_rate():
-    rate = CPU_PER_1000_LINES["ter"]
-    lines = int(2 * 60 / rate * 1000)  # about two minutes of TER CPU in all
+    from clir_eval.mt.sacrebleu_metrics import TER_SEGMENTS_PER_CPU_S
+
+    ter = rate("ter")
+    assert ter == 1000 / TER_SEGMENTS_PER_CPU_S and "ter" not in CPU_PER_1000_LINES  # one home for TER's rate
+    lines = int(2 * 60 / ter * 1000)  # about two minutes of TER CPU in all
     (w,) = slow_metric_warnings({"ter": [lines // 2, lines - lines // 2], "bleu": [lines] * 2}, jobs=2)
-    assert w.startswith("ter is slow") and f"{rate:.2f} CPU-s per 1000 lines" in w and "2 worker(s)" in w
+    assert w.startswith("ter is slow") and f"{ter:.2f} CPU-s per 1000 lines" in w and "2 worker(s)" in w
+    assert "scripts/bench_ter.py" in w
     assert slow_metric_warnings({"ter": [1000]}, jobs=1) == []  # small set: no warning
     assert slow_metric_warnings({"bleu": [10**7]}, jobs=1) == []  # a fast metric never warns
 
@@ -94,9 +98,9 @@ def test_run_warns_before_a_slow_metric_on_systems_not_yet_scored(tmp_path, monk
         (tmp_path / f"{n}.txt").write_text("a b c\n" * 100)
     tasks = [SystemTask(s, mt=MTTask(system=s, hyp=str(tmp_path / f"{s}.txt"), refs=(str(tmp_path / "ref.txt"),),
                                      metrics=("bleu", "ter"), tokenize="13a", lowercase=False)) for s in ("h1", "h2")]
-    monkeypatch.setattr(rates, "WARN_CPU", 0.5)  # 200 lines of TER: ~0.75 CPU-s
+    monkeypatch.setattr(rates, "WARN_CPU", 0.5)  # 200 lines of TER: ~0.8 CPU-s
     logged: list[str] = []
     cpu = mt_plan(tasks, Cache(tmp_path / "cache"), 2, logged.append)
-    assert cpu == pytest.approx((rates.CPU_PER_1000_LINES["ter"] + rates.CPU_PER_1000_LINES["bleu"]) * 200 / 1000)
+    assert cpu == pytest.approx((rates.rate("ter") + rates.rate("bleu")) * 200 / 1000)
     assert len(logged) == 1 and logged[0].startswith("ter is slow") and "200 lines" in logged[0]
     assert mt_plan(tasks, Cache(tmp_path / "cache"), 2, None) == cpu  # quiet: estimate, no warning
