@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import html
 import math
+import re
 from typing import Any, Mapping
 
 from .blocks import Bullets, Heading, Para, Table, fmt_num, inline_spans, natural_key
@@ -16,6 +17,7 @@ from .svg import DOT, FIT, esc, heatmap_svg, scatter_svg
 
 
 # --------------------------------------------------------------------------- plots
+PANELS_WIDTH = 880  # page width (1200px less padding) less the key beside the panels
 NUMBERED_ABOVE = 12  # more systems than this (or a name longer than 14 characters): dots carry numbers
 
 
@@ -113,7 +115,10 @@ def _figures_html(results: Mapping[str, Any]) -> str:
                      "retrieval score (up). Dots rising to the right mean the metric ranks systems as retrieval "
                      "does.</p>")
         for y, panels in figs:
-            parts.append(f"<h3>{esc(y)}</h3><div class='fig'><div class='panels'>"
+            width = int(re.search(r"width='(\d+)'", panels[0][0]).group(1)) if panels else 330
+            cols = max(1, min(len(panels), PANELS_WIDTH // (width + 8)))  # the key sits right beside them
+            parts.append(f"<h3>{esc(y)}</h3><div class='fig'><div class='panels' "
+                         f"style='grid-template-columns:repeat({cols},auto)'>"
                          + "".join(svg for svg, _ in panels) + "</div>"
                          + _key_html(results, sum(u for _, u in panels), numbered) + "</div>")
     return "\n".join(parts)
@@ -138,7 +143,7 @@ td.ns{color:#a0aec0}td.em{font-style:italic}td.l,th.l{text-align:left;max-width:
 pre{background:#f7fafc;padding:.8em;overflow:auto;font-size:.8em}.note{color:#4a5568}
 .caption{color:#4a5568;font-size:.85em;max-width:60em}.warn{border:2px solid #c53030;background:#fff5f5;padding:.4em 1em;margin:1em 0}
 table.verdicts td{text-align:left}tr.uninf td{color:#9b2c2c;background:#fff5f5}
-.fig{display:flex;gap:1em;align-items:flex-start}.panels{display:flex;flex-wrap:wrap;gap:.4em;flex:1 1 0;min-width:0}
+.fig{display:flex;gap:1em;align-items:flex-start}.panels{display:grid;gap:.4em;flex:0 1 auto;min-width:0}
 .key{flex:0 0 17em;font-size:.8em;color:#2d3748;border-left:1px solid #e2e8f0;padding-left:.8em;position:sticky;top:.5em}
 .key ul{list-style:none;padding:0;margin:.3em 0}.key li{margin:.2em 0}.key ol{padding-left:2.4em;margin:.3em 0;columns:2}.key ol.one{columns:1}.key li{overflow-wrap:anywhere}
 svg.plot,svg.heat{border:1px solid #e2e8f0;background:#fff}dl.gloss dt{font-weight:600;margin-top:.4em}
