@@ -35,7 +35,7 @@ def test_top_level_help_lists_commands_in_workflow_order_with_whole_descriptions
     assert names[:4] == ["demo", "validate", "run", "report"]
     for name, desc in rows:
         assert not desc.endswith("...") and desc[-1] in ".?", f"{name}: description cut: {desc!r}"
-        assert len(desc) <= 90, f"{name}: keep the first paragraph of its help to one line ({len(desc)} chars)"
+        assert len(desc) <= 62, f"{name}: keep the first paragraph of its help to one 80-column line ({len(desc)} chars)"
 
 
 def test_first_sentence_keeps_et_al():

@@ -54,7 +54,7 @@ def correlate_cmd(
     fmt: str = typer.Option("json", "--format", help="json | tsv | md | latex (booktabs tables, the md content)."),
     out: Optional[str] = typer.Option(None, "--out", help="Write here (atomically) instead of stdout."),
 ) -> None:
-    """Correlate the columns of a score table, e.g. MT metrics with IR measures.
+    """Correlate the columns of a score table.
 
     Every --x column with every --y column, per --group-by value.
 

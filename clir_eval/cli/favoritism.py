@@ -48,7 +48,7 @@ def favoritism_cmd(
     fmt: str = typer.Option("json", "--format", help="json | tsv"),
     out: Optional[str] = typer.Option(None, "--out", help="Write here instead of stdout (atomically)."),
 ) -> None:
-    """The segments each metric credits most to one system over another.
+    """Segments each metric credits most to one system over another.
 
     Per metric, the top segments by |δ_M(i;S) − δ_M(i;U)| with δ_M(i;h) = M(h) − M(h without segment i),
     on the metric's own 0-100 scale; marks segments that are in this metric's top list only.

@@ -66,7 +66,7 @@ def ir_score_cmd(
     fmt: str = typer.Option("json", "--format", help="json | tsv (trec_eval -q layout)."),
     out: Optional[str] = typer.Option(None, "--out", help="Write here instead of stdout."),
 ) -> None:
-    """Score a TREC run with IR measures: per-query values and means.
+    """Score a TREC run with IR measures, per query and on average.
 
     The mean is over the qrels' queries: a qrels query missing from the run scores 0; run
     queries without qrels are ignored.
@@ -111,7 +111,7 @@ def pseudo_qrels_cmd(
     top_k: int = typer.Option(100, "--top-k", help="Documents per query taken as relevant."),
     trec_order: bool = typer.Option(False, "--trec-order", help="Sort the run by score desc, docid desc first."),
 ) -> None:
-    """Write pseudo-qrels: the top-K documents of a reference run are relevant.
+    """Write the top-K documents of a reference run as pseudo-qrels.
 
     \b
     Examples (after the 'clir-eval retrieve' examples):

@@ -120,7 +120,7 @@ def mt_compare_cmd(
     seed: int = typer.Option(12345, "--seed", help="Random seed (recorded in the output)."),
     fmt: str = typer.Option("json", "--format", help="json | text"),
 ) -> None:
-    """Compare every system with a baseline on every metric, with significance tests.
+    """Compare systems with a baseline, with significance tests.
 
     The baseline is the first --hyp. Tests: paired bootstrap (Koehn 2004), paired approximate
     randomization (sacrebleu --paired-ar) and the sign test, p-values (c+1)/(k+1), adjusted
@@ -192,7 +192,9 @@ def mt_buckets_cmd(
     plot: Optional[str] = typer.Option(None, "--plot", help="Also write a PNG line plot (MacroF per bucket per system) here."),
     fmt: str = typer.Option("json", "--format", help="json | tsv"),
 ) -> None:
-    """MacroF per reference-frequency bucket: does a system win on frequent or rare words?
+    """MacroF per bucket of reference word frequency.
+
+    Does a system win on frequent or on rare words?
 
     As Figure 1 of Gowda et al. (2021).
 

@@ -25,7 +25,7 @@ def run_cmd(
     shard_docs: Optional[int] = typer.Option(None, "--shard-docs", min=1, help="Index collections of more lines in spans of this many, each its own task (default: config's shard_docs, else 500000). Never changes a result."),
     cache: Optional[Path] = typer.Option(None, "--cache", envvar="CLIR_EVAL_CACHE", show_envvar=False, help="A cache shared by several output directories, so they reuse finished work (default: $CLIR_EVAL_CACHE, else OUT/cache). Runs sharing it take turns."),
 ) -> None:
-    """Run an experiment: MT metrics, retrieval, IR measures, correlations, reports.
+    """Run an experiment: MT, retrieval, IR, correlations, reports.
 
     \b
     Examples (after 'clir-eval demo --out demo-out'):
@@ -67,7 +67,7 @@ def validate_cmd(
     data_root: Optional[Path] = typer.Option(None, "--data-root", help="Where ${DATA_ROOT} points."),
     fmt: str = typer.Option("text", "--format", help="text: a short summary | json: the resolved config."),
 ) -> None:
-    """Check a config and open every input cheaply, without running it.
+    """Check a config and open every input, without running it.
 
     Checks WMT references/systems/domains, generated query counts, tables joined to every
     system, formats, measures and the analyzer. Errors name the YAML field. Prints a short
