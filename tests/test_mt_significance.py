@@ -218,7 +218,7 @@ def test_mt_compare_many_systems_adjusted(cli, tmp_path):
 @pytest.mark.shared_data
 def test_paired_ar_equals_sacrebleu_on_real_wmt21_systems(shared_data, monkeypatch):
     """WMT21 de-en, baseline Online-B against HuaweiTSC and UEdin (one significant, one not at .05 in
-    the README's 10000-trial run; 500 trials here): BLEU and chrF scores and AR p-values equal sacrebleu's PairedTest."""
+    the 10000-trial run of docs/tools.md; 500 trials here): BLEU and chrF scores and AR p-values equal sacrebleu's PairedTest."""
     from sacrebleu.significance import PairedTest
 
     from clir_eval.io.files import read_lines

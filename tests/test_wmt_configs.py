@@ -5,7 +5,7 @@ fewer bootstrap/permutation draws (100 each, for speed) and an absolute data roo
 retrieval, queries and MT settings are the shipped ones. Assertions are sanity checks
 (every system present, human scores joined, τ in [-1, 1], documented notes) plus two
 *pinned observations* about reference B on ru-en, documented in configs/wmt21_ru_en.yaml
-and README "WMT21 document-level experiments": they are what the data gave, not what the
+and docs/tutorials/wmt-documents.md: they are what the data gave, not what the
 issue expected, and a change in them means retrieval, query generation or scoring changed.
 """
 
@@ -114,7 +114,7 @@ def test_ru_en_ref_b_rank_pinned_observation(ru_en):
     headlines as queries, reference B has the lowest MAP, RR and RBO of the 11 systems, and its
     BLEU against reference A is below that of 9 of the 10 MT systems — the second human
     translation paraphrases where MT stays literal, and reference-A headlines reward
-    literalness. The per-query gap is small (see README); this pins the rank only."""
+    literalness. The per-query gap is small (see docs/tutorials/wmt-documents.md); this pins the rank only."""
     sys = ru_en["systems"]
     n = len(sys)
     for measure in ("map", "recip_rank", "rbo:p=0.9"):

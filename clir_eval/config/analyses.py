@@ -22,8 +22,8 @@ def load_analyses(s: "_Loader", sec: "_Section | None", *, has_mt: bool,
         raise UserError(f"{s.path}: analyses: needs the mt section (system hypotheses and references); "
                         "add mt: {refs: [...]} or remove analyses")
     if not (fav or buckets):
-        raise UserError(f"{s.path}: analyses: empty; give favoritism: and/or frequency_buckets: (see README "
-                        "'Analyses in a run') or remove the section")
+        raise UserError(f"{s.path}: analyses: empty; give favoritism: and/or frequency_buckets: (see docs/configs.md "
+                        "'Analyses on the MT test set') or remove the section")
     out = AnalysesConfig(favoritism=fav, frequency_buckets=buckets)
     if systems is not None:
         check_analysis_systems(str(s.path), out, systems)

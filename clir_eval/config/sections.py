@@ -135,7 +135,7 @@ class _Section:
     def done(self) -> None:
         if self.data:
             key = sorted(self.data)[0]
-            raise self.err(key, "unknown key; check the spelling (see README 'Experiment configs' or configs/demo.yaml)")
+            raise self.err(key, "unknown key; check the spelling (see docs/reference/config.md or configs/demo.yaml)")
 
 
 class _Loader:

@@ -11,7 +11,7 @@ from .executor import WorkerLost
 
 SHARED_STORAGE = (
     "every Ray node must see the inputs and --out at the same path (a shared filesystem); "
-    "see README 'Running on a Ray cluster'"
+    "see docs/running.md 'Running on a Ray cluster'"
 )
 
 

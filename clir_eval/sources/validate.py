@@ -86,12 +86,10 @@ def dry_run(cfg: Config, facts: dict | None = None) -> list[str]:
     return lines
 
 
-# Rough costs in CPU-seconds per MB of text, measured on a 2-core machine: BM25 indexing plus
-# 150 queries at depth 1000 (scripts/bench_bm25.py: 1M documents, 41 CPU-s), and one MT metric
-# on one system (scripts/bench_mt_metrics.py: 5000 lines, 0.68 MB; TER 37 CPU-s, the others 2-4).
+# Rough cost of retrieval in CPU-seconds per MB of collection text: BM25 indexing plus 150
+# queries at depth 1000 (scripts/bench_bm25.py: 1M documents of ~150 tokens, 41 CPU-s on a
+# 2-core machine). The MT metrics' rates are clir_eval.mt.rates (measured per 1000 lines).
 RETRIEVAL_CPU_S_PER_MB = 0.07
-MT_CPU_S_PER_MB = {"ter": 54.0}
-MT_CPU_S_PER_MB_DEFAULT = 4.0
 
 
 def _size_mb(path: str | None) -> float | None:
@@ -146,18 +144,26 @@ def summary(cfg: Config, facts: dict) -> list[str]:
 
 
 def _cost(cfg: Config, facts: dict, n_systems: int, metrics: list[str]) -> str:
+    from ..mt.rates import cpu_estimate
+
     parts, total = [], 0.0
     coll = _size_mb(cfg.collection.english) if cfg.collection is not None else None
     if cfg.has_retrieval and coll:
         t = (n_systems + 1) * coll * RETRIEVAL_CPU_S_PER_MB
         total += t
         parts.append(f"retrieval ~{t:.0f}")
-    ref = _size_mb(cfg.mt.refs[0]) if cfg.mt is not None and cfg.mt.refs else None
-    if metrics and ref:
-        per = {m: n_systems * ref * MT_CPU_S_PER_MB.get(m.split(":")[0], MT_CPU_S_PER_MB_DEFAULT) for m in metrics}
-        total += sum(per.values())
-        slow = [f"{m} ~{v:.0f}" for m, v in per.items() if m.split(":")[0] in MT_CPU_S_PER_MB]
-        parts.append(f"MT metrics ~{sum(per.values()):.0f}" + (f", of which {', '.join(slow)}" if slow else ""))
+    refs = cfg.mt.refs if cfg.mt is not None else ()
+    lines = _count_lines(refs[0]) if refs and not str(refs[0]).startswith("irds:") else None
+    if metrics and lines:
+        per = {m: cpu_estimate(m, lines) for m in metrics}
+        known = {m: n_systems * v for m, v in per.items() if v is not None}
+        total += sum(known.values())
+        slow = sorted(known, key=known.get, reverse=True)[:1]
+        part = f"MT metrics ~{sum(known.values()):.0f}"
+        if slow and known[slow[0]] >= 0.5 * sum(known.values()) and len(known) > 1:
+            part += f", of which {slow[0]} ~{known[slow[0]]:.0f}"
+        unknown = [m for m, v in per.items() if v is None]
+        parts.append(part + (f"; not estimated: {', '.join(unknown)}" if unknown else ""))
     if not parts:
         return "not estimated here (the sizes are known only at run time)"
     return (f"~{max(total, 1):.0f} CPU-s ({'; '.join(parts)}) plus correlations and reports; a rough estimate "
