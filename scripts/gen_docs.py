@@ -151,7 +151,7 @@ def config_page() -> str:
         parts.append(f"\n## {title}\n\n")
         doc = inspect.getdoc(cls) or ""
         if doc and not doc.startswith(cls.__name__ + "("):
-            parts.append(" ".join(doc.split()) + "\n\n")
+            parts.append(" ".join(doc.replace("``", "`").split()) + "\n\n")
         parts.append("| key | type | default | description |\n|---|---|---|---|\n")
         for key, typ, default, desc in EXTRA_KEYS.get(path, []):
             parts.append(f"| `{key}` | {typ} | `{default}` | {desc} |\n" if default else f"| `{key}` | {typ} | | {desc} |\n")
