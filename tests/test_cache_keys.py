@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from clir_eval.mt.settings import MTSettings
 from clir_eval.pipeline import tasks as task_module
 from clir_eval.pipeline.cache import cache_key
 from clir_eval.settings import Settings, SettingError, field_type, rules
@@ -25,13 +26,31 @@ NOT_AFFECTING_RESULTS = {
     ("RetrieveTask", "memory"): "estimated peak bytes: scheduling only",
     ("RetrieveTask", "shards"): "the index's spans: the same index and run",
     ("RetrieveTask", "shard_docs"): "span size before planning: the same index and run",
-    ("MTTask", "device"): "where neural metrics run: scores equal up to float32 rounding (the segment store keeps the first)",
-    ("MTTask", "batch_size"): "neural metrics' batch size: padding is masked, scores equal up to float32 rounding",
+    ("MTSettings", "device"): "where neural metrics run: scores equal up to float32 rounding (the segment store keeps the first)",
+    ("MTSettings", "batch_size"): "neural metrics' batch size: padding is masked, scores equal up to float32 rounding",
 }
 
-TASK_TYPES = sorted((c for c in vars(task_module).values()
+NAMESPACE = {**vars(task_module), "MTSettings": MTSettings}  # annotations the task module imports for typing only
+TASK_TYPES = sorted((c for c in NAMESPACE.values()
                      if isinstance(c, type) and dataclasses.is_dataclass(c) and hasattr(c, "STAGE")),
                     key=lambda c: c.__name__)
+
+
+def _embedded(cls, seen: dict) -> dict:
+    """``cls`` and every record type its fields embed (settings records, upstream tasks), by name."""
+    if cls.__name__ in seen:
+        return seen
+    seen[cls.__name__] = cls
+    todo = list(typing.get_type_hints(cls, NAMESPACE).values())
+    while todo:
+        tp = todo.pop()
+        todo += typing.get_args(tp)
+        if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+            _embedded(tp, seen)
+    return seen
+
+
+RECORD_TYPES = sorted({n: c for t in TASK_TYPES for n, c in _embedded(t, {}).items()}.values(), key=lambda c: c.__name__)
 
 
 class Files:
@@ -48,7 +67,7 @@ class Files:
 
 
 def _hints(cls) -> dict[str, typing.Any]:
-    return typing.get_type_hints(cls, vars(task_module))
+    return typing.get_type_hints(cls, NAMESPACE)
 
 
 def _optional(tp) -> tuple[typing.Any, bool]:
@@ -86,21 +105,30 @@ def _candidates(value, kind: type) -> list:
     if kind in (int, float):
         near = [] if value is None else [value + 1, value - 1, value / 2 if kind is float else value // 2]
         return near + [kind(0.5) if kind is float else 0, 1, 2]
-    return ["a", "english", "x"] if kind is str else []
+    if kind is tuple:
+        return [(*value, "ter"), ("bleu",), ("chrf1",)]
+    return ["a", "english", "none", "intl", "cuda"] if kind is str else []
 
 
-def settings_changes(record: Settings) -> list[tuple[str, Settings, Settings]]:
-    """Per declared field of a settings record: (field, record, the record with that field changed), both
-    valid; a field valid only together with another setting (BM25 delta: variant l or plus) is changed on
-    a record where that other setting is changed first."""
+def settings_changes(record: Settings, files: Files) -> list[tuple[str, Settings, Settings, bool]]:
+    """Per declared field of a settings record: (field, record, the record with that field changed, whether
+    the change may change results), both valid; a field valid only together with another setting (BM25
+    delta: variant l or plus) is changed on a record where that other setting is changed first."""
     cls, out = type(record), []
     bases = [record] + [_try(record, name, c) for name, r in rules(cls).items() for c in r.choices]
     bases = [b for b in bases if b is not None]
-    for name, rule in rules(cls).items():
+    for f in dataclasses.fields(cls):
+        name, rule = f.name, rules(cls)[f.name]
+        affects = (cls.__name__, name) not in NOT_AFFECTING_RESULTS
+        if f.metadata.get("input"):
+            out += [(f"{name} {what}", dataclasses.replace(record, **{name: before}),
+                     dataclasses.replace(record, **{name: after}), affects)
+                    for what, before, after, _ in changed(getattr(record, name), _hints(cls)[name], files, True)]
+            continue
         pair = next(((b, new) for b in bases for c in (rule.choices or _candidates(getattr(b, name), field_type(cls, name)[0]))
                      if (new := _try(b, name, c)) is not None and getattr(new, name) != getattr(b, name)), None)
         assert pair, f"{cls.__name__}.{name}: no valid other value found; teach settings_changes()"
-        out.append((name, *pair))
+        out.append((name, *pair, affects))
     return out
 
 
@@ -111,10 +139,14 @@ def _try(record: Settings, name: str, value) -> Settings | None:
         return None
 
 
-def changed(value, tp, files: Files, is_input: bool = False) -> list[tuple[str, typing.Any, typing.Any]]:
-    """Pairs of values differing in one respect each: (what changed, value, changed value); a settings
-    record or an upstream task gives one per field (a settings field valid only with another setting
-    changed comes with that other setting changed on both sides)."""
+def changed(value, tp, files: Files, is_input: bool = False) -> list[tuple[str, typing.Any, typing.Any, bool]]:
+    """Pairs of values differing in one respect each: (what changed, value, changed value, whether results
+    may change); a settings record or an upstream task gives one per field (a settings field valid only with
+    another setting changed comes with that other setting changed on both sides)."""
+    return [(w, b, a, True) if len(t) == 3 else t for t in _changes(value, tp, files, is_input) for w, b, a, *_ in [t]]
+
+
+def _changes(value, tp, files: Files, is_input: bool = False) -> list[tuple]:
     tp, optional = _optional(tp)
     origin, args = typing.get_origin(tp), typing.get_args(tp)
     if value is None:
@@ -129,21 +161,21 @@ def changed(value, tp, files: Files, is_input: bool = False) -> list[tuple[str, 
         other.write_text(Path(value).read_text() + "edited\n")
         return out + [("other content", value, str(other))]
     if isinstance(value, Settings):
-        return out + settings_changes(value)
+        return out + settings_changes(value, files)
     if dataclasses.is_dataclass(tp):
         hints = _hints(tp)
         for f in dataclasses.fields(tp):
             if (tp.__name__, f.name) in NOT_AFFECTING_RESULTS:
                 continue
-            for what, before, after in changed(getattr(value, f.name), hints[f.name], files,
-                                               bool(f.metadata.get("input"))):
+            for what, before, after, affects in changed(getattr(value, f.name), hints[f.name], files,
+                                                        bool(f.metadata.get("input"))):
                 out.append((f"{f.name} {what}", dataclasses.replace(value, **{f.name: before}),
-                            dataclasses.replace(value, **{f.name: after})))
+                            dataclasses.replace(value, **{f.name: after}), affects))
         return out
     if origin is tuple:
         if args[-1] is Ellipsis:
             return out + [("one more item", value, (*value, sample(args[0], files)))]
-        (what, _, first), *_ = changed(value[0], args[0], files)
+        (what, _, first, _), *_ = changed(value[0], args[0], files)
         return out + [(f"first item {what}", value, (first, *value[1:]))]
     if tp is dict or origin is dict:
         return out + [("one more key", value, {**value, "other": 2})]
@@ -162,7 +194,8 @@ def test_the_task_types_are_found():
 
 
 def test_the_fields_left_out_of_the_key_are_exactly_those_listed():
-    left_out = {(c.__name__, f.name) for c in TASK_TYPES for f in dataclasses.fields(c)
+    assert {"MTSettings", "RetrievalSettings", "IndexSettings"} <= {c.__name__ for c in RECORD_TYPES}
+    left_out = {(c.__name__, f.name) for c in RECORD_TYPES for f in dataclasses.fields(c)
                 if not f.metadata.get("key", True)}
     assert left_out == set(NOT_AFFECTING_RESULTS)
 
@@ -177,10 +210,10 @@ def test_changing_any_field_changes_the_key(cls, tmp_path):
     for f in dataclasses.fields(cls):
         variants = changed(getattr(task, f.name), hints[f.name], files, bool(f.metadata.get("input")))
         assert variants, f"{cls.__name__}.{f.name}: nothing to change"
-        for what, before, value in variants:
+        for what, before, value, affects in variants:
             key = cache_key(dataclasses.replace(task, **{f.name: before}))
             other = cache_key(dataclasses.replace(task, **{f.name: value}))
-            if (cls.__name__, f.name) in NOT_AFFECTING_RESULTS:
+            if (cls.__name__, f.name) in NOT_AFFECTING_RESULTS or not affects:
                 assert other == key, f"{cls.__name__}.{f.name} ({what}) is listed as not affecting results but changes the key"
             else:
                 assert other != key, f"{cls.__name__}.{f.name} ({what}) does not change the cache key"
@@ -188,14 +221,16 @@ def test_changing_any_field_changes_the_key(cls, tmp_path):
     assert checked >= len(dataclasses.fields(cls)) - sum(1 for (c, _) in NOT_AFFECTING_RESULTS if c == cls.__name__)
 
 
-def test_a_field_left_out_of_the_key_is_caught(tmp_path):
-    """The check above fails when a setting is dropped from the key (here MTTask.lowercase)."""
-    fields = [(f.name, _hints(task_module.MTTask)[f.name],
-               dataclasses.field(metadata={"key": False}) if f.name == "lowercase" else
-               dataclasses.field(metadata=f.metadata)) for f in dataclasses.fields(task_module.MTTask)]
-    Broken = dataclasses.make_dataclass("MTTask", fields, frozen=True, namespace={"STAGE": "mt"})
+def test_a_setting_left_out_of_the_key_is_caught(tmp_path):
+    """What the checks above catch: MTSettings.lowercase marked as not keyed (a stale MT score reused)."""
+    fields = [(f.name, _hints(MTSettings)[f.name],
+               dataclasses.field(default=f.default, metadata={**f.metadata, **({"key": False} if f.name == "lowercase" else {})}))
+              for f in dataclasses.fields(MTSettings)]
+    Broken = dataclasses.make_dataclass("MTSettings", fields, bases=(Settings,), frozen=True)
+    left_out = {f.name for f in dataclasses.fields(Broken) if not f.metadata.get("key", True)}
+    assert "lowercase" in left_out and ("MTSettings", "lowercase") not in NOT_AFFECTING_RESULTS
     files = Files(tmp_path)
-    task = sample(Broken, files)
-    assert cache_key(dataclasses.replace(task, lowercase=True)) == cache_key(task)
-    left_out = {(Broken.__name__, f.name) for f in dataclasses.fields(Broken) if not f.metadata.get("key", True)}
-    assert left_out - set(NOT_AFFECTING_RESULTS) == {("MTTask", "lowercase")}
+    task = task_module.MTTask("s", files.new(), Broken(refs=(files.new(),)))
+    stale = [what for what, before, after, affects in changed(task.mt, Broken, files)
+             if affects and cache_key(dataclasses.replace(task, mt=before)) == cache_key(dataclasses.replace(task, mt=after))]
+    assert stale == ["lowercase"]

@@ -11,6 +11,7 @@ import yaml
 
 import clir_eval
 from clir_eval.config.load import load_config
+from clir_eval.mt.settings import MTSettings
 from clir_eval.retrieval.settings import RetrievalSettings
 from clir_eval.errors import UserError
 from clir_eval.pipeline.cache import cache_key
@@ -48,7 +49,7 @@ def test_every_stage_key_includes_the_tool_version(files, monkeypatch):
     docs, ref, hyp, qrels = files
     eng = _english(docs)
     tasks = [
-        MTTask("s", str(hyp), (str(ref),), ("bleu",), "13a", False),
+        MTTask("s", str(hyp), MTSettings(refs=(str(ref),), metrics=("bleu",))),
         replace(eng, system="s", want_ids=False),
         IRTask("s", eng, str(qrels), eng, ("map",), None),
     ]

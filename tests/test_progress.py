@@ -92,12 +92,13 @@ def test_run_warns_before_a_slow_metric_on_systems_not_yet_scored(tmp_path, monk
     import clir_eval.mt.rates as rates
     from clir_eval.pipeline.cache import Cache
     from clir_eval.pipeline.run import mt_plan
+    from clir_eval.mt.settings import MTSettings
     from clir_eval.pipeline.tasks import MTTask, SystemTask
 
     for n in ("h1", "h2", "ref"):
         (tmp_path / f"{n}.txt").write_text("a b c\n" * 100)
-    tasks = [SystemTask(s, mt=MTTask(system=s, hyp=str(tmp_path / f"{s}.txt"), refs=(str(tmp_path / "ref.txt"),),
-                                     metrics=("bleu", "ter"), tokenize="13a", lowercase=False)) for s in ("h1", "h2")]
+    mt = MTSettings(refs=(str(tmp_path / "ref.txt"),), metrics=("bleu", "ter"))
+    tasks = [SystemTask(s, mt=MTTask(system=s, hyp=str(tmp_path / f"{s}.txt"), mt=mt)) for s in ("h1", "h2")]
     monkeypatch.setattr(rates, "WARN_CPU", 0.5)  # 200 lines of TER: ~0.8 CPU-s
     logged: list[str] = []
     cpu = mt_plan(tasks, Cache(tmp_path / "cache"), 2, logged.append)

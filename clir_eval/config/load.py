@@ -32,7 +32,6 @@ from .schema import (
     EuroparlSource,
     ExternalTable,
     IRConfig,
-    MTConfig,
     QueriesConfig,
     RelevanceConfig,
     SystemSpec,
@@ -267,42 +266,20 @@ def _load_executor(top: _Section) -> str:
     return top.str("executor", "local", choices=tuple(EXECUTORS))
 
 
-def _load_mt(s: _Loader, sec: _Section | None, *, has_wmt: bool) -> MTConfig | None:
+def _load_mt(s: _Loader, sec: _Section | None, *, has_wmt: bool) -> "MTSettings | None":
     if sec is None:
         return None
-    from ..mt.base import load_metric
+    from ..mt.settings import MTSettings  # the mt package registers its metrics (sacrebleu) when imported
 
     refs = sec.str_list("refs") or sec.str_list("ref")
-    mt = MTConfig(
-        refs=tuple(s.path_of(r, f"mt.refs[{i}]") for i, r in enumerate(refs)),
-        metrics=sec.str_list("metrics", MTConfig.metrics, nonempty="metric"),
-        tokenize=sec.str("tokenize", "13a"),
-        lowercase=sec.bool("lowercase", False),
-        source=s.path_of(sec.str("source"), "mt.source") if sec.has("source") else None,
-        device=_device(s, sec.str("device", "cpu")),
-        batch_size=sec.int("batch_size", MTConfig.batch_size, minimum=1, maximum=4096),
-    )
-    sec.done()
+    mt = sec.settings(MTSettings, refs=tuple(s.path_of(r, f"mt.refs[{i}]") for i, r in enumerate(refs)),
+                      source=s.path_of(sec.str("source"), "mt.source") if sec.has("source") else None)
     if not mt.refs and not has_wmt:
         raise UserError(f"{s.path}: mt.refs: give at least one reference file")
     if mt.source and has_wmt:
         raise UserError(f"{s.path}: mt.source: with a wmt: source the source segments come from the XML's <src>; "
                         "remove mt.source")
-    for i, spec in enumerate(mt.metrics):
-        try:
-            load_metric(spec, tokenize=mt.tokenize, lowercase=mt.lowercase)
-        except UserError as e:
-            raise UserError(f"{s.path}: mt.metrics[{i}]: {e}") from None
     return mt
-
-
-def _device(s: _Loader, value: str) -> str:
-    from ..mt.neural import check_device
-
-    try:
-        return check_device(value)
-    except UserError as e:
-        raise UserError(f"{s.path}: mt.device: {e}") from None
 
 
 def _load_wmt(s: _Loader, sec: _Section | None) -> WMTSource | None:

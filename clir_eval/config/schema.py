@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from ..retrieval.settings import RetrievalSettings
+
+if TYPE_CHECKING:  # the mt package registers its metrics (sacrebleu) when imported: only configs with mt: load it
+    from ..mt.settings import MTSettings
 
 
 @dataclass(frozen=True)
@@ -16,17 +19,6 @@ class SystemSpec:
     hyp: str | None = None
     docs: str | None = None
     attrs: Mapping[str, str] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class MTConfig:
-    refs: tuple[str, ...] = ()
-    metrics: tuple[str, ...] = ("bleu", "chrf1", "macrof1", "microf1")
-    tokenize: str = "13a"
-    lowercase: bool = False
-    source: str | None = None  # source segments, line-aligned with the references (COMET reads them)
-    device: str = "cpu"  # where neural metrics run (cpu | cuda | cuda:N)
-    batch_size: int = 16  # segments per batch of the neural metrics (never changes a score)
 
 
 @dataclass(frozen=True)
@@ -166,7 +158,7 @@ class Config:
     seed: int = 13
     jobs: int | None = None
     systems: tuple[SystemSpec, ...] = ()
-    mt: MTConfig | None = None
+    mt: MTSettings | None = None
     collection: CollectionConfig | None = None
     queries: QueriesConfig | None = None
     relevance: RelevanceConfig | None = None

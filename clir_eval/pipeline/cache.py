@@ -87,7 +87,7 @@ def _keyed(value: Any, is_input: bool = False) -> Any:
     if hasattr(type(value), "STAGE"):
         return cache_key(value)
     if is_dataclass(value):
-        return {f.name: _keyed(getattr(value, f.name)) for f in fields(value)}
+        return _keyed_fields(value)
     if isinstance(value, (list, tuple)):
         return [_keyed(v) for v in value]
     return value
@@ -96,12 +96,13 @@ def _keyed(value: Any, is_input: bool = False) -> Any:
 def key_inputs(task: Any) -> dict[str, Any]:
     """What a task's key hashes: its stage, the tool versions, every keyed setting, each input
     file's content checksum and each upstream task's key."""
-    keyed = {
-        f.name: _keyed(getattr(task, f.name), bool(f.metadata.get("input")))
-        for f in fields(task)
-        if f.metadata.get("key", True)
-    }
-    return {"stage": task.STAGE, "versions": tool_versions(), "task": keyed}
+    return {"stage": task.STAGE, "versions": tool_versions(), "task": _keyed_fields(task)}
+
+
+def _keyed_fields(record: Any) -> dict[str, Any]:
+    """A task's or an embedded record's fields: inputs by content, fields marked ``key: False`` left out."""
+    return {f.name: _keyed(getattr(record, f.name), bool(f.metadata.get("input")))
+            for f in fields(record) if f.metadata.get("key", True)}
 
 
 def cache_key(task: Any) -> str:

@@ -211,11 +211,7 @@ def system_task(cfg: Config, res: Resolved, cache: Cache, s: SystemSpec, retriev
     """MT and retrieval of one system (IR follows once the English side is known)."""
     mt = None
     if cfg.mt is not None and s.hyp:
-        mt = MTTask(
-            system=s.name, hyp=s.hyp, refs=tuple(res.mt_refs), metrics=tuple(cfg.mt.metrics),
-            tokenize=cfg.mt.tokenize, lowercase=cfg.mt.lowercase, src=res.mt_src, device=cfg.mt.device,
-            batch_size=cfg.mt.batch_size,
-        )
+        mt = MTTask(system=s.name, hyp=s.hyp, mt=replace(cfg.mt, refs=tuple(res.mt_refs), source=res.mt_src))
     if not retrieval or not s.docs:
         return SystemTask(s.name, mt=mt)
     return SystemTask(s.name, mt=mt, retrieve=retrieve_task(cfg, res, cache, s.name, s.docs))
@@ -282,7 +278,7 @@ def mt_plan(tasks: list[SystemTask], cache: Cache, jobs: int, log: Callable[[str
     lines = {t.hyp: count_lines(t.hyp) for t in todo}
     per_metric: dict[str, list[int]] = {}
     for t in todo:
-        for m in t.metrics:
+        for m in t.mt.metrics:
             per_metric.setdefault(m, []).append(lines[t.hyp])
     if log is not None:
         for w in slow_metric_warnings(per_metric, jobs):

@@ -25,7 +25,7 @@ def mt_stage(task: MTTask, cache: Cache) -> dict:
     from ..mt.neural import set_runtime
 
     hyps, refs, src = mt_segments(task)
-    scores = score_metrics(list(task.metrics), hyps, refs, tokenize=task.tokenize, lowercase=task.lowercase,
+    scores = score_metrics(list(task.mt.metrics), hyps, refs, tokenize=task.mt.tokenize, lowercase=task.mt.lowercase,
                            sources=src, setup=lambda ms: set_runtime(ms, **neural_runtime(task, cache, progress=False)))
     out = {name: {"score": s.score, "signature": s.signature} for name, s in scores.items()}
     entry.save_json(out)
@@ -37,10 +37,10 @@ def mt_segments(task: MTTask) -> tuple[list[str], list[list[str]], list[str] | N
     from ..io.files import read_lines
 
     hyps = read_lines(task.hyp)
-    refs = [read_lines(r) for r in task.refs]
-    src = read_lines(task.src) if task.src else None
-    for what, path, lines in [*(("reference", r, x) for r, x in zip(task.refs, refs)),
-                              *([("source", task.src, src)] if src is not None else [])]:
+    refs = [read_lines(r) for r in task.mt.refs]
+    src = read_lines(task.mt.source) if task.mt.source else None
+    for what, path, lines in [*(("reference", r, x) for r, x in zip(task.mt.refs, refs)),
+                              *([("source", task.mt.source, src)] if src is not None else [])]:
         if len(lines) != len(hyps):
             raise UserError(
                 f"system {task.system}: hypothesis {task.hyp} has {len(hyps)} lines but {what} {path} has "
@@ -69,7 +69,7 @@ class SegmentStore:
 
 def neural_runtime(task: MTTask, cache: Cache, progress: bool) -> dict:
     """The neural metrics' runtime settings of an MT task: device, batch size, the run's segment store."""
-    return {"device": task.device, "batch_size": task.batch_size, "store": SegmentStore(cache), "progress": progress}
+    return {"device": task.mt.device, "batch_size": task.mt.batch_size, "store": SegmentStore(cache), "progress": progress}
 
 
 def neural_prepass(tasks: list[MTTask | None], cache: Cache, progress: bool) -> bool:
@@ -83,7 +83,7 @@ def neural_prepass(tasks: list[MTTask | None], cache: Cache, progress: bool) -> 
     todo = [t for t in tasks if t is not None and not cache.child().entry(t).verified("json")]  # notes: the MT stage's
     if not todo:
         return False
-    metrics = neural_metrics(load_metrics(list(todo[0].metrics), todo[0].tokenize, todo[0].lowercase))
+    metrics = neural_metrics(load_metrics(list(todo[0].mt.metrics), todo[0].mt.tokenize, todo[0].mt.lowercase))
     if not metrics:
         return False
     items = [mt_segments(t) for t in todo]

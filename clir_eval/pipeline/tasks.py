@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from ..io.files import text_checksum
 from ..retrieval.settings import IndexSettings, RetrievalSettings
+
+if TYPE_CHECKING:  # the mt package registers its metrics (sacrebleu) when imported; MT tasks copy the config's record
+    from ..mt.settings import MTSettings
 
 INPUT = {"input": True}  # field metadata: a file path, keyed by its content, not its name
 NOT_KEYED = {"key": False}  # field metadata: a check that cannot change the output
@@ -19,13 +22,7 @@ class MTTask:
     STAGE: ClassVar[str] = "mt"
     system: str
     hyp: str = field(metadata=INPUT)
-    refs: tuple[str, ...] = field(metadata=INPUT)
-    metrics: tuple[str, ...]
-    tokenize: str
-    lowercase: bool
-    src: str | None = field(default=None, metadata=INPUT)  # source segments (COMET reads them)
-    device: str = field(default="cpu", metadata=NOT_KEYED)  # where neural metrics run
-    batch_size: int = field(default=16, metadata=NOT_KEYED)
+    mt: MTSettings  # with the experiment's reference and source files (keyed by content)
 
 
 @dataclass(frozen=True)
