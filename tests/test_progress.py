@@ -44,6 +44,11 @@ def test_stage_rows_show_label_counts_names_and_finish():
         assert stage.done == [True, True, True]
         other = p.stage("correlations", 1, detail="4 MT metrics x 7 targets")
         other(0)
+        rounds = p.stage("  resampling blocks", 0, jobs=2)
+        for n in (3, 2):  # work that comes in rounds: one row, its total grows
+            rounds.extend(n)
+            SerialExecutor().map(_square, list(range(n)), rounds)
+        assert rounds._task().total == rounds._task().completed == 5
     out = buf.getvalue()
     assert "systems: MT + BM25" in out and "3/3" in out and "done" in out
     assert "sysA" in out and "4 MT metrics x 7 targets" in out

@@ -49,9 +49,15 @@ class Stage:
                 self.done[i] = True
         self._p.update(self._tid, advance=1, now=in_flight(self.names, self.done, self.jobs) if self.names else "")
 
+    def _task(self):
+        return next(t for t in self._p.tasks if t.id == self._tid)
+
+    def extend(self, n: int) -> None:
+        """``n`` more tasks in this stage (a stage whose work comes in rounds)."""
+        self._p.update(self._tid, total=(self._task().total or 0) + n)
+
     def finish(self) -> None:
-        t = self._p.tasks[[x.id for x in self._p.tasks].index(self._tid)]
-        self._p.update(self._tid, completed=t.total, now="")
+        self._p.update(self._tid, completed=self._task().total, now="")
 
 
 class Progress:

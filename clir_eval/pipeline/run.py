@@ -350,8 +350,14 @@ def score_tables(cfg: Config, res: Resolved, sys_results: dict, timing: dict[str
         row = progress.stage("correlations", 1, detail=f"{len(ext_kinds.get('mt', []))} MT metrics x {n_y} targets, "
                              f"{len(sys_results)} systems") if progress is not None else None
 
-        def mapper(fn, tasks):  # the resampling blocks, when spread over the executor
-            return ex.map(fn, tasks, progress.stage("  resampling blocks", len(tasks), ex.jobs) if progress else None)
+        blocks = []  # one row for the resampling blocks spread over the executor, in one or more rounds
+
+        def mapper(fn, tasks):
+            if progress is not None and not blocks:
+                blocks.append(progress.stage("  resampling blocks", 0, ex.jobs))
+            if blocks and blocks[0] is not None:
+                blocks[0].extend(len(tasks))
+            return ex.map(fn, tasks, blocks[0] if blocks else None)
 
         try:
             corr = correlate_run(cfg, sys_results, ext_kinds, map=mapper if ex is not None else None,
