@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from clir_eval.ir.settings import IRSettings
 from clir_eval.mt.settings import MTSettings
 from clir_eval.pipeline import tasks as task_module
 from clir_eval.pipeline.cache import cache_key
@@ -106,7 +107,7 @@ def _candidates(value, kind: type) -> list:
         near = [] if value is None else [value + 1, value - 1, value / 2 if kind is float else value // 2]
         return near + [kind(0.5) if kind is float else 0, 1, 2]
     if kind is tuple:
-        return [(*value, "ter"), ("bleu",), ("chrf1",)]
+        return [(*value, "ter"), ("bleu",), ("chrf1",), (*value, "P_5"), ("map",)]
     return ["a", "english", "none", "intl", "cuda"] if kind is str else []
 
 
@@ -194,7 +195,7 @@ def test_the_task_types_are_found():
 
 
 def test_the_fields_left_out_of_the_key_are_exactly_those_listed():
-    assert {"MTSettings", "RetrievalSettings", "IndexSettings"} <= {c.__name__ for c in RECORD_TYPES}
+    assert {"MTSettings", "IRSettings", "RetrievalSettings", "IndexSettings"} <= {c.__name__ for c in RECORD_TYPES}
     left_out = {(c.__name__, f.name) for c in RECORD_TYPES for f in dataclasses.fields(c)
                 if not f.metadata.get("key", True)}
     assert left_out == set(NOT_AFFECTING_RESULTS)

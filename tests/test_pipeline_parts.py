@@ -11,6 +11,7 @@ import yaml
 
 import clir_eval
 from clir_eval.config.load import load_config
+from clir_eval.ir.settings import IRSettings
 from clir_eval.mt.settings import MTSettings
 from clir_eval.retrieval.settings import RetrievalSettings
 from clir_eval.errors import UserError
@@ -51,7 +52,7 @@ def test_every_stage_key_includes_the_tool_version(files, monkeypatch):
     tasks = [
         MTTask("s", str(hyp), MTSettings(refs=(str(ref),), metrics=("bleu",))),
         replace(eng, system="s", want_ids=False),
-        IRTask("s", eng, str(qrels), eng, ("map",), None),
+        IRTask("s", eng, str(qrels), eng, IRSettings(("map",))),
     ]
     before = [cache_key(t) for t in tasks]
     monkeypatch.setattr(clir_eval, "__version__", "0.0.0-other")
@@ -88,7 +89,7 @@ def test_checks_are_not_keyed_and_upstream_tasks_count_by_key(files, tmp_path):
     docs, _, _, qrels = files
     eng = _english(docs)
     assert cache_key(replace(eng, memory=123)) == cache_key(eng)
-    ir = IRTask("english", eng, str(qrels), eng, ("map",), None)
+    ir = IRTask("english", eng, str(qrels), eng, IRSettings(("map",)))
     changed = replace(eng, retrieval=replace(eng.retrieval, b=0.5))
     assert cache_key(replace(ir, run=changed)) != cache_key(ir)
     before = cache_key(ir)

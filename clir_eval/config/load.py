@@ -22,6 +22,7 @@ from ..errors import UserError
 from ..io.files import check_system_name
 from ..io.safe_yaml import load_yaml
 from ..limits import MAX_DECIMALS, MAX_DEPTH, MAX_JOBS, MAX_KEYWORDS, MAX_RESAMPLES, MAX_SEED
+from ..ir.settings import IRSettings
 from ..retrieval.settings import RetrievalSettings
 from .analyses import load_analyses
 from .schema import (
@@ -31,7 +32,6 @@ from .schema import (
     DistractorSource,
     EuroparlSource,
     ExternalTable,
-    IRConfig,
     QueriesConfig,
     RelevanceConfig,
     SystemSpec,
@@ -416,22 +416,8 @@ def _load_retrieval(s: _Loader, sec: _Section | None) -> RetrievalSettings:
     return sec.settings(RetrievalSettings, stopwords=stopwords)
 
 
-def _load_ir(sec: _Section | None) -> IRConfig:
-    if sec is None:
-        return IRConfig()
-    ir = IRConfig(
-        measures=sec.str_list("measures", IRConfig.measures, nonempty="measure"),
-        collection_size=sec.int("collection_size", None, minimum=1),
-    )
-    sec.done()
-    from ..ir.measures import parse_measure
-
-    for i, spec in enumerate(ir.measures):
-        try:
-            parse_measure(spec)
-        except UserError as e:
-            raise UserError(f"{sec.cfg.path}: ir.measures[{i}]: {e}") from None
-    return ir
+def _load_ir(sec: _Section | None) -> IRSettings:
+    return IRSettings() if sec is None else sec.settings(IRSettings)
 
 
 def _load_external(s: _Loader, raw: Any) -> tuple[ExternalTable, ...]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping
 
+from ..ir.settings import IRSettings
 from ..retrieval.settings import RetrievalSettings
 
 if TYPE_CHECKING:  # the mt package registers its metrics (sacrebleu) when imported: only configs with mt: load it
@@ -60,12 +61,6 @@ class QueriesConfig:
 class RelevanceConfig:
     qrels: str | None = None
     pseudo_top_k: int | None = None
-
-
-@dataclass(frozen=True)
-class IRConfig:
-    measures: tuple[str, ...] = ("map", "ndcg", "P_10", "rbo:p=0.98")
-    collection_size: int | None = None
 
 
 @dataclass(frozen=True)
@@ -163,7 +158,7 @@ class Config:
     queries: QueriesConfig | None = None
     relevance: RelevanceConfig | None = None
     retrieval: RetrievalSettings = field(default_factory=RetrievalSettings)
-    ir: IRConfig = field(default_factory=IRConfig)
+    ir: IRSettings = field(default_factory=IRSettings)
     external: tuple[ExternalTable, ...] = ()
     correlation: CorrelationConfig = field(default_factory=CorrelationConfig)
     wmt: WMTSource | None = None

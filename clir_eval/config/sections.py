@@ -8,6 +8,7 @@ import math
 
 import os
 import re
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -121,9 +122,11 @@ class _Section:
         are; an unknown key, or a value the record refuses, is an error naming the field."""
         readers = {float: self.float, int: self.int, str: self.str, bool: self.bool, tuple: self.str_list}
         values = {k: v for k, v in given.items() if v is not None}
-        for name in rules(cls):
-            if name not in given and self.has(name):
-                v = readers[field_type(cls, name)[0]](name)
+        for f in fields(cls):
+            name = f.name
+            if name in rules(cls) and name not in given and self.has(name):
+                kind = field_type(cls, name)[0]
+                v = self.str_list(name, nonempty=f.metadata.get("nonempty")) if kind is tuple else readers[kind](name)
                 if v is not None:
                     values[name] = v
         self.done()

@@ -16,7 +16,8 @@ class MTSettings(Settings):
     """The ``mt:`` section: reference and source files, metrics, tokenization, and where neural metrics run."""
 
     refs: tuple[str, ...] = setting((), "Reference files, line-aligned with every system's hypotheses.", input=True)
-    metrics: tuple[str, ...] = setting(DEFAULT_METRICS, "MT metrics: registry names, e.g. bleu, chrf:beta=1.")
+    metrics: tuple[str, ...] = setting(DEFAULT_METRICS, "MT metrics: registry names, e.g. bleu, chrf:beta=1.",
+                                       nonempty="metric")
     tokenize: str = setting("13a", "sacrebleu tokenizer of the word-based metrics.")
     lowercase: bool = setting(False, "Lowercase hypotheses and references before scoring.")
     source: str | None = setting(None, "Source segments, line-aligned with the references (COMET reads them).",

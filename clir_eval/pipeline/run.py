@@ -198,7 +198,7 @@ def _unknown_qrels_docs(qrels: Qrels, ids: Iterable[str]) -> tuple[str, str] | N
 def ir_task(cfg: Config, english: EnglishSide, system: str, run: RetrieveTask) -> IRTask:
     return IRTask(
         system=system, run=run, qrels=english.qrels, reference=english.run,
-        measures=tuple(cfg.ir.measures), collection_size=english.collection_size,
+        ir=replace(cfg.ir, collection_size=english.collection_size),
     )
 
 

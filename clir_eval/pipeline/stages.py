@@ -219,7 +219,7 @@ def ir_stage(task: IRTask, cache: Cache) -> dict:
     run = read_run(run_file(task.run, cache))
     qrels = read_qrels(task.qrels)
     ref = read_run(run_file(task.reference, cache)) if task.reference is not None else None
-    res = evaluate(run, qrels, parse_measures(list(task.measures)), reference_run=ref, collection_size=task.collection_size)
+    res = evaluate(run, qrels, parse_measures(list(task.ir.measures)), reference_run=ref, collection_size=task.ir.collection_size)
     out = {"aggregate": res["aggregate"], "per_query": res["per_query"], "signatures": res.get("signatures", {})}
     entry.save_json(out)
     return out

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
 from ..io.files import text_checksum
+from ..ir.settings import IRSettings
 from ..retrieval.settings import IndexSettings, RetrievalSettings
 
 if TYPE_CHECKING:  # the mt package registers its metrics (sacrebleu) when imported; MT tasks copy the config's record
@@ -101,8 +102,7 @@ class IRTask:
     run: RetrieveTask
     qrels: str = field(metadata=INPUT)
     reference: RetrieveTask | None
-    measures: tuple[str, ...]
-    collection_size: int | None
+    ir: IRSettings  # collection_size: the experiment's, else the English collection's document count
 
 
 @dataclass(frozen=True)
