@@ -1,5 +1,5 @@
-"""The README's "Your first experiment" runs as written: its shell commands and its config are
-taken from README.md itself (not copied here) and run in a fresh directory beside the demo data."""
+"""The README's "Your first experiment" (and the getting-started page's) runs as written: its shell
+commands and its config are taken from the page itself (not copied here) and run in a fresh directory beside the demo data."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ import stat
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from clir_eval.sources.demo import generate_demo
 
@@ -22,9 +24,9 @@ def _section(text: str, title: str) -> str:
     return m.group(1)
 
 
-def first_experiment() -> tuple[list[str], dict[str, str]]:
+def first_experiment(page: str = "README.md") -> tuple[list[str], dict[str, str]]:
     """The section's shell commands in order, and its files: a YAML block preceded by 'Save this as `PATH`'."""
-    sec = _section((ROOT / "README.md").read_text(encoding="utf-8"), "Your first experiment")
+    sec = _section((ROOT / page).read_text(encoding="utf-8") + "\n## end\n", "Your first experiment")
     commands, files = [], {}
     for m in re.finditer(r"```(\w+)\n(.*?)```", sec, re.S):
         lang, body = m.group(1), m.group(2)
@@ -37,8 +39,9 @@ def first_experiment() -> tuple[list[str], dict[str, str]]:
     return commands, files
 
 
-def test_readme_first_experiment_runs_as_written(tmp_path):
-    commands, files = first_experiment()
+@pytest.mark.parametrize("page", ["README.md", "docs/getting-started.md"])
+def test_readme_first_experiment_runs_as_written(tmp_path, page):
+    commands, files = first_experiment(page)
     assert len(commands) >= 4 and files
     assert any(c.startswith("clir-eval validate ") for c in commands) and any(c.startswith("clir-eval run ") for c in commands)
     generate_demo(tmp_path / "demo-out" / "data", seed=13)  # what `clir-eval demo --out demo-out` writes under data/
