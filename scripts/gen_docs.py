@@ -75,6 +75,31 @@ def _model():
     return getattr(importlib.import_module(mod), name)
 
 
+def _hints(cls) -> dict[str, object]:
+    """The record's field types; names imported only for type checking (``if TYPE_CHECKING:``)
+    are imported here from the line of the record's module that names them."""
+    ns: dict[str, object] = {}
+    for _ in range(50):
+        try:
+            return typing.get_type_hints(cls, localns=ns)
+        except NameError as e:
+            ns[e.name] = _imported_name(cls, e.name)
+    raise RuntimeError(f"cannot resolve the field types of {cls.__name__}")
+
+
+def _imported_name(cls, name: str):
+    for klass in cls.__mro__:
+        module = sys.modules.get(klass.__module__)
+        try:
+            src = inspect.getsource(module)
+        except (OSError, TypeError):
+            continue
+        for m in re.finditer(r"^\s*from\s+(\S+)\s+import\s+([^\n]+)$", src, re.M):
+            if name in re.findall(r"\w+", m.group(2)):
+                return getattr(importlib.import_module(m.group(1), package=module.__package__), name)
+    raise NameError(name)
+
+
 def _comments(cls) -> dict[str, str]:
     """``name: type = default  # comment`` lines of a record's source."""
     try:
@@ -145,7 +170,7 @@ def config_page() -> str:
         if path in seen:
             continue
         seen.add(path)
-        hints = typing.get_type_hints(cls)
+        hints = _hints(cls)
         notes = _comments(cls)
         title = f"`{path}`" if path else "Top level"
         parts.append(f"\n## {title}\n\n")
@@ -180,7 +205,7 @@ def _description(f: dataclasses.Field, cls: type) -> str:
     if rule is not None:
         text = getattr(rule, "help", "")
         try:
-            kind = typing.get_type_hints(cls)[f.name]
+            kind = _hints(cls)[f.name]
             kind = _strip_optional(kind)[0]
             accepted = rule.text(typing.get_origin(kind) or kind)
         except Exception:  # noqa: BLE001 - the help alone when the rule cannot describe its values
