@@ -40,9 +40,11 @@ class Rule:
     finite: bool = True
 
     def text(self, kind: type) -> str:
-        """The accepted values in words (``> 0 and <= 100``, ``in [0, 1]``, ``>= 1 and <= 1000``)."""
+        """The accepted values in words (``> 0 and <= 100``, ``in [0, 1]``, ``a positive integer <= 1000``)."""
         if self.choices:
             return "one of " + ", ".join(self.choices)
+        if kind is int and self.ge == 1 and self.gt is None:
+            return "a positive integer" + (f" <= {_num(self.le)}" if self.le is not None else "")
         if kind is float and self.ge is not None and self.le is not None and self.gt is None:
             return f"in [{_num(self.ge)}, {_num(self.le)}]"
         parts = [f"> {_num(self.gt)}" if self.gt is not None else "", f">= {_num(self.ge)}" if self.ge is not None else "",

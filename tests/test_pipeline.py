@@ -249,7 +249,7 @@ def _edit(path: Path, fn):
     [
         (lambda c: c.update(colection={}), "colection: unknown key"),
         (lambda c: c["retrieval"].update(k1="high"), "retrieval.k1: expected a number"),
-        (lambda c: c["retrieval"].update(depth=0), "retrieval.depth: must be >= 1"),
+        (lambda c: c["retrieval"].update(depth=0), "retrieval.depth: must be a positive integer"),
         (lambda c: c["retrieval"].update(k1=0), "retrieval.k1: must be > 0 and <= 100, got 0.0"),
         (lambda c: c["retrieval"].update(b=1.5), "retrieval.b: must be in [0, 1], got 1.5"),
         (lambda c: c["retrieval"].update(variant="bm25t"), "retrieval.variant: unknown BM25 variant 'bm25t'"),

@@ -12,25 +12,27 @@ from .app import app
 from ..errors import UserError
 from ..io.files import check_output_file
 from ..io.readers import doc_files_help, doc_formats_help, read_documents, read_queries
-from ..limits import MAX_DEPTH, MAX_JOBS, check_max
+from ..limits import MAX_JOBS, check_max
+from ..retrieval.settings import RetrievalSettings
+from .options import build, setting_option
 
 
 @app.command("retrieve")
 def retrieve(
-    docs: str = typer.Option(..., "--docs", help="Documents: .jsonl, .tsv (id<TAB>text) or .txt (one per line); .gz ok."),
+    docs: str = typer.Option(..., "--docs", help=f"Documents: {doc_files_help()}; .gz ok."),
     queries: List[str] = typer.Option(..., "--queries", help="Queries: TREC topics, .tsv or .jsonl; a file, directory or glob; repeatable."),
     out: str = typer.Option(..., "--out", help="Output TREC run (written atomically; .gz ok)."),
-    backend: str = typer.Option("sparse", "--backend", help="sparse (fast, identical to rank-bm25) or rank_bm25 (reference)."),
-    analyzer: str = typer.Option("default", "--analyzer", help="whitespace or default (Unicode words, lowercased)."),
-    stopwords: Optional[str] = typer.Option(None, "--stopwords", help="'english' or a file of stopwords."),
-    stem: Optional[str] = typer.Option(None, "--stem", help="Snowball language for PyStemmer, e.g. english."),
-    variant: str = typer.Option("okapi", "--variant", help="BM25 variant: okapi, l, plus (rank-bm25 classes), lucene (Lucene's BM25, exact lengths) or lucene-byte (Lucene's one-byte lengths, float32)."),
-    k1: Optional[float] = typer.Option(None, "--k1", help="Default 1.5 (0.9 for lucene variants)."),
-    b: Optional[float] = typer.Option(None, "--b", help="Default 0.75 (0.4 for lucene variants)."),
-    epsilon: float = typer.Option(0.25, "--epsilon", help="Okapi idf floor factor (rank-bm25)."),
-    delta: Optional[float] = typer.Option(None, "--delta", help="BM25L/BM25Plus delta (defaults 0.5/1)."),
-    depth: int = typer.Option(1000, "--depth", help="Documents kept per query."),
-    docs_format: Optional[str] = typer.Option(None, "--docs-format", help="jsonl, tsv or lines (default: from the extension)."),
+    backend: str = setting_option(RetrievalSettings, "backend"),
+    analyzer: str = setting_option(RetrievalSettings, "analyzer"),
+    stopwords: Optional[str] = setting_option(RetrievalSettings, "stopwords"),
+    stem: Optional[str] = setting_option(RetrievalSettings, "stem"),
+    variant: str = setting_option(RetrievalSettings, "variant"),
+    k1: Optional[float] = setting_option(RetrievalSettings, "k1"),
+    b: Optional[float] = setting_option(RetrievalSettings, "b"),
+    epsilon: float = setting_option(RetrievalSettings, "epsilon"),
+    delta: Optional[float] = setting_option(RetrievalSettings, "delta"),
+    depth: int = setting_option(RetrievalSettings, "depth"),
+    docs_format: Optional[str] = typer.Option(None, "--docs-format", help=f"{doc_formats_help()} (default: from the extension)."),
     doc_ids: Optional[str] = typer.Option(None, "--doc-ids", help="For line-aligned documents: a file of ids, one per line."),
     queries_format: Optional[str] = typer.Option(None, "--queries-format", help="trec, tsv or jsonl (default: guessed)."),
     fields: str = typer.Option("title", "--fields", help="TREC topic fields, e.g. title or title,desc."),
@@ -48,30 +50,27 @@ def retrieve(
     """
     from ..retrieval.analysis import get_analyzer
     from ..retrieval.bm25 import _check_backend, build_or_load
-    from ..retrieval.settings import IndexSettings
     from ..io.trec import write_run
 
-    if depth <= 0:
-        raise UserError(f"--depth {depth} must be a positive integer")
     if shards < 1 or jobs < 1:
         raise UserError(f"--shards {shards} and --jobs {jobs} must be positive integers")
     check_max(shards, MAX_JOBS, "--shards")
     check_max(jobs, MAX_JOBS, "--jobs")
-    check_max(depth, MAX_DEPTH, "--depth")
     check_output_file(out)
     if not tag or len(tag.split()) != 1 or tag.split()[0] != tag:
         raise UserError(f"--tag {tag!r} must be one word without whitespace")
-    backend = _check_backend(backend)
-    an = get_analyzer(analyzer, stopwords=stopwords, stem=stem)
-    params = IndexSettings(backend=backend, analyzer=an.name, stopwords=an.stopwords, stem=an.stem,
-                           variant=variant.strip().lower(), k1=k1, b=b, epsilon=epsilon, delta=delta)
+    settings = build(RetrievalSettings, backend=_check_backend(backend), analyzer=analyzer.strip().lower(),
+                     stopwords=stopwords, stem=stem, variant=variant.strip().lower(), k1=k1, b=b, epsilon=epsilon,
+                     delta=delta, depth=depth)  # fmt: skip
+    an = get_analyzer(settings.analyzer, stopwords=stopwords, stem=stem)
     t0 = time.perf_counter()
     qs = read_queries(queries if len(queries) > 1 else queries[0], fmt=queries_format, fields=fields)
     collection = read_documents(docs, fmt=docs_format, ids_path=doc_ids)
     t1 = time.perf_counter()
-    idx, cached = build_or_load(index, collection, an, backend=backend, shards=shards, jobs=jobs, **params.bm25)
+    idx, cached = build_or_load(index, collection, an, backend=settings.backend, shards=shards, jobs=jobs,
+                                **settings.index.bm25)
     t2 = time.perf_counter()
-    run = idx.search(qs, depth=depth, tag=tag)
+    run = idx.search(qs, depth=settings.depth, tag=tag)
     t3 = time.perf_counter()
     write_run(out, run)
     sys.stderr.write(

@@ -1,0 +1,32 @@
+"""Command-line options read from the stages' settings records: default, help and bounds come from the
+field's declaration (:mod:`clir_eval.settings`), and a value the record refuses is reported with its flag."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+
+from ..errors import UserError
+from ..settings import SettingError, default, field_type, rules
+
+_UNSET: Any = object()
+
+
+def setting_option(cls: type, name: str, flag: str = "", *, value: Any = _UNSET) -> Any:
+    """``typer.Option`` of the settings field ``name`` of ``cls``: its default (or ``value``), its help text
+    with the accepted range."""
+    rule, kind = rules(cls)[name], field_type(cls, name)[0]
+    bounds = rule.text(kind) if kind in (int, float) and not rule.choices else ""
+    help_text = rule.help + (f" Accepted: {bounds}." if bounds and bounds != "a finite number" else "")
+    return typer.Option(default(cls, name) if value is _UNSET else value, flag or "--" + name.replace("_", "-"),
+                        help=help_text)
+
+
+def build(cls: type, flags: dict[str, str] | None = None, **values: Any) -> Any:
+    """The settings record from command-line values; a refused value is a UserError naming its flag."""
+    try:
+        return cls(**values)
+    except SettingError as e:
+        flag = (flags or {}).get(e.name, "--" + e.name.replace("_", "-"))
+        raise UserError(f"{flag}: {e.reason}" if e.shows_value else f"{flag} {e.value!r} {e.reason}") from None
