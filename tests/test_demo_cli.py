@@ -52,3 +52,14 @@ def test_demo_is_deterministic(cli, tmp_path, monkeypatch):
     for r in (a, b):
         r.pop("timing"), r.pop("config")
     assert a == b
+
+
+def test_the_story_note_is_only_in_the_config_of_the_seed_it_describes():
+    from clir_eval.cli.demo import demo_config_text
+    from clir_eval.io.safe_yaml import load_yaml
+
+    packaged = files("clir_eval").joinpath("data/demo.yaml").read_text(encoding="utf-8")
+    own, other = (load_yaml(demo_config_text(packaged, seed), "demo.yaml") for seed in (13, 14))
+    assert own["seed"] == 13 and other["seed"] == 14 and own["data_root"] == other["data_root"] == "data"
+    assert any(n.startswith("What to look for (seed 13)") for n in own["notes"])
+    assert not any("What to look for" in n for n in other["notes"]) and len(other["notes"]) == len(own["notes"]) - 1
