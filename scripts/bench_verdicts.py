@@ -1,14 +1,20 @@
-"""What the verdicts cost: CPU time of a whole demo run (``--jobs 1``, fresh cache) with and
-without verdicts (PERM-BOTH on every pair, discriminability, power) and BOOT-BOTH CIs.
+"""What the verdicts cost.
 
-Usage: python scripts/bench_verdicts.py [--reps 2]
-Prints per mode the process CPU time (min over reps) of the run and of its correlation stage,
-and the ratio with/without. CPU time, not wall time: the machine is shared.
+1. A whole demo run (``--jobs 1``, fresh cache) with and without verdicts (PERM-BOTH on every pair,
+   discriminability, power) and BOOT-BOTH CIs: process CPU time (min over reps).
+2. ``--size 40x8``: the correlation stage alone on a synthetic run of 40 systems x 8 MT metrics x
+   3 IR measures with per-query values (60 queries): the default procedure (sequential draws,
+   Holm per target) against the earlier one (1000 draws fixed, Holm over all targets), serial CPU
+   time and wall time on a local pool of 2 workers, and the draws each used.
+
+Usage: python scripts/bench_verdicts.py [--reps 2] [--size 40x8] [--skip-demo]
+CPU time where stated, not wall time: the machine is shared.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import tempfile
 import time
@@ -43,10 +49,65 @@ def run_once(root: Path, verdicts: bool) -> tuple[float, float]:
     return total, res["timing"]["correlation"]
 
 
+def synthetic_run(n_sys: int, n_mt: int, n_ir: int = 3, n_q: int = 60, seed: int = 0):
+    """(sys_results, kinds): systems of graded quality, MT metrics of graded noise, per-query IR values."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    quality = np.sort(rng.normal(size=n_sys))
+    sys_results = {}
+    for s in range(n_sys):
+        pq = {f"q{q}": {f"ir{m}": float(np.clip(0.4 + 0.05 * quality[s] + rng.normal(0, 0.2), 0, 1))
+                        for m in range(n_ir)} for q in range(n_q)}
+        sys_results[f"sys{s:02d}"] = {
+            "mt": {f"mt{k}": float(quality[s] + rng.normal(0, 0.2 + 0.15 * k)) for k in range(n_mt)},
+            "ir": {f"ir{m}": float(np.mean([v[f"ir{m}"] for v in pq.values()])) for m in range(n_ir)},
+            "ir_per_query": pq, "human": {}}
+    kinds = {"mt": [f"mt{k}" for k in range(n_mt)], "ir": [f"ir{m}" for m in range(n_ir)], "human": [],
+             "lower_is_better": []}
+    return sys_results, kinds
+
+
+def bench_size(size: str) -> None:
+    from types import SimpleNamespace
+
+    from clir_eval.config.schema import CorrelationConfig
+    from clir_eval.correlation.driver import correlate_run
+    from clir_eval.pipeline.executor import LocalExecutor
+
+    n_sys, n_mt = (int(v) for v in size.split("x"))
+    sys_results, kinds = synthetic_run(n_sys, n_mt)
+    for label, kw in (("earlier (fixed 1000, Holm over all)", {"family": "all", "resolution": "fixed"}),
+                      ("default (sequential, Holm per target)", {})):
+        cfg = SimpleNamespace(correlation=CorrelationConfig(bootstrap=1000, permutation=1000, **kw))
+        t0 = time.process_time()
+        serial = correlate_run(cfg, sys_results, kinds)
+        cpu = time.process_time() - t0
+        with LocalExecutor(2) as ex:
+            t0 = time.perf_counter()
+            pooled = correlate_run(cfg, sys_results, kinds, map=ex.map, chunks=8)
+            wall = time.perf_counter() - t0
+        same = json.dumps(pooled) == json.dumps(serial)
+        vds = serial["verdicts"]
+        draws = sum(p.get("resamples", 0) for v in vds for p in v["pairwise"])
+        ddraws = [v["discriminability"]["resolution"]["draws"] for v in vds]
+        sig = sum(p["significant"] for v in vds for p in v["pairwise"])
+        sep = [v["discriminability"]["pairs_separated"] for v in vds]
+        print(f"{size} {label}: correlation stage serial {cpu:.1f} CPU-s, 2-worker pool {wall:.1f} s wall "
+              f"(pool == serial: {same}); PERM-BOTH draws {draws} over {sum(len(v['pairwise']) for v in vds)} "
+              f"tests, {sig} significant; discriminability draws {ddraws}, pairs separated {sep}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=2)
+    ap.add_argument("--size", default="40x8", help="SYSTEMSxMETRICS of the synthetic correlation stage ('' = skip)")
+    ap.add_argument("--skip-demo", action="store_true")
     args = ap.parse_args()
+    if args.size:
+        bench_size(args.size)
+    if args.skip_demo:
+        return
     from clir_eval.sources.demo import generate_demo
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -212,14 +212,14 @@ def test_reports_say_which_differences_are_significant(runs):
     """Verdicts: PERM-BOTH on every metric pair per IR measure, Holm over each measure's 15 pairs,
     drawn until each decision is settled. In DE-EN no difference between two metrics is significant
     (one cluster per measure, no winner), now at a resolution that could show one (smallest
-    attainable adjusted p <= .0005); the report says so before any table."""
+    attainable adjusted p <= .0025); the report says so before any table."""
     for lang in ("cs", "de"):
         vds = runs[lang]["verdicts"]
         assert [v["target"] for v in vds] == ["rbo", "map", "ndcg", "P_10", "recall_10"]
         for v in vds:
             assert sorted(m for c in v["clusters"] for m in c) == sorted(MT_ORDER)
             assert len(v["pairwise"]) == 15 and v["family"] == f"the 15 metric pairs of {v['target']}"
-            assert v["resolution"]["floor"] <= 0.0005
+            assert v["resolution"]["floor"] <= 0.0025
             assert all(p["p_adjusted"] >= p["p_value"] for p in v["pairwise"])
             assert v["min_significant_tau"] == pytest.approx(0.383, abs=1e-3)  # n = 16
             assert v["discriminability"] is None  # published aggregates only, no per-query values

@@ -49,7 +49,7 @@ def test_a_metric_equal_to_the_target_beats_noise_at_default_settings(cli, tmp_p
     assert len(vds) == 20
     wins = sum(v["clusters"][0] == ["A"] for v in vds)
     assert wins >= 18, [v["clusters"] for v in vds]
-    assert all(v["resolution"]["floor"] <= 0.01 * 0.05 + 1e-12 for v in vds)  # far below alpha
+    assert all(v["resolution"]["floor"] <= 0.05 * 0.05 + 1e-12 for v in vds)  # far below alpha
     assert not any(w for v in vds for w in v["warnings"])
     # noise vs noise: Holm keeps each group's family-wise error <= alpha, so few of the 20 groups
     # separate two noise metrics (P(>= 5 of 20) < .003 at alpha = .05)
@@ -80,7 +80,7 @@ def test_floor_and_cap():
     assert p_floor(75, 1000, "none") == pytest.approx(1 / 1001)
     for m in (1, 6, 75, 171):
         k = max_draws(m, 0.05, "holm", 1000)
-        assert p_floor(m, k, "holm") <= 0.01 * 0.05 and (k - 1000) % 1000 == 0
+        assert p_floor(m, k, "holm") <= 0.05 * 0.05 and (k - 1000) % 1000 == 0
     assert max_draws(6, 0.05, "holm", 50_000) == 50_000  # never fewer than asked for
 
 
@@ -111,8 +111,9 @@ def test_sequential_decisions_equal_the_exact_decisions(case):
     assert got == want, (exact, [p["p_value"] for p in tested])
     for p, e, q in zip(tested, exact, adjust(exact, "holm")):
         assert abs(p["p_value"] - e) <= 5 * p["p_se"] + 2 / p["resamples"]
-        # only a decision whose exact adjusted p is close to alpha may stay open at the maximum draws
-        assert p["settled"] or (abs(q - 0.05) < 0.01 and p["resamples"] == max_draws(6, 0.05, "holm", 1000))
+        # only a decision whose exact adjusted p is within Monte Carlo error of alpha (Holm multiplies
+        # p by at most 6 here) may stay open at the maximum draws
+        assert p["settled"] or (abs(q - 0.05) < 4 * 6 * p["p_se"] and p["resamples"] == max_draws(6, 0.05, "holm", 1000))
 
 
 def test_clopper_pearson_matches_scipy():

@@ -33,7 +33,7 @@ CORRECTIONS = ("holm", "bh", "none")
 RESOLUTIONS = ("sequential", "fixed")
 FAMILIES = ("target", "all")
 SETTLE_RISK = 1e-3  # two-sided error of each Clopper-Pearson interval that settles a decision
-FLOOR_SHARE = 0.01  # sequential: the maximum draws make the smallest attainable adjusted p <= FLOOR_SHARE * alpha
+FLOOR_SHARE = 0.05  # sequential: the maximum draws make the smallest attainable adjusted p <= FLOOR_SHARE * alpha
 MAX_DRAWS = 1_000_000  # per test, whatever the family
 
 

@@ -166,8 +166,8 @@ def _coef(x: np.ndarray, y: np.ndarray, method: str, variant: str | None) -> flo
 def _coef_batch(X: np.ndarray, Y: np.ndarray, method: str, variant: str | None) -> np.ndarray:
     """Coefficients of many draws at once: row b of X (B, n) against row b of Y (B, n).
 
-    Same values as :func:`_coef` (which uses scipy) up to float rounding: Kendall from pair
-    sign matrices (τ-b = S/sqrt(pairs not tied in x * pairs not tied in y), τ-c with the
+    Same values as :func:`_coef` (which uses scipy) up to float rounding: Kendall from the signs
+    of the n(n-1)/2 pair differences (computed once for a y shared by every row) (τ-b = S/sqrt(pairs not tied in x * pairs not tied in y), τ-c with the
     number of distinct values, acc23 = (concordant + tied in both)/pairs); Pearson on
     centred rows; Spearman = Pearson on average ranks. NaN where a row is constant.
     Fewer than 3 columns -> NaN (as in :func:`correlate`). Rows are processed in chunks to
@@ -177,21 +177,27 @@ def _coef_batch(X: np.ndarray, Y: np.ndarray, method: str, variant: str | None) 
     out = np.full(B, np.nan)
     if n < 3:
         return out
+    fixed_y = Y.ndim == 2 and Y.strides[0] == 0  # np.broadcast_to of one vector
     chunk = max(1, 2_000_000 // (n * n))
     for s in range(0, B, chunk):
         x, y = X[s:s + chunk], Y[s:s + chunk]
         ok = (np.ptp(x, axis=1) > 0) & (np.ptp(y, axis=1) > 0)
         if method == "kendall":
-            sx = np.sign(x[:, :, None] - x[:, None, :])
-            sy = np.sign(y[:, :, None] - y[:, None, :])
-            if variant == "acc23":
-                agree = ((sx * sy) > 0).sum(axis=(1, 2)) + ((sx == 0) & (sy == 0)).sum(axis=(1, 2)) - n
-                val = agree / (n * (n - 1))
+            iu, ju = np.triu_indices(n, k=1)
+            sx = np.sign(x[:, iu] - x[:, ju])  # (rows, pairs i<j)
+            if fixed_y:  # every row's y is the same vector: its pair signs once
+                sy = np.broadcast_to(np.sign(y[0, iu] - y[0, ju]), sx.shape)
             else:
-                smd = (sx * sy).sum(axis=(1, 2)) / 2
+                sy = np.sign(y[:, iu] - y[:, ju])
+            prod = sx * sy
+            if variant == "acc23":
+                agree = (prod > 0).sum(axis=1) + ((sx == 0) & (sy == 0)).sum(axis=1)
+                val = agree / len(iu)
+            else:
+                smd = prod.sum(axis=1)
                 if variant == "b":
-                    nx = np.abs(sx).sum(axis=(1, 2)) / 2
-                    ny = np.abs(sy).sum(axis=(1, 2)) / 2
+                    nx = (sx != 0).sum(axis=1)
+                    ny = (sy != 0).sum(axis=1)
                     with np.errstate(invalid="ignore", divide="ignore"):
                         val = smd / np.sqrt(nx * ny)
                 else:
@@ -439,9 +445,9 @@ def batched(compute: Callable[[Mapper], T], map: Mapper | None = None, chunks: i
     computation whose later blocks depend on earlier results (sequential Monte Carlo tests stop
     asking when they see a placeholder) thus needs one pass per round; all others one. The
     last pass, which asks for nothing new, gives the result, equal to ``compute`` run serially
-    whatever ``map`` is. Without ``map``, or when the first pass's blocks cost less than
-    ``min_cost`` (spreading would cost more than it saves; default :data:`MIN_BATCH_COST`),
-    ``compute`` runs once, in this process.
+    whatever ``map`` is. Without ``map``, ``compute`` runs once, in this process; when a pass's
+    new blocks cost less than ``min_cost`` (spreading would cost more than it saves; default
+    :data:`MIN_BATCH_COST`), a last pass computes them and any later ones in this process.
     """
     if map is None:
         return compute(_serial_map)
@@ -463,8 +469,8 @@ def batched(compute: Callable[[Mapper], T], map: Mapper | None = None, chunks: i
         result = compute(record)
         if not asked:
             return result
-        if npass == 0 and sum(block_cost(b) for b in asked.values()) < (MIN_BATCH_COST if min_cost is None else min_cost):
-            return compute(_serial_map)
+        if sum(block_cost(b) for b in asked.values()) < (MIN_BATCH_COST if min_cost is None else min_cost):
+            break  # too little work left to spread: the rest in this process
         parts = map(run_block_chunk, _chunks(list(asked.values()), max(1, chunks)))
         done.update(zip(asked, (r for part in parts for r in part)))
 
