@@ -151,8 +151,6 @@ def test_executor_is_chosen_by_name_from_the_registry():
     [
         ("clir_eval.io.readers", "DOC_FORMATS", "collection", "format"),
         ("clir_eval.io.readers", "QUERY_FORMATS", "queries", "format"),
-        ("clir_eval.correlation.statistics", "METHODS", "correlation", "method"),
-        ("clir_eval.correlation.statistics", "VARIANTS", "correlation", "variant"),
     ],
 )
 def test_config_choices_are_the_owners(tmp_path, monkeypatch, module, name, section, key):
@@ -169,17 +167,23 @@ def test_config_choices_are_the_owners(tmp_path, monkeypatch, module, name, sect
     assert getattr(getattr(load_config(path), section), key) == "novel"
 
 
-@pytest.mark.parametrize("key, owner", [("backend", "BACKENDS"), ("variant", "VARIANTS"), ("analyzer", "ANALYZERS")])
-def test_retrieval_choices_are_declared_once(tmp_path, key, owner):
-    import clir_eval.retrieval.settings as owner_module
+@pytest.mark.parametrize("section, record, key, owner", [
+    ("retrieval", "RetrievalSettings", "backend", "BACKENDS"), ("retrieval", "RetrievalSettings", "variant", "VARIANTS"),
+    ("retrieval", "RetrievalSettings", "analyzer", "ANALYZERS"), ("correlation", "CorrelationSettings", "method", "METHODS"),
+    ("correlation", "CorrelationSettings", "variant", "VARIANTS"), ("correlation", "CorrelationSettings", "correction", "CORRECTIONS"),
+])
+def test_setting_choices_are_declared_once(tmp_path, section, record, key, owner):
+    import importlib
+
     from clir_eval.settings import rules
 
-    assert rules(owner_module.RetrievalSettings)[key].choices is getattr(owner_module, owner)
+    owner_module = importlib.import_module(f"clir_eval.{section}.settings")
+    assert rules(getattr(owner_module, record))[key].choices is getattr(owner_module, owner)
     path = make_experiment(tmp_path)
     cfg = yaml.safe_load(path.read_text())
-    cfg.setdefault("retrieval", {})[key] = "novel"
+    cfg.setdefault(section, {})[key] = "novel"
     path.write_text(yaml.safe_dump(cfg))
-    with pytest.raises(UserError, match=f"retrieval.{key}: unknown .*'novel'; choose one of {', '.join(getattr(owner_module, owner))}"):
+    with pytest.raises(UserError, match=f"{section}.{key}: unknown .*'novel'; choose one of {', '.join(getattr(owner_module, owner))}"):
         load_config(path)
 
 

@@ -147,7 +147,7 @@ def test_sequential_results_are_identical_serial_and_on_a_pool():
 def test_comparisons_are_the_verdicts_tests():
     from types import SimpleNamespace
 
-    from clir_eval.config.schema import CorrelationConfig
+    from clir_eval.correlation.settings import CorrelationSettings
     from clir_eval.correlation import driver
 
     rng = np.random.default_rng(21)
@@ -159,7 +159,7 @@ def test_comparisons_are_the_verdicts_tests():
                                   "ir": {"map": float(np.mean([v["map"] for v in pq.values()]))},
                                   "ir_per_query": pq, "human": {}}
     kinds = {"mt": ["bleu", "chrf", "ter"], "ir": ["map"], "human": [], "lower_is_better": ["ter"]}
-    cfg = SimpleNamespace(correlation=CorrelationConfig(bootstrap=200, permutation=1000))
+    cfg = SimpleNamespace(correlation=CorrelationSettings(bootstrap=200, permutation=1000))
     res = driver.correlate_run(cfg, sys_results, kinds)
     (v,) = res["verdicts"]
     pw = {(p["a"], p["b"]): p for p in v["pairwise"]}

@@ -11,7 +11,7 @@ from typing import Optional
 import typer
 
 from ..correlation.driver import DELTA_CI_RESAMPLES, Settings, VerdictSettings, correlate_groups
-from ..correlation.significance import CORRECTIONS, FAMILIES, RESOLUTIONS
+from ..correlation.settings import CORRECTIONS, FAMILIES, RESOLUTIONS
 from ..correlation.tables import groups
 from ..errors import UserError
 from ..io.files import atomic_write, check_output_file

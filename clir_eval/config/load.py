@@ -21,14 +21,14 @@ import yaml
 from ..errors import UserError
 from ..io.files import check_system_name
 from ..io.safe_yaml import load_yaml
-from ..limits import MAX_DECIMALS, MAX_DEPTH, MAX_JOBS, MAX_KEYWORDS, MAX_RESAMPLES, MAX_SEED
+from ..limits import MAX_DEPTH, MAX_JOBS, MAX_KEYWORDS, MAX_SEED
+from ..correlation.settings import CorrelationSettings
 from ..ir.settings import IRSettings
 from ..retrieval.settings import RetrievalSettings
 from .analyses import load_analyses
 from .schema import (
     CollectionConfig,
     Config,
-    CorrelationConfig,
     DistractorSource,
     EuroparlSource,
     ExternalTable,
@@ -459,32 +459,13 @@ def _external_table(s: _Loader, es: _Section) -> ExternalTable:
     )
 
 
-def _load_correlation(s: _Loader, sec: _Section | None, seed: int) -> CorrelationConfig:
+def _load_correlation(s: _Loader, sec: _Section | None, seed: int) -> CorrelationSettings:
     if sec is None:
-        return CorrelationConfig(seed=seed)
-    from ..correlation.significance import CORRECTIONS, FAMILIES, RESOLUTIONS
-    from ..correlation.statistics import METHODS, VARIANTS
-
-    rnd = sec.raw("round", {}) or {}
-    if not isinstance(rnd, dict) or not all(isinstance(v, int) and not isinstance(v, bool) for v in rnd.values()):
-        raise UserError(f"{s.path}: correlation.round: expected a mapping score_name: decimals, e.g. {{chrf1: 1}}")
-    for k, v in rnd.items():
-        if not 0 <= v <= MAX_DECIMALS:
-            raise UserError(f"{s.path}: correlation.round.{k}: {v} decimals is out of range; use 0 to {MAX_DECIMALS}")
-    corr = CorrelationConfig(
-        method=sec.str("method", "kendall", choices=METHODS),
-        variant=sec.str("variant", "b", choices=VARIANTS),
-        alpha=sec.float("alpha", 0.05, lo=0.0, hi=1.0),
-        bootstrap=sec.int("bootstrap", 1000, minimum=0, maximum=MAX_RESAMPLES),
-        permutation=sec.int("permutation", 1000, minimum=0, maximum=MAX_RESAMPLES),
-        seed=sec.int("seed", seed, minimum=0, maximum=MAX_SEED),
-        round={str(k): int(v) for k, v in rnd.items()},
-        correction=sec.str("correction", "holm", choices=CORRECTIONS),
-        family=sec.str("family", "target", choices=FAMILIES),
-        resolution=sec.str("resolution", "sequential", choices=RESOLUTIONS),
-    )
-    sec.done()
-    return corr
+        return CorrelationSettings(seed=seed)
+    given = {"round": sec.raw("round", {}) or {}}
+    if not sec.has("seed"):
+        given["seed"] = seed  # the config's top-level seed
+    return sec.settings(CorrelationSettings, **given)
 
 
 def _check_consistency(cfg: Config, p: Path) -> None:

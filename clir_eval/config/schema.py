@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping
 
+from ..correlation.settings import CorrelationSettings
 from ..ir.settings import IRSettings
 from ..retrieval.settings import RetrievalSettings
 
@@ -78,20 +79,6 @@ class ExternalTable:
 
 
 @dataclass(frozen=True)
-class CorrelationConfig:
-    method: str = "kendall"
-    variant: str = "b"
-    alpha: float = 0.05
-    bootstrap: int = 1000
-    permutation: int = 1000
-    seed: int = 13
-    round: Mapping[str, int] = field(default_factory=dict)
-    correction: str = "holm"  # multiple-testing correction of the verdicts: holm | bh | none
-    family: str = "target"  # what the correction adjusts over: each target's metric pairs | all targets' pairs
-    resolution: str = "sequential"  # permutation draws: sequential (until decisions settle) | fixed
-
-
-@dataclass(frozen=True)
 class WMTSource:
     """Systems, references and collections taken from a WMT document-level XML file."""
 
@@ -160,7 +147,7 @@ class Config:
     retrieval: RetrievalSettings = field(default_factory=RetrievalSettings)
     ir: IRSettings = field(default_factory=IRSettings)
     external: tuple[ExternalTable, ...] = ()
-    correlation: CorrelationConfig = field(default_factory=CorrelationConfig)
+    correlation: CorrelationSettings = field(default_factory=CorrelationSettings)
     wmt: WMTSource | None = None
     europarl: EuroparlSource | None = None
     notes: tuple[str, ...] = ()

@@ -19,6 +19,7 @@ from ..errors import UserError
 from ..stats import round_half_up
 from .statistics import (Correlation, Mapper, batched, bootstrap_ci, check_method, correlate, pairwise_accuracy,
                          perm_both_setup, permutation_sigdiff, query_bootstrap_ci)
+from .settings import CORRECTIONS, FAMILIES, RESOLUTIONS
 from .verdict import ranking
 
 PerQuery = Callable[[str, Sequence[str]], "np.ndarray | None"]
@@ -329,9 +330,6 @@ class VerdictSettings:
     ci_resamples: int = DELTA_CI_RESAMPLES
 
     def __post_init__(self) -> None:
-        from ..errors import UserError
-        from .significance import CORRECTIONS, FAMILIES, RESOLUTIONS
-
         for what, val, ok in (("correction", self.correction, CORRECTIONS), ("family", self.family, FAMILIES),
                               ("resolution", self.resolution, RESOLUTIONS)):
             if val not in ok:

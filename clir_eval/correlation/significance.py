@@ -26,12 +26,10 @@ import scipy  # scipy.stats loads on first use (scipy's lazy submodules): import
 
 from ..errors import UserError
 from ..stats import adjust_p
+from .settings import CORRECTIONS, FAMILIES, RESOLUTIONS  # noqa: F401  (the choices, declared with the settings)
 from .statistics import (RESAMPLE_BLOCK, Mapper, ResampleBlock, _check_level, _draws, _percentile_ci, _serial_map,
                          block_tasks, check_method, is_pending, joint_sample, resample_block, resample_blocks)
 
-CORRECTIONS = ("holm", "bh", "none")
-RESOLUTIONS = ("sequential", "fixed")
-FAMILIES = ("target", "all")
 SETTLE_RISK = 1e-3  # two-sided error of each Clopper-Pearson interval that settles a decision
 FLOOR_SHARE = 0.05  # sequential: the maximum draws make the smallest attainable adjusted p <= FLOOR_SHARE * alpha
 MAX_DRAWS = 1_000_000  # per test, whatever the family

@@ -43,10 +43,9 @@ import numpy as np
 import scipy  # scipy.stats loads on first use (scipy's lazy submodules)
 
 from ..errors import UserError
+from .settings import METHODS, VARIANTS
 from .verdict import leaders
 
-METHODS = ("kendall", "pearson", "spearman")
-VARIANTS = ("b", "c", "acc23")
 EXACT_MAX_N = 33  # scipy's "auto" threshold for the exact Kendall null distribution
 
 
