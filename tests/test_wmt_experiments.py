@@ -323,7 +323,7 @@ def _validate(cli, cfg: Path):
         ({"wmt": {"references_as_systems": ["B"]}}, r"wmt\.references_as_systems: translator 'B' is not in"),
         ({"wmt": {"systems": ["S-2"]}}, r"wmt\.systems: system 'S-2' is not in .*\(closest: S2"),
         ({"ir": {"measures": ["map", "rbo:q=1"]}}, r"ir\.measures\[1\]: .*'q'"),
-        ({"retrieval": {"analyzer": "snowball", "depth": 50}}, r"retrieval\.analyzer: 'snowball' is not one of"),
+        ({"retrieval": {"analyzer": "snowball", "depth": 50}}, r"retrieval\.analyzer: unknown analyzer 'snowball'; choose one of"),
         ({"retrieval": {"stem": "klingon", "depth": 50}}, r"retrieval\.stem: unknown stemmer language 'klingon'"),
         ({"wmt": {"domains": ["news"]}}, r"wmt\.domains: 'news' not in"),
         ({"queries": {"generate": "headline", "limit": 3}, "wmt": {"docs": ["nothing"]}}, r"wmt\.docs: 'nothing' matches no document"),
@@ -342,7 +342,7 @@ def test_validate_reports_queries_per_domain_and_joins(tmp_path, cli):
     attrs = {f"d{i}": {"domain": "news" if i < 4 else "social"} for i in range(6)}
     xml = make_set(tmp_path / "t.xml", 6, attrs=attrs)
     human = _human(tmp_path, ["S0", "S1", "S2", "S3"])
-    code, out, err = _validate(cli, _config(tmp_path, xml, wmt={"human": str(human)}))
+    code, out, err = cli("validate", _config(tmp_path, xml, wmt={"human": str(human)}), "--format", "json")
     assert code == 0, err
     assert json.loads(out)["wmt"]["human"] == str(human)
     assert "ok: queries.generate: headline: 4 queries; news: 4 of 4 documents; social: 0 of 2 documents (skipped: 2 domain 'social' has no headline)" in err

@@ -42,6 +42,7 @@ def by_direction(cfg: Config, out: Path, run: Callable[..., dict], **run_kw: Any
             entry["reason"] = f"no {side} documents ({summary})"
         else:
             sub = replace(cfg, wmt=replace(cfg.wmt, direction=side), name=f"{cfg.name} [{side}]")
+            (out / "direction").mkdir(parents=True, exist_ok=True)  # under --out, which the run checked and created
             try:
                 res = run(sub, out / "direction" / side, quiet=True, **run_kw)
             except UserError as e:
