@@ -11,7 +11,7 @@ from typing import Optional
 import typer
 
 from ..correlation.driver import DELTA_CI_RESAMPLES, Settings, VerdictSettings, correlate_groups
-from ..correlation.settings import CORRECTIONS, FAMILIES, RESOLUTIONS
+from ..correlation.settings import CORRECTIONS, FAMILIES, RESOLUTIONS, CorrelationSettings
 from ..correlation.tables import groups
 from ..errors import UserError
 from ..io.files import atomic_write, check_output_file
@@ -20,6 +20,7 @@ from ..params import split_list
 from ..io.tables import apply_filters, parse_filters, parse_labels, parse_rounding, read_table
 from ..report.tables import CORRELATE_TSV, correlate_blocks, correlate_markdown, tsv_records
 from .app import app
+from .options import setting_option
 
 
 @app.command("correlate")
@@ -30,8 +31,8 @@ def correlate_cmd(
     group_by: Optional[str] = typer.Option(None, "--group-by", help="Correlate separately per value of this column, or per combination of several: COL,COL (group = values joined by /)."),
     round_: list[str] = typer.Option([], "--round", help="Round cells half-up before correlating: N (all used "
                                      "columns) or COL=N,... (published tables were rounded; ties change τ-b)."),
-    method: str = typer.Option("kendall", "--method", help="kendall | pearson | spearman."),
-    variant: str = typer.Option("b", "--variant", help="Kendall variant: b | c | acc23."),
+    method: str = setting_option(CorrelationSettings, "method"),
+    variant: str = setting_option(CorrelationSettings, "variant"),
     alpha: float = typer.Option(0.05, "--alpha", help="Significance level: significant iff p < alpha."),
     filter_: list[str] = typer.Option([], "--filter", help="Keep rows: COL=VALUE (exact) or COL~REGEX (search), "
                                       "comma list or repeated; same column OR-ed, different columns AND-ed."),
@@ -44,11 +45,9 @@ def correlate_cmd(
                                   "clusters (PERM-BOTH on every pair, p adjusted per --family, AssignRanks) and a CI of every Δτ."),
     permutation: int = typer.Option(1000, "--permutation", help="PERM-BOTH draws per pair (with --verdicts): the "
                                     "first round; --resolution sequential draws more where a decision is still open."),
-    correction: str = typer.Option("holm", "--correction", help="Multiple-testing correction: holm | bh | none."),
-    family: str = typer.Option("target", "--family", help="What the correction adjusts over: target (each group x "
-                               "y's metric pairs) | all (every pair of every group and y)."),
-    resolution: str = typer.Option("sequential", "--resolution", help="sequential: draw until each decision is "
-                                   "settled (up to a cap from the family size and alpha) | fixed: exactly --permutation."),
+    correction: str = setting_option(CorrelationSettings, "correction"),
+    family: str = setting_option(CorrelationSettings, "family"),
+    resolution: str = setting_option(CorrelationSettings, "resolution"),
     lower_is_better: str = typer.Option("", "--lower-is-better", help="Comma list of x columns where lower is "
                                         "better (e.g. TER): ranked by -tau."),
     fmt: str = typer.Option("json", "--format", help="json | tsv | md | latex (booktabs tables, the md content)."),

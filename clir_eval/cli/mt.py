@@ -17,13 +17,15 @@ from ..mt.base import (KNOWN_METRICS, collect_stats, iter_segment_chunks, load_m
                        read_source, stream_scores)
 from ..mt.neural import check_batch_size, check_device, set_runtime
 from ..mt.resampling import bootstrap_ci
+from ..mt.settings import DEFAULT_METRICS, MTSettings
 from ..mt.significance import compare_to_baseline
 from ..mt.typebased import TypeFMetric
 from ..params import split_list
 from ..stats import adjust_p
 from .app import app
+from .options import setting_option
 
-_DEFAULT_METRICS = "bleu,chrf1,macrof1,microf1"
+_DEFAULT_METRICS = ",".join(DEFAULT_METRICS)
 _METRICS_HELP = f"Comma list of metrics, e.g. bleu,chrf:beta=1,macrof:beta=2. Known: {', '.join(KNOWN_METRICS)}."
 
 
@@ -48,8 +50,8 @@ def mt_score_cmd(
     hyp: str = typer.Option(..., "--hyp", help="System output, one segment per line (.gz ok)."),
     ref: List[str] = typer.Option(..., "--ref", help="Reference file, line-aligned; repeat for several references."),
     metrics: str = typer.Option(_DEFAULT_METRICS, "--metrics", help=_METRICS_HELP),
-    tokenize: str = typer.Option("13a", "--tokenize", help="sacrebleu tokenizer for BLEU, BLEU-SBP, MacroF, MicroF (13a, intl, zh, char, none, ...)."),
-    lowercase: bool = typer.Option(False, "--lowercase", help="Case-insensitive scoring (all metrics)."),
+    tokenize: str = setting_option(MTSettings, "tokenize"),
+    lowercase: bool = setting_option(MTSettings, "lowercase"),
     report: Optional[str] = typer.Option(None, "--report", help="Write the per-type MacroF/MicroF breakdown TSV here."),
     bootstrap: int = typer.Option(0, "--bootstrap", help="Bootstrap resamples for a 95% CI (0 = none; 1000 is usual)."),
     seed: int = typer.Option(12345, "--seed", help="Random seed of the bootstrap (recorded in the output)."),
@@ -112,8 +114,8 @@ def mt_compare_cmd(
     hyp: List[str] = typer.Option(..., "--hyp", help="Baseline first, then one or more systems: --hyp BASE --hyp S1 [--hyp S2 ...]."),
     ref: List[str] = typer.Option(..., "--ref", help="Reference file, line-aligned; repeat for several references."),
     metrics: str = typer.Option(_DEFAULT_METRICS, "--metrics", help=_METRICS_HELP),
-    tokenize: str = typer.Option("13a", "--tokenize", help="sacrebleu tokenizer (13a, intl, zh, char, none, ...)."),
-    lowercase: bool = typer.Option(False, "--lowercase", help="Case-insensitive scoring (all metrics)."),
+    tokenize: str = setting_option(MTSettings, "tokenize"),
+    lowercase: bool = setting_option(MTSettings, "lowercase"),
     bootstrap: int = typer.Option(1000, "--bootstrap", help="Paired bootstrap resamples."),
     ar_trials: int = typer.Option(10000, "--ar-trials", help="Approximate randomization trials (sacrebleu's default 10000)."),
     correction: str = typer.Option("holm", "--correction", help="p-value adjustment over all system x metric comparisons of a test: holm | bh | none."),
@@ -187,8 +189,8 @@ def mt_buckets_cmd(
     ref: List[str] = typer.Option(..., "--ref", help="Reference file, line-aligned; repeat for several references."),
     buckets: str = typer.Option("10,100,1000", "--buckets", help="Rank boundaries of the reference types, e.g. 500 or 10,100,1000."),
     beta: float = typer.Option(1.0, "--beta", help="F-measure β (MacroF_β)."),
-    tokenize: str = typer.Option("13a", "--tokenize", help="sacrebleu tokenizer (as for MacroF)."),
-    lowercase: bool = typer.Option(False, "--lowercase", help="Case-insensitive."),
+    tokenize: str = setting_option(MTSettings, "tokenize"),
+    lowercase: bool = setting_option(MTSettings, "lowercase"),
     plot: Optional[str] = typer.Option(None, "--plot", help="Also write a PNG line plot (MacroF per bucket per system) here."),
     fmt: str = typer.Option("json", "--format", help="json | tsv"),
 ) -> None:

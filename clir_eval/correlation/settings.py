@@ -34,10 +34,11 @@ class CorrelationSettings(Settings):
                                                                   "before correlating, e.g. {chrf1: 1}.")
     correction: str = setting("holm", "Multiple-testing correction of the verdicts: holm, bh or none.",
                               choices=CORRECTIONS, label="correction")
-    family: str = setting("target", "What the correction adjusts over: each target's metric pairs, or all "
-                                    "targets' pairs.", choices=FAMILIES, label="family")
-    resolution: str = setting("sequential", "Permutation draws of the verdicts: sequential (until decisions "
-                                            "settle) or fixed.", choices=RESOLUTIONS, label="resolution")
+    family: str = setting("target", "What the correction adjusts over: target (each target's metric pairs) or all "
+                                    "(every pair of every target).", choices=FAMILIES, label="family")
+    resolution: str = setting("sequential", "Permutation draws of the verdicts: sequential (draw until each decision "
+                                            "is settled, up to a cap from the family size and alpha) or fixed (exactly "
+                                            "the permutation count).", choices=RESOLUTIONS, label="resolution")
 
     def check(self) -> None:
         rnd = self.round

@@ -18,8 +18,8 @@ class MTSettings(Settings):
     refs: tuple[str, ...] = setting((), "Reference files, line-aligned with every system's hypotheses.", input=True)
     metrics: tuple[str, ...] = setting(DEFAULT_METRICS, "MT metrics: registry names, e.g. bleu, chrf:beta=1.",
                                        nonempty="metric")
-    tokenize: str = setting("13a", "sacrebleu tokenizer of the word-based metrics.")
-    lowercase: bool = setting(False, "Lowercase hypotheses and references before scoring.")
+    tokenize: str = setting("13a", "sacrebleu tokenizer for BLEU, BLEU-SBP, MacroF, MicroF (13a, intl, zh, char, none, ...).")
+    lowercase: bool = setting(False, "Case-insensitive scoring (all metrics).")
     source: str | None = setting(None, "Source segments, line-aligned with the references (COMET reads them).",
                                  input=True)
     device: str = setting("cpu", "Where neural metrics run: cpu, cuda or cuda:N.", key=False)
