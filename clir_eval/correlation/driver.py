@@ -19,23 +19,32 @@ from ..errors import UserError
 from ..stats import round_half_up
 from .statistics import (Correlation, Mapper, batched, bootstrap_ci, check_method, correlate, pairwise_accuracy,
                          perm_both_setup, permutation_sigdiff, query_bootstrap_ci)
-from .settings import CORRECTIONS, FAMILIES, RESOLUTIONS
+from .settings import CORRECTIONS, FAMILIES, RESOLUTIONS, CorrelationSettings
 from .verdict import ranking
 
 PerQuery = Callable[[str, Sequence[str]], "np.ndarray | None"]
 
 
+_DEFAULT = CorrelationSettings()  # the section's defaults are those of the statistics below
+
+
 @dataclass(frozen=True)
 class Settings:
-    """How to correlate: coefficient, significance level, resampling and seeding."""
+    """How to correlate: coefficient, significance level, resampling and seeding (defaults: the
+    ``correlation:`` section's, :class:`.settings.CorrelationSettings`)."""
 
-    method: str = "kendall"
-    variant: str | None = "b"
-    alpha: float = 0.05
+    method: str = _DEFAULT.method
+    variant: str | None = _DEFAULT.variant
+    alpha: float = _DEFAULT.alpha
     resamples: int = 0
     seed: int = 0
     level: float = 0.95
     seed_per_pair: bool = True  # pair i draws with seed + i (run); else every pair uses seed
+
+    @classmethod
+    def of(cls, cc: CorrelationSettings) -> "Settings":
+        """A run's: the section's coefficient, level, bootstrap resamples and seed."""
+        return cls(cc.method, cc.variant, cc.alpha, cc.bootstrap, cc.seed)
 
     def __post_init__(self) -> None:
         method, variant = check_method(self.method, self.variant)
@@ -201,7 +210,7 @@ def correlate_run(cfg: Config, sys_results: Mapping[str, Any], kinds: Mapping[st
 def _correlate_run(cfg: Config, sys_results: Mapping[str, Any], kinds: Mapping[str, list[str]],
                    with_verdicts: bool, map: Mapper) -> dict[str, list[dict[str, Any]]]:  # fmt: skip
     cc = cfg.correlation
-    s = Settings(cc.method, cc.variant, cc.alpha, cc.bootstrap, cc.seed)
+    s = Settings.of(cc)
     table = run_table(cfg, sys_results, kinds)
     pairs = run_pairs(kinds)
     results = correlate_pairs(table, [(x, y) for _, x, y in pairs], s, map)
@@ -213,8 +222,7 @@ def _correlate_run(cfg: Config, sys_results: Mapping[str, Any], kinds: Mapping[s
         targets = [Target(y, kind, None, table, tuple(r for (k, _, yy), r in zip(pairs, results)
                                                        if yy == y and k == f"mt-{kind}"))
                    for kind in ("ir", "human") for y in kinds.get(kind, [])]
-        v = VerdictSettings(cc.permutation, getattr(cc, "correction", "holm"), family=getattr(cc, "family", "target"),
-                            resolution=getattr(cc, "resolution", "sequential"), ci_resamples=cc.bootstrap)
+        v = VerdictSettings.of(cc)
         verdict_rows = verdicts([t for t in targets if t.results], lower, s, v, map)
         comparisons = comparisons_from_verdicts(verdict_rows, lower)
         flags = {vd["target"]: vd for vd in verdict_rows}
@@ -322,12 +330,19 @@ class VerdictSettings:
     resolution draws more where a decision is open), correction and its family, discriminability,
     and the draws of the Δτ CIs (0: none)."""
 
-    resamples: int = 1000
-    correction: str = "holm"
+    resamples: int = _DEFAULT.permutation
+    correction: str = _DEFAULT.correction
     discriminability: bool = True
-    family: str = "target"
-    resolution: str = "sequential"
+    family: str = _DEFAULT.family
+    resolution: str = _DEFAULT.resolution
     ci_resamples: int = DELTA_CI_RESAMPLES
+
+    @classmethod
+    def of(cls, cc: CorrelationSettings) -> "VerdictSettings":
+        """A run's: the section's permutation draws, correction, family and resolution; Δτ CIs with its
+        bootstrap resamples."""
+        return cls(cc.permutation, cc.correction, family=cc.family, resolution=cc.resolution,
+                   ci_resamples=cc.bootstrap)
 
     def __post_init__(self) -> None:
         for what, val, ok in (("correction", self.correction, CORRECTIONS), ("family", self.family, FAMILIES),
