@@ -258,3 +258,56 @@ def test_williams_test_is_calibrated_and_has_power():
     null = pvals(0.6, 0.6)
     assert 0.03 < (null < 0.05).mean() < 0.07
     assert (pvals(0.95, 0.3) < 0.05).mean() > 0.95
+
+
+# --------------------------------------------------------------------------- confounds and marks
+def test_partial_kendall_hand_value():
+    from clir_eval.correlation.driver import partial_kendall
+
+    # (.6 - .5 * .4) / sqrt((1 - .25)(1 - .16)) = .4 / .793725 = .503953
+    assert partial_kendall(0.6, 0.5, 0.4) == pytest.approx(0.503953, abs=1e-6)
+    assert partial_kendall(0.6, 1.0, 0.4) is None
+
+
+def test_confounds_partial_tau_notes_and_agreement():
+    from types import SimpleNamespace
+
+    from clir_eval.config.schema import CorrelationConfig
+    from clir_eval.correlation import driver
+
+    rng = np.random.default_rng(8)
+    sys_results = {}
+    for i, (size, bpe) in enumerate(itertools.product([1, 2, 4, 8], [8, 16, 32, 64])):
+        z = np.log(size) + rng.normal(scale=0.05)  # training size drives both scores
+        sys_results[f"s{i}"] = {"attrs": {"size": size, "bpe": bpe, "lang": "cs"},
+                                "mt": {"bleu": z + rng.normal(scale=0.3), "noise": float(rng.normal())},
+                                "ir": {"map": z + rng.normal(scale=0.3)}, "human": {}}
+    kinds = {"mt": ["bleu", "noise"], "ir": ["map"], "human": [], "lower_is_better": []}
+    cfg = SimpleNamespace(correlation=CorrelationConfig(bootstrap=0, permutation=200), wmt=object(),
+                          relevance=SimpleNamespace(qrels=None, pseudo_top_k=None))
+    res = driver.correlate_run(cfg, sys_results, kinds)
+    c = res["confounds"]
+    (bm,) = [p for p in c["partial"] if (p["x"], p["y"], p["covariate"]) == ("bleu", "map", "size")]
+    assert bm["tau"] > 0.3 and abs(bm["partial_tau"]) < bm["tau"] / 2  # size explains most of it
+    assert {a["a"] + "-" + a["b"] for a in c["metric_agreement"]} == {"bleu-noise"}
+    notes = " ".join(c["notes"])
+    assert "circularity" in notes and "nested design" in notes and "size (4 values), bpe (4 values)" in notes
+    assert "lang" not in notes  # one value for all systems: not a shared-attribute design
+    assert "noise correlates significantly with no target" in notes and "bleu correlates" not in notes
+    from clir_eval.report.tables import markdown
+
+    md = markdown({**res, "name": "x", "systems": sys_results, "score_kinds": kinds, "signature": {}})
+    assert "## Confounds and caveats" in md and "partial τ" in md
+
+
+def test_uninformative_targets_are_marked_in_every_view():
+    from clir_eval.report.html import heatmap_figure
+    from clir_eval.report.tables import kind_table
+
+    row = {"kind": "mt-ir", "x": "bleu", "y": "map", "tau": 0.8, "p_value": 0.01, "significant": True,
+           "informative": False, "n": 6}
+    res = {"correlations": [row, {**row, "y": "ndcg", "informative": True}], "score_kinds": {}}
+    header, rows = kind_table(res, "mt-ir")
+    assert rows[0][0][0] == "map (UNINFORMATIVE)" and rows[0][1][1] == "ns"
+    assert rows[1][0][0] == "ndcg" and rows[1][1][1] == "best"
+    assert "map (UNINFORMATIVE)" in heatmap_figure(res)

@@ -233,7 +233,102 @@ def _correlate_run(cfg: Config, sys_results: Mapping[str, Any], kinds: Mapping[s
     elif cc.permutation > 0:
         comparisons = compare_with_leader(table, out, kinds.get("ir", []) + kinds.get("human", []), lower, s,
                                           cc.permutation, map)
-    return {"correlations": out, "comparisons": comparisons, "verdicts": verdict_rows}
+    result = {"correlations": out, "comparisons": comparisons, "verdicts": verdict_rows}
+    if with_verdicts:
+        result["confounds"] = confounds(cfg, sys_results, kinds, table, out, s)
+    return result
+
+
+# --------------------------------------------------------------------------- confounds
+def partial_kendall(txy: float, txz: float, tyz: float) -> float | None:
+    """Kendall's partial τ of x and y given z (Kendall 1942): (τxy − τxz τyz) / √((1 − τxz²)(1 − τyz²))."""
+    den = (1 - txz * txz) * (1 - tyz * tyz)
+    return None if den <= 0 else float((txy - txz * tyz) / math.sqrt(den))
+
+
+def _numeric_attrs(sys_results: Mapping[str, Any]) -> dict[str, dict[str, float]]:
+    out: dict[str, dict[str, float]] = {}
+    for name, e in sys_results.items():
+        for a, val in (e.get("attrs") or {}).items():
+            if a in ("name", "system") or isinstance(val, bool):
+                continue
+            try:
+                out.setdefault(a, {})[name] = float(val)
+            except (TypeError, ValueError):
+                out.setdefault(a, {})[name] = math.nan
+    return {a: v for a, v in out.items() if not all(math.isnan(x) for x in v.values())}
+
+
+def confounds(cfg: Config, sys_results: Mapping[str, Any], kinds: Mapping[str, list[str]], table: ScoreTable,
+              rows: Sequence[Mapping[str, Any]], s: Settings) -> dict[str, Any]:  # fmt: skip
+    """What else could explain the correlations: τ between the MT metrics (why they cannot be
+    separated), Kendall's partial τ of each MT metric and target given each numeric system
+    attribute, and notes on circular relevance, nested designs and metrics that correlate with
+    no target."""
+    mt = list(kinds.get("mt", []))
+    agreement = []
+    for i, a in enumerate(mt):
+        for b in mt[i + 1:]:
+            c = correlate(table.columns[a], table.columns[b], method="kendall", variant="b", alpha=s.alpha)
+            agreement.append({"a": a, "b": b, "tau": c.tau, "n": c.n, "reason": c.reason})
+    partial = []
+    attrs = _numeric_attrs(sys_results)
+    names = list(table.systems)
+    for attr, vals in attrs.items():
+        z = np.asarray([vals.get(n_, math.nan) for n_ in names], float)
+        if len(set(z[~np.isnan(z)])) < 2:
+            continue
+        for r in rows:
+            if r["kind"] not in ("mt-ir", "mt-human") or r["tau"] is None:
+                continue
+            x, y = np.asarray(table.columns[r["x"]], float), np.asarray(table.columns[r["y"]], float)
+            keep = ~(np.isnan(x) | np.isnan(y) | np.isnan(z))
+            cs = [correlate(u[keep], v[keep], method="kendall", variant="b").tau
+                  for u, v in ((x, y), (x, z), (y, z))]
+            if any(c is None for c in cs):
+                continue
+            partial.append({"x": r["x"], "y": r["y"], "covariate": attr, "tau": cs[0], "tau_x_covariate": cs[1],
+                            "tau_y_covariate": cs[2], "partial_tau": partial_kendall(*cs), "n": int(keep.sum())})
+    notes = []
+    rel = getattr(cfg, "relevance", None)
+    has_qrels = rel is not None and getattr(rel, "qrels", None)
+    if getattr(cfg, "wmt", None) is not None and not has_qrels and kinds.get("ir"):
+        notes.append("circularity: relevance comes from the English reference side of the same documents (pseudo-qrels "
+                     "from its run, or queries generated from it) that the MT metrics score the translations against; "
+                     "both the MT metrics and the IR measures reward closeness to that one reference, so part of "
+                     "their correlation is built in")
+    elif rel is not None and getattr(rel, "pseudo_top_k", None) and not has_qrels and kinds.get("ir"):
+        notes.append("circularity: relevance is the English side's own top-k (pseudo-qrels); where the MT references are "
+                     "that English text, the MT metrics and the IR measures share the reference and part of their "
+                     "correlation is built in")
+    shared = []
+    for a, vals in _raw_attrs(sys_results).items():
+        counts: dict[str, int] = {}
+        for v in vals.values():
+            counts[v] = counts.get(v, 0) + 1
+        if 1 < len(counts) < len(vals) and max(counts.values()) > 1:
+            shared.append(f"{a} ({len(counts)} values)")
+    if shared:
+        notes.append(f"nested design: the {len(sys_results)} systems are variants sharing {', '.join(shared)}; they "
+                     "are not independent samples of MT systems, so p-values that treat systems as independent are "
+                     "optimistic and the verdicts speak for these variants only")
+    for m in mt:
+        mine = [r for r in rows if r["x"] == m and r["kind"] in ("mt-ir", "mt-human") and r["tau"] is not None]
+        if mine and not any(r.get("significant") for r in mine):
+            notes.append(f"{m} correlates significantly with no target (p ≥ {s.alpha:g} for all {len(mine)}); its place "
+                         "in the rankings rests on correlations that are not themselves significant")
+    return {"metric_agreement": agreement, "partial": partial, "notes": notes,
+            "partial_method": "Kendall's partial τ (Kendall 1942) from three τ-b on the systems with all three values; "
+                              "no p-value"}
+
+
+def _raw_attrs(sys_results: Mapping[str, Any]) -> dict[str, dict[str, str]]:
+    out: dict[str, dict[str, str]] = {}
+    for name, e in sys_results.items():
+        for a, val in (e.get("attrs") or {}).items():
+            if a not in ("name", "system"):
+                out.setdefault(a, {})[name] = str(val)
+    return {a: v for a, v in out.items() if len(v) == len(sys_results)}
 
 
 def comparisons_from_verdicts(vds: Sequence[Mapping[str, Any]], lower: Sequence[str]) -> list[dict[str, Any]]:
@@ -320,7 +415,7 @@ def table_record(group: str | None, r: PairResult, rounding: Mapping[str, int], 
 
 # --------------------------------------------------------------------------- verdicts
 MIN_SEPARATED_SHARE = 0.10  # a target separating fewer system pairs than this is uninformative
-VERDICT_PROCEDURE = "2"  # bump when the verdict statistics change, so cached correlation results are recomputed
+VERDICT_PROCEDURE = "3"  # bump when the verdict statistics change, so cached correlation results are recomputed
 DELTA_CI_RESAMPLES = 1000  # Δτ CI draws in ``correlate`` when --ci does not set them
 
 

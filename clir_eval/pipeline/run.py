@@ -403,6 +403,7 @@ def assemble_results(cfg, res, sys_results, corr, english, english_ir, ext_kinds
         "correlations": corr["correlations"],
         "comparisons": corr["comparisons"],
         "verdicts": corr["verdicts"],
+        **({"confounds": corr["confounds"]} if corr.get("confounds") else {}),
         "english": (
             {"ir": english_ir["aggregate"], "n_queries": len(res.queries), "n_docs": english.collection_size}
             if english_ir

@@ -9,9 +9,10 @@ import re
 from typing import Any, Mapping
 
 from .blocks import Bullets, Heading, Para, Table, fmt_num, inline_spans, natural_key
-from .tables import (KIND_TITLES, best_per_measure, cell_text, coefficient_name, correction_phrase, delta_table,
-                     direction_blocks, english_label, family_phrase, fmt_ci, fmt_p, fmt_tau, kind_table, queries_blocks,
-                     score_columns, signature_lines, tau_caption, tau_grid, verdict_tests)
+from .tables import (KIND_TITLES, best_per_measure, cell_text, coefficient_name, confound_blocks, correction_phrase,
+                     delta_table, direction_blocks, english_label, family_phrase, fmt_ci, fmt_p, fmt_tau, kind_table,
+                     queries_blocks, score_columns, signature_lines, tau_caption, tau_grid, uninformative_row,
+                     verdict_tests)
 from .glossary import glossary
 from .svg import DOT, FIT, esc, heatmap_svg, scatter_svg
 
@@ -61,6 +62,8 @@ def _scatter_figures(results: Mapping[str, Any], label: Mapping[str, str]) -> li
                     title = f"{x}: τ undefined"
                 else:
                     title = f"{x}: τ = {fmt_tau(c['tau'])}" + ("" if c.get("significant") else " (n.s.)")
+                    if c.get("informative") is False:
+                        title += " — target UNINFORMATIVE"
                 panels.append(scatter_svg(pts, title=title, xlabel=x, ylabel=y, width=w, height=h))
             figs.append((y, panels))
     return figs
@@ -76,7 +79,9 @@ def heatmap_figure(results: Mapping[str, Any]) -> str | None:
     if not rows or not cols:
         return None
     title = "τ: MT metric (columns) vs " + ("IR / human measure" if hrows else "IR measure") + " (rows)"
-    return heatmap_svg(rows, cols, cells, cell_text, title)
+    mark = {r: r + (" (UNINFORMATIVE)" if uninformative_row(cells, r) else "") for r in rows}
+    cells = {(mark[r], x): c for (r, x), c in cells.items()}
+    return heatmap_svg([mark[r] for r in rows], cols, cells, cell_text, title)
 
 
 def _key_html(results: Mapping[str, Any], unlabelled: int, numbered: bool) -> str:
@@ -282,6 +287,7 @@ def html_report(results: Mapping[str, Any], *, plots: bool = True) -> str:
                  f"scores; × = not significant (p ≥ {alpha}); bold = highest τ in its row (a point estimate; the "
                  "verdicts say which differences are significant).</p>")
     parts.append(_verdicts_html(vds))
+    parts.append(_blocks_html(confound_blocks(results)))
     notes = results.get("notes") or []
     if notes:
         parts.append("<h2>Notes</h2><ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in notes) + "</ul>")
@@ -298,11 +304,14 @@ def html_report(results: Mapping[str, Any], *, plots: bool = True) -> str:
                 parts.append(f"<li><b>{html.escape(y)}</b>: {html.escape(x)} (τ = {fmt_tau(c['tau'])}, "
                              f"p = {fmt_p(c['p_value'])})</li>")
             parts.append("</ul>")
+    captioned = False
     for kind, title in KIND_TITLES.items():
         table = kind_table(results, kind, ci="ci_systems")
         if table is not None:
+            cap = tau_caption("ci_systems") if not captioned else "Cells as in the first τ table above."
+            captioned = True
             parts.append(f"<h2>{html.escape(title)}</h2>" + _table_html(*table)
-                         + f"<p class='caption'>{html.escape(tau_caption('ci_systems'))}</p>")
+                         + f"<p class='caption'>{html.escape(cap)}</p>")
     parts.append(_blocks_html(direction_blocks(results)))
     if plots:
         parts.append(_figures_html(results))

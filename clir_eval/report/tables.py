@@ -222,6 +222,32 @@ def delta_table(vds: Sequence[Mapping[str, Any]], labels: Mapping[str, str] | No
                        "lllrrrrrr", cap)
 
 
+def confound_blocks(results: Mapping[str, Any]) -> list[Block]:
+    """Caveats (circularity, nested designs, metrics that correlate with nothing), τ between the MT
+    metrics, and Kendall's partial τ given each numeric system attribute."""
+    c = results.get("confounds")
+    if not c:
+        return []
+    blocks: list[Block] = [Heading("Confounds and caveats")]
+    if c.get("notes"):
+        blocks.append(Bullets(tuple(c["notes"])))
+    agr = [a for a in c.get("metric_agreement", []) if a.get("tau") is not None]
+    if agr:
+        rows = [[(a["a"], ""), (a["b"], ""), (fmt_tau(a["tau"]), ""), (str(a["n"]), "")] for a in agr]
+        blocks.append(table_block(["MT metric", "MT metric", "τ-b", "n"], rows, "llrr",
+                                  "Agreement between the MT metrics (Kendall τ-b over the systems): metrics that rank the "
+                                  "systems almost alike cannot be told apart by any target."))
+    part = [p for p in c.get("partial", []) if p.get("partial_tau") is not None]
+    if part:
+        rows = [[(p["x"], ""), (p["y"], ""), (p["covariate"], ""), (fmt_tau(p["tau"]), ""),
+                 (fmt_tau(p["partial_tau"]), ""), (str(p["n"]), "")] for p in part]
+        blocks.append(table_block(["MT metric", "target", "given", "τ", "partial τ", "n"], rows, "lllrrr",
+                                  "Kendall's partial τ of MT metric and target given a system attribute (Kendall 1942; no "
+                                  "p-value): a partial τ much closer to 0 than τ means the attribute explains much of "
+                                  "the correlation."))
+    return blocks if len(blocks) > 1 else []
+
+
 def verdict_tests(vds: Sequence[Mapping[str, Any]]) -> str:
     """The tests behind the verdicts' power, draws and discriminability figures (a caption)."""
     import re
@@ -309,8 +335,18 @@ def kind_table(results: Mapping[str, Any], kind: str, ci: str | None = None):
     rows, cols, cells = tau_grid(results, kind)
     if not rows:
         return None
-    spec = [([r], {x: cells.get((r, x)) for x in cols}) for r in rows]
-    return ["", *cols], tau_rows(spec, cols, lower_is_better(results), ci)
+    uninf = {r for r in rows if uninformative_row(cells, r)}
+    spec = [([r + (" (UNINFORMATIVE)" if r in uninf else "")], {x: cells.get((r, x)) for x in cols}) for r in rows]
+    out = tau_rows(spec, cols, lower_is_better(results), ci)
+    # an uninformative target's cells say little: greyed, no highest-τ mark
+    out = [[(t, "ns" if (r in uninf and j > 0) else cls) for j, (t, cls) in enumerate(line)]
+           for r, line in zip(rows, out)]
+    return ["", *cols], out
+
+
+def uninformative_row(cells: Mapping[tuple[str, str], Mapping[str, Any]], target: str) -> bool:
+    """Whether the verdicts flagged ``target`` uninformative (its correlation rows say so)."""
+    return any(c.get("informative") is False for (r, _), c in cells.items() if r == target)
 
 
 def best_per_measure(results: Mapping[str, Any]) -> list[tuple[str, str, dict]]:
@@ -403,12 +439,16 @@ def report_blocks(results: Mapping[str, Any]) -> list[Block]:
            if lower else ""))]
     if vds:
         blocks += [Heading("Verdicts: which MT metric predicts each target")] + verdict_blocks(vds)
+    blocks += confound_blocks(results)
     blocks += queries_blocks(results)
+    captioned = False
     for kind, title in KIND_TITLES.items():
         table = kind_table(results, kind)
         if table is None:
             continue
-        blocks += [Heading(title), table_block(*table, align="l" + "r" * (len(table[0]) - 1), caption=tau_caption(None))]
+        cap = tau_caption(None) if not captioned else "Cells as in the first τ table above."
+        captioned = True
+        blocks += [Heading(title), table_block(*table, align="l" + "r" * (len(table[0]) - 1), caption=cap)]
         reasons = sorted({f"{c['x']} vs {c['y']}: {c['reason']}" for c in corr if c.get("kind", "mt-ir") == kind
                           and c.get("reason")})
         if reasons:
