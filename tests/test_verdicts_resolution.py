@@ -272,7 +272,7 @@ def test_partial_kendall_hand_value():
 def test_confounds_partial_tau_notes_and_agreement():
     from types import SimpleNamespace
 
-    from clir_eval.config.schema import CorrelationConfig
+    from clir_eval.correlation.settings import CorrelationSettings
     from clir_eval.correlation import driver
 
     rng = np.random.default_rng(8)
@@ -283,7 +283,7 @@ def test_confounds_partial_tau_notes_and_agreement():
                                 "mt": {"bleu": z + rng.normal(scale=0.3), "noise": float(rng.normal())},
                                 "ir": {"map": z + rng.normal(scale=0.3)}, "human": {}}
     kinds = {"mt": ["bleu", "noise"], "ir": ["map"], "human": [], "lower_is_better": []}
-    cfg = SimpleNamespace(correlation=CorrelationConfig(bootstrap=0, permutation=200), wmt=object(),
+    cfg = SimpleNamespace(correlation=CorrelationSettings(bootstrap=0, permutation=200), wmt=object(),
                           relevance=SimpleNamespace(qrels=None, pseudo_top_k=None))
     res = driver.correlate_run(cfg, sys_results, kinds)
     c = res["confounds"]
