@@ -46,6 +46,8 @@ def test_a_metric_equal_to_the_target_beats_noise_at_default_settings(cli, tmp_p
                          "--verdicts", "--format", "json")
     assert code == 0, err
     vds = json.loads(out)["verdicts"]
+    rows = json.loads(out)["correlations"]
+    assert all(len(r["systems"]) == r["n"] == 15 for r in rows)  # every τ states the systems it used
     assert len(vds) == 20
     wins = sum(v["clusters"][0] == ["A"] for v in vds)
     assert wins >= 18, [v["clusters"] for v in vds]
@@ -236,6 +238,8 @@ def test_pearson_power_and_the_markdown_say_the_truth():
         (v,) = verdicts([_target(cols, s=s)], [], s, VerdictSettings(200, ci_resamples=0))
         md = blocks_markdown(verdict_blocks([v]))
         assert want in md and "can be significant" not in md
+        assert ("| Williams p |" in md) == (s.method == "pearson")
+        assert all(("williams_p" in p) == (s.method == "pearson") for p in v["pairwise"])
     assert min_significant(12, Settings("kendall", "acc23"))[0] is None
 
 

@@ -407,6 +407,7 @@ def table_record(group: str | None, r: PairResult, rounding: Mapping[str, int], 
     rec["rounding"] = {col: rounding[col] for col in (r.x, r.y) if col in rounding}
     rec["signature"] = c.signature + "|round:" + (",".join(rnd) if rnd else "none")
     rec["pairwise_accuracy"] = r.pairwise_accuracy
+    rec["systems"] = list(r.systems)
     if r.ci_systems is not None:
         rec.update(ci_low=r.ci_systems[0], ci_high=r.ci_systems[1], ci_level=s.level, ci_resamples=s.resamples,
                    seed=r.seed)

@@ -196,6 +196,7 @@ def delta_table(vds: Sequence[Mapping[str, Any]], labels: Mapping[str, str] | No
     standard error, the adjusted p, the draws and the systems used."""
     lab = (lambda v: (labels or {}).get(v, v))  # noqa: E731
     rows = []
+    williams = any("williams_p" in p for v in vds for p in v["pairwise"])
     for v in vds:
         for p in v["pairwise"]:
             if p.get("p_value") is None:
@@ -205,7 +206,8 @@ def delta_table(vds: Sequence[Mapping[str, Any]], labels: Mapping[str, str] | No
             rows.append([(_vname(v, lab), ""), (lab(p["a"]), ""), (lab(p["b"]), ""), (str(p.get("n", "")), ""),
                          (f"{p['delta']:+.3f}", ""), (fmt_ci(p.get("delta_ci")), ""), (f"{p['p_value']:.3g}{se}", ""),
                          (f"{p['p_adjusted']:.3g}{mark}", "best" if p.get("significant") else ""),
-                         (str(p.get("resamples", "")), "")])
+                         (str(p.get("resamples", "")), "")]
+                        + ([(fmt_p(p.get("williams_p")), "")] if williams else []))
     if not rows:
         return None
     first = vds[0]
@@ -217,9 +219,11 @@ def delta_table(vds: Sequence[Mapping[str, Any]], labels: Mapping[str, str] | No
            f"one-sided, (c+1)/(k+1) ± its Monte Carlo standard error over the draws shown; p_adj: "
            f"{correction_phrase(first['correction'])} within the family; **bold** = p_adj < {first.get('alpha', 0.05):g}"
            + ("; † = decision not settled at the maximum draws" if any(
-               p.get("settled") is False for v in vds for p in v["pairwise"]) else "") + ".")
-    return table_block(["target", "a", "b", "n", f"Δ{coef}", "CI", "p ± MC se", "p_adj", "draws"], rows,
-                       "lllrrrrrr", cap)
+               p.get("settled") is False for v in vds for p in v["pairwise"]) else "")
+           + ("; Williams p: Williams' test for dependent correlations (one-sided, assumes normal scores; shown "
+              "beside PERM-BOTH, which decides the clusters)" if williams else "") + ".")
+    return table_block(["target", "a", "b", "n", f"Δ{coef}", "CI", "p ± MC se", "p_adj", "draws"]
+                       + (["Williams p"] if williams else []), rows, "lllrrrrrr" + ("r" if williams else ""), cap)
 
 
 def confound_blocks(results: Mapping[str, Any]) -> list[Block]:
