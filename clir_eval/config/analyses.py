@@ -33,7 +33,7 @@ def load_analyses(s: "_Loader", sec: "_Section | None", *, has_mt: bool,
 def _favoritism(s: "_Loader", sec: "_Section | None") -> FavoritismAnalysis | None:
     if sec is None:
         return None
-    from ..mt.base import load_metric
+    from ..mt.base import load_metric  # sacrebleu (the mt package registers its metrics on import)
 
     systems = sec.str_list("systems")
     if len(systems) != 2 or systems[0] == systems[1]:

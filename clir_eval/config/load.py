@@ -18,13 +18,22 @@ from typing import Any, Mapping
 
 import yaml
 
+from ..correlation.settings import CorrelationSettings
 from ..errors import UserError
 from ..io.files import check_system_name
+from ..io.mtme import read_scores
+from ..io import readers  # its format tuples are read at check time (the registry may grow)
 from ..io.safe_yaml import load_yaml
-from ..limits import MAX_DEPTH, MAX_JOBS, MAX_KEYWORDS, MAX_SEED
-from ..correlation.settings import CorrelationSettings
 from ..ir.settings import IRSettings
+from ..limits import MAX_DEPTH, MAX_JOBS, MAX_KEYWORDS, MAX_SEED
+from ..pipeline.executor import EXECUTORS
+from ..retrieval.analysis import STOPWORD_LISTS
 from ..retrieval.settings import RetrievalSettings
+from ..sources import irds
+from ..sources.europarl import GRANULARITIES
+from ..sources.materialize import EXTERNAL_FORMATS, EXTERNAL_KINDS
+from ..sources.querygen import QUERY_KINDS
+from ..templates import substitute
 from .analyses import load_analyses
 from .schema import (
     CollectionConfig,
@@ -42,8 +51,6 @@ from .sections import _Loader, _Section
 
 def _input(s: "_Loader", value: str, where: str, part: str, fields=("title",)) -> str:
     """A path, or ``irds:<id>``: that ir_datasets part exported as a plain file (sources.irds)."""
-    from ..sources import irds
-
     if irds.is_irds(value):
         return irds.export(value, part, fields, where=f"{s.path}: {where}")
     return s.path_of(value, where, kind="path" if part == "queries" else "file")
@@ -74,8 +81,6 @@ def _pattern_to_regex(pattern: str) -> tuple[str, re.Pattern, list[str]]:
 
 
 def _fmt(template: str, attrs: Mapping[str, str], where: str, cfg_path: Path) -> str:
-    from ..templates import substitute
-
     try:
         return substitute(template, attrs, f"{cfg_path}: {where}")
     except KeyError as e:
@@ -261,8 +266,6 @@ DIRECTIONS = ("source-original", "target-original", "both")
 
 
 def _load_executor(top: _Section) -> str:
-    from ..pipeline.executor import EXECUTORS
-
     return top.str("executor", "local", choices=tuple(EXECUTORS))
 
 
@@ -304,8 +307,6 @@ def _load_wmt(s: _Loader, sec: _Section | None) -> WMTSource | None:
 def _load_europarl(s: _Loader, sec: _Section | None) -> EuroparlSource | None:
     if sec is None:
         return None
-    from ..sources.europarl import GRANULARITIES
-
     europarl = EuroparlSource(
         root=s.path_of(sec.str("root", required=True), "europarl.root", kind="directory"),
         english=sec.str("english", "en"),
@@ -322,12 +323,10 @@ def _load_collection(s: _Loader, sec: _Section | None, *, has_source: bool) -> C
     With a wmt:/europarl: source only ``distractors`` may be given."""
     if sec is None:
         return None
-    from ..io.readers import DOC_FORMATS
-
     english = sec.str("english", required=not has_source)
     if english is not None and has_source:
         raise sec.err("english", "the wmt:/europarl: source gives the English side; with it, collection: takes only distractors")
-    fmt = sec.str("format", None, choices=DOC_FORMATS)
+    fmt = sec.str("format", None, choices=readers.DOC_FORMATS)
     ids = sec.str("ids")
     if ids is not None and fmt != "lines":
         raise sec.err(
@@ -348,15 +347,13 @@ def _load_collection(s: _Loader, sec: _Section | None, *, has_source: bool) -> C
 
 
 def _distractor(s: _Loader, item: Any, w: str) -> DistractorSource:
-    from ..io.readers import DOC_FORMATS
-
     ds = _Section(item, w, s)
     file_, xml = ds.str("file"), ds.str("xml")
     if (file_ is None) == (xml is None):
         raise UserError(f"{s.path}: {w}: give either file: (English documents) or xml: (a WMT XML file)")
     out = DistractorSource(
         file=s.path_of(file_, f"{w}.file") if file_ else None,
-        format=ds.str("format", None, choices=DOC_FORMATS) if file_ else None,
+        format=ds.str("format", None, choices=readers.DOC_FORMATS) if file_ else None,
         xml=s.path_of(xml, f"{w}.xml") if xml else None,
         reference=ds.str("reference", "A") if xml else "A",
         limit=ds.int("limit", None, minimum=1),
@@ -371,14 +368,11 @@ def _distractor(s: _Loader, item: Any, w: str) -> DistractorSource:
 def _load_queries(s: _Loader, sec: _Section | None) -> QueriesConfig | None:
     if sec is None:
         return None
-    from ..io.readers import QUERY_FORMATS
-    from ..sources.querygen import QUERY_KINDS
-
     qfiles = sec.str_list("file") or sec.str_list("files")
     qfields = sec.str_list("fields", ("title",))
     queries = QueriesConfig(
         file=tuple(_input(s, f, f"queries.file[{i}]", "queries", qfields) for i, f in enumerate(qfiles)) or None,
-        format=sec.str("format", None, choices=QUERY_FORMATS),
+        format=sec.str("format", None, choices=readers.QUERY_FORMATS),
         fields=qfields,
         generate=sec.str("generate", None, choices=QUERY_KINDS),
         k=sec.int("k", 5, minimum=1, maximum=MAX_KEYWORDS),
@@ -408,8 +402,6 @@ def _load_relevance(s: _Loader, sec: _Section | None) -> RelevanceConfig | None:
 def _load_retrieval(s: _Loader, sec: _Section | None) -> RetrievalSettings:
     if sec is None:
         return RetrievalSettings()
-    from ..retrieval.analysis import STOPWORD_LISTS
-
     stopwords = sec.str("stopwords")
     if stopwords and stopwords.strip().lower() not in STOPWORD_LISTS:
         stopwords = s.path_of(stopwords, "retrieval.stopwords")
@@ -429,16 +421,12 @@ def _load_external(s: _Loader, raw: Any) -> tuple[ExternalTable, ...]:
 
 
 def _external_table(s: _Loader, es: _Section) -> ExternalTable:
-    from ..sources.materialize import EXTERNAL_FORMATS, EXTERNAL_KINDS
-
     w = es.where
     fmt = es.str("format", "table", choices=EXTERNAL_FORMATS)
     file_ = s.path_of(es.str("file", required=True), f"{w}.file", must_exist=fmt != "mtme")
     kind = es.str("kind", required=True, choices=EXTERNAL_KINDS)
     cols = es.raw("columns")
     if fmt == "mtme":  # every metric of the matching score files unless columns are given
-        from ..io.mtme import read_scores
-
         names = {f.name for f in read_scores(file_)[1]}
         cols = {n: n for n in sorted(names)} if cols in (None, "all") else cols
     if isinstance(cols, list):
@@ -508,8 +496,8 @@ def _check_round_names(cfg: Config, p: Path) -> None:
         return
     if (cfg.wmt is not None and cfg.wmt.human) or any(t.format != "table" for t in cfg.external):
         return  # score names read from the data: checked when the scores are known
-    from ..ir.measures import parse_measure
-    from ..mt.base import load_metric
+    from ..ir.measures import parse_measure  # pytrec_eval, loaded only to check names here
+    from ..mt.base import load_metric  # sacrebleu (the mt package registers its metrics on import)
 
     known: set[str] = set()
     for spec in cfg.mt.metrics if cfg.mt else ():
