@@ -292,7 +292,7 @@ def read_segments(hyp_path, ref_paths: Sequence) -> tuple[list[str], list[list[s
     return hyps, refs
 
 
-def iter_segment_chunks(hyp_path, ref_paths: Sequence, size: int = 10_000) -> Iterator[tuple[list[str], list[list[str]]]]:
+def iter_segment_chunks(hyp_path, ref_paths: Sequence, size: int = 2_000) -> Iterator[tuple[list[str], list[list[str]]]]:
     """(hypotheses, [references...]) in chunks of ``size`` lines, the files read side by side
     (never whole); the same checks and messages as :func:`read_segments`."""
     if not ref_paths:
