@@ -20,12 +20,12 @@ import yaml
 
 from ..correlation.settings import CorrelationSettings
 from ..errors import UserError
-from ..io.files import check_system_name
+from ..io.files import check_system_name, read_bytes
 from ..io.mtme import read_scores
 from ..io import readers  # its format tuples are read at check time (the registry may grow)
 from ..io.safe_yaml import load_yaml
 from ..ir.settings import IRSettings
-from ..limits import MAX_DEPTH, MAX_JOBS, MAX_KEYWORDS, MAX_SEED
+from ..limits import MAX_CONFIG_BYTES, MAX_DEPTH, MAX_JOBS, MAX_KEYWORDS, MAX_SEED
 from ..pipeline.executor import EXECUTORS
 from ..retrieval.analysis import STOPWORD_LISTS
 from ..retrieval.settings import RetrievalSettings
@@ -238,8 +238,11 @@ def load_config(path: str | os.PathLike, *, data_root: str | None = None) -> Con
 def _read_yaml(p: Path) -> Any:
     if not p.exists():
         raise UserError(f"config not found: {p}; check the path")
+    data = read_bytes(p, MAX_CONFIG_BYTES + 1)  # a regular file (a FIFO or device is refused), read within the bound
+    if len(data) > MAX_CONFIG_BYTES:
+        raise UserError(f"{p}: more than {MAX_CONFIG_BYTES} bytes is too large for a config")
     try:
-        text = p.read_text(encoding="utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise UserError(f"{p}: not valid UTF-8; save the config as UTF-8") from None
     try:

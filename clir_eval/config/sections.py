@@ -175,4 +175,7 @@ class _Loader:
                 raise UserError(f"{self.path}: {where}: {kind} not found: {p}")
             if kind == "file" and p.is_dir():
                 raise UserError(f"{self.path}: {where}: {p} is a directory, expected a file")
+            if kind == "file" and not p.is_file():
+                raise UserError(f"{self.path}: {where}: {p} is not a regular file (a FIFO or device); "
+                                "save the data to a file and give its path")
         return str(p)

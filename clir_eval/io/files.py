@@ -75,7 +75,7 @@ class InputFile:
         self._bytes += n
         if self._bytes > self._limit and self._bytes > self._ratio * max(self._raw.tell(), 1):
             raise UserError(
-                f"{self.path}: expands to more than {self._bytes} bytes at over {self._ratio} times its compressed "
+                f"{self.path}: expands to more than {self._limit} bytes at over {self._ratio} times its compressed "
                 f"size (a damaged or malicious .gz); check the file, or raise the bound with "
                 f"CLIR_EVAL_MAX_INPUT_BYTES / CLIR_EVAL_MAX_GZIP_RATIO"
             )
@@ -375,7 +375,7 @@ def safe_filename(name: str) -> str:
 def file_checksum(path: PathLike, algo: str = "sha1") -> str:
     """Hex digest of the file's bytes (as stored, i.e. compressed for .gz)."""
     h = hashlib.new(algo)
-    with open(path, "rb") as fh:
+    with _open_regular(Path(path)) as fh:  # a FIFO or device is refused, never read
         for block in iter(lambda: fh.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
