@@ -18,7 +18,8 @@ from ..io.files import atomic_write, check_output_file
 from ..limits import MAX_RESAMPLES, check_max, check_seed
 from ..params import split_list
 from ..io.tables import apply_filters, parse_filters, parse_labels, parse_rounding, read_table
-from ..report.tables import CORRELATE_TSV, correlate_blocks, correlate_markdown, tsv_records
+from ..report.tables import correlate_blocks, correlate_markdown
+from ..report.tsv import CORRELATE_TSV, tsv_records
 from .app import app
 from .options import setting_option
 

@@ -22,7 +22,7 @@ def _clean(text: str) -> str:
 
 
 def _tsv(tables: dict[str, list[dict[str, Any]]]) -> str:
-    from ..report.tables import tsv_float
+    from ..report.tsv import tsv_float
 
     cols = ["metric", "rank", "segment", "favoritism", "delta_a", "delta_b", "only_this_metric", "also_top_in",
             "source", "reference", "hyp_a", "hyp_b"]

@@ -19,7 +19,7 @@ from .app import app
 
 
 def _cell(v: Any) -> str:
-    from ..report.tables import tsv_float
+    from ..report.tsv import tsv_float
 
     return tsv_float(v) if isinstance(v, float) else str(v)
 

@@ -13,7 +13,8 @@ def render_reports(results: Mapping[str, Any], *, plots: bool = True,
     """The report files' names and texts: scores.tsv, correlations.tsv, report.md, report.html,
     report.tex; ``on_done(i)`` after the i-th of :data:`REPORT_FILES` is rendered (progress)."""
     from .html import html_report
-    from .tables import correlations_tsv, latex_report, markdown, scores_tsv
+    from .tables import latex_report, markdown
+    from .tsv import correlations_tsv, scores_tsv
 
     render = {
         "scores.tsv": scores_tsv,
