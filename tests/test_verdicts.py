@@ -246,7 +246,7 @@ def test_verdicts_flag_too_few_systems_and_uninformative_measures():
     # the reports name the tests behind "separates k of n pairs" and "min significant |τ|"
     from clir_eval.report.html import _verdicts_html
     from clir_eval.report.blocks import blocks_markdown
-    from clir_eval.report.tables import verdict_blocks
+    from clir_eval.report.verdicts import verdict_blocks
 
     (w,) = verdicts([_target({**cols, "y": noise.mean(axis=1) + np.arange(8)},
                              per_query=lambda name, systems: noise + np.arange(8)[:, None])],

@@ -16,7 +16,7 @@ from clir_eval.correlation.driver import (ScoreTable, Settings, Target, VerdictS
                                           min_significant, verdicts, williams_p)
 from clir_eval.correlation.significance import adjust, clopper_pearson, max_draws, p_floor
 from clir_eval.report.blocks import blocks_markdown
-from clir_eval.report.tables import verdict_blocks
+from clir_eval.report.verdicts import verdict_blocks
 
 
 def _target(cols, y="y", per_query=None, s=Settings(), name=None):

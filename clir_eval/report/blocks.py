@@ -10,6 +10,22 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 
+def fmt_tau(v: float | None) -> str:
+    """Paper style: 3 decimals without the leading zero (.429, -.120, 1.000); n/a for None."""
+    if v is None:
+        return "n/a"
+    s = f"{v:.3f}"
+    if s.startswith("0."):
+        return s[1:]
+    if s.startswith("-0."):
+        return "-" + s[2:]
+    return s
+
+
+def fmt_p(p: float | None) -> str:
+    return "n/a" if p is None else f"{p:.3g}"
+
+
 def fmt_num(v: Any, digits: int = 4) -> str:
     """A score with ``digits`` decimals; empty for None/NaN."""
     if v is None:

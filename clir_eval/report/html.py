@@ -8,11 +8,11 @@ import math
 import re
 from typing import Any, Mapping
 
-from .blocks import Bullets, Heading, Para, Table, fmt_num, inline_spans, natural_key
-from .tables import (KIND_TITLES, best_per_measure, cell_text, coefficient_name, confound_blocks, correction_phrase,
-                     delta_table, direction_blocks, english_label, family_phrase, fmt_ci, fmt_p, fmt_tau, kind_table,
-                     queries_blocks, score_columns, signature_lines, tau_caption, tau_grid, uninformative_row,
-                     verdict_tests)
+from .blocks import Bullets, Heading, Para, Table, fmt_num, fmt_p, fmt_tau, inline_spans, natural_key
+from .tables import (KIND_TITLES, best_per_measure, cell_text, coefficient_name, direction_blocks, english_label,
+                     kind_table, queries_blocks, score_columns, signature_lines, tau_caption, tau_grid,
+                     uninformative_row)
+from .verdicts import confound_blocks, correction_phrase, delta_table, family_phrase, fmt_ci, verdict_tests
 from .glossary import glossary
 from .svg import DOT, FIT, esc, heatmap_svg, scatter_svg
 

@@ -1,39 +1,23 @@
-"""Report assembly: the one τ-table renderer (Markdown, TSV, console, LaTeX), the verdict sections and
-report.md / report.tex built from results.json (the TSV files: :mod:`.tsv`)."""
+"""Report assembly: the one τ-table renderer (Markdown, TSV, console, LaTeX) and report.md / report.tex
+built from results.json (the verdict sections: :mod:`.verdicts`; the TSV files: :mod:`.tsv`)."""
 
 from __future__ import annotations
 
 import json
-import re
 from typing import Any, Collection, Mapping, Sequence
 
 from ..correlation.verdict import leaders
 from .analyses import analyses_blocks
-from .blocks import (Block, Bullets, Code, Heading, Para, Table, _md_table, blocks_markdown, fmt_num, natural_key,
-                     table_block)
+from .blocks import (Block, Bullets, Code, Heading, Para, Table, _md_table, blocks_markdown, fmt_num, fmt_p, fmt_tau,
+                     natural_key, table_block)
 from .latex import PDFTEX_MISSING_NOTE, PREAMBLE, blocks_latex, latex_escape, latex_tabular, pdftex_missing
+from .verdicts import confound_blocks, verdict_blocks
 
 KIND_TITLES = {
     "mt-ir": "MT metric vs IR measure",
     "mt-human": "MT metric vs human judgement",
     "ir-human": "IR measure vs human judgement",
 }
-
-
-def fmt_tau(v: float | None) -> str:
-    """Paper style: 3 decimals without the leading zero (.429, -.120, 1.000); n/a for None."""
-    if v is None:
-        return "n/a"
-    s = f"{v:.3f}"
-    if s.startswith("0."):
-        return s[1:]
-    if s.startswith("-0."):
-        return "-" + s[2:]
-    return s
-
-
-def fmt_p(p: float | None) -> str:
-    return "n/a" if p is None else f"{p:.3g}"
 
 
 def cell_text(c: Mapping[str, Any] | None, ci: str | None = None) -> str:
@@ -81,188 +65,6 @@ def render(header: Sequence[str], rows: Sequence[Sequence[tuple[str, str]]], fmt
         lines = ["  ".join(c.ljust(w) if i < n_labels else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
                  for r in table]
     return "\n".join(lines) + "\n"
-
-
-# --------------------------------------------------------------------------- verdicts
-def _names(ms: Sequence[str]) -> str:
-    return ", ".join(ms)
-
-
-COEF = {"kendall": "τ", "pearson": "r", "spearman": "ρ"}
-
-
-def correction_phrase(correction: str) -> str:
-    """"Holm-adjusted", "Benjamini-Hochberg-adjusted" or "unadjusted"."""
-    return {"holm": "Holm-adjusted", "bh": "Benjamini-Hochberg-adjusted", "none": "unadjusted"}.get(
-        correction, f"{correction}-adjusted")
-
-
-def family_phrase(vds: Sequence[Mapping[str, Any]]) -> str:
-    """The family the verdicts' correction adjusts over, said once."""
-    fams = list(dict.fromkeys(v["family"] for v in vds))
-    if len(fams) == 1:
-        return fams[0]
-    sizes = sorted({v["family_size"] for v in vds if v.get("family_size") is not None})
-    n = f" ({sizes[0]}{'–' + str(sizes[-1]) if len(sizes) > 1 else ''} tests each)" if sizes else ""
-    return f"each target's own metric pairs{n}"
-
-
-def _vname(v: Mapping[str, Any], lab) -> str:
-    return (f"{lab(v['group'])} / " if v.get("group") is not None else "") + lab(v["target"])
-
-
-def fmt_ci(ci: Sequence[float | None] | None) -> str:
-    if not ci or ci[0] is None:
-        return "n/a"
-    return f"[{fmt_tau(ci[0])}, {fmt_tau(ci[1])}]"
-
-
-def verdict_blocks(vds: Sequence[Mapping[str, Any]], labels: Mapping[str, str] | None = None) -> list[Block]:
-    """A paragraph and bullets (Markdown-inline) stating each ranking with its clusters, what is
-    significant after adjustment, the power and the discriminability; loud notes first; then the
-    table of every pairwise difference with its CI and p."""
-    if not vds:
-        return []
-    lab = (lambda v: (labels or {}).get(v, v))  # noqa: E731
-    first = vds[0]
-    alpha = first.get("alpha", 0.05)
-    coef = COEF.get(first.get("method", "kendall"), "τ")
-    blocks: list[Block] = [Para(
-        f"Ranking per target by oriented {coef}; clusters as mt-metrics-eval's AssignRanks: a metric opens a new "
-        f"cluster when a metric of the current cluster beats it in PERM-BOTH at "
-        f"{correction_phrase(first['correction'])} p < {alpha:g} (family: {family_phrase(vds)}). A winner is "
-        "named only when the first cluster has one member.")]
-    loud = [f"**{_vname(v, lab)}**: {n}" for v in vds for n in v.get("warnings", [])]
-    if loud:
-        blocks.append(Bullets(tuple(loud)))
-    items = []
-    for v in vds:
-        cl = " > ".join("{" + _names([lab(m) for m in c]) + "}" for c in v["clusters"]) or "none ranked"
-        if v.get("winner"):
-            head = f"winner **{lab(v['winner'])}** (alone in the first cluster)"
-        elif v["clusters"] and len(v["clusters"][0]) > 1:
-            head = f"no single winner: {_names([lab(m) for m in v['clusters'][0]])} are not separable"
-        else:
-            head = "no ranking"
-        sig = [f"{lab(p['a'])} > {lab(p['b'])} (Δ{coef} {p['delta']:+.3f} {fmt_ci(p.get('delta_ci'))}, "
-               f"p_adj {p['p_adjusted']:.3g})" for p in v["pairwise"] if p.get("significant")]
-        mst = v.get("min_significant_tau")
-        nr = v.get("n_systems_range") or [v["n_systems"], v["n_systems"]]
-        n_text = f"{nr[0]}–{nr[1]}" if nr[0] != nr[1] else f"{v['n_systems']}"
-        if v.get("power_computed") is False:
-            power = f"n = {n_text} systems; power not computed"
-        elif mst is not None:
-            power = f"n = {n_text} systems, min significant |{coef}| at n = {v['n_systems']}: {fmt_tau(mst)}"
-        else:
-            power = f"n = {n_text} systems: no |{coef}| can be significant"
-        d = v.get("discriminability")
-        disc = (f"; separates {d['pairs_separated']} of {d['pairs']} system pairs over {d['queries']} queries"
-                if d else "")
-        flag = "" if v.get("informative", True) else " — UNINFORMATIVE"
-        items.append(f"**{_vname(v, lab)}**{flag}: {head}; clusters {cl}; significant differences: "
-                     f"{'; '.join(sig) if sig else 'none'}; {power}{disc}.")
-    tests = verdict_tests(vds)
-    blocks += [Bullets(tuple(items))] + ([Para(tests)] if tests else [])
-    table = delta_table(vds, labels)
-    return blocks + ([table] if table is not None else [])
-
-
-def delta_table(vds: Sequence[Mapping[str, Any]], labels: Mapping[str, str] | None = None) -> Table | None:
-    """Every pairwise difference of the verdicts: Δ, its CI, the PERM-BOTH p with its Monte Carlo
-    standard error, the adjusted p, the draws and the systems used."""
-    lab = (lambda v: (labels or {}).get(v, v))  # noqa: E731
-    rows = []
-    williams = any("williams_p" in p for v in vds for p in v["pairwise"])
-    for v in vds:
-        for p in v["pairwise"]:
-            if p.get("p_value") is None:
-                continue
-            mark = "" if p.get("settled", True) else " †"
-            se = f" ± {p['p_se']:.1g}" if p.get("p_se") is not None else ""
-            rows.append([(_vname(v, lab), ""), (lab(p["a"]), ""), (lab(p["b"]), ""), (str(p.get("n", "")), ""),
-                         (f"{p['delta']:+.3f}", ""), (fmt_ci(p.get("delta_ci")), ""), (f"{p['p_value']:.3g}{se}", ""),
-                         (f"{p['p_adjusted']:.3g}{mark}", "best" if p.get("significant") else ""),
-                         (str(p.get("resamples", "")), "")]
-                        + ([(fmt_p(p.get("williams_p")), "")] if williams else []))
-    if not rows:
-        return None
-    first = vds[0]
-    coef = COEF.get(first.get("method", "kendall"), "τ")
-    methods = sorted({p.get("delta_ci_method") for v in vds for p in v["pairwise"] if p.get("delta_ci_method")})
-    level = next((p.get("delta_ci_level") for v in vds for p in v["pairwise"] if p.get("delta_ci_level")), 0.95)
-    cap = (f"Every pairwise difference: Δ{coef} = oriented {coef}(a) − {coef}(b) on the n systems both metrics and "
-           f"the target share; CI: {level:.0%} percentile, {' or '.join(methods) or 'not computed'}; p: PERM-BOTH, "
-           f"one-sided, (c+1)/(k+1) ± its Monte Carlo standard error over the draws shown; p_adj: "
-           f"{correction_phrase(first['correction'])} within the family; **bold** = p_adj < {first.get('alpha', 0.05):g}"
-           + ("; † = decision not settled at the maximum draws" if any(
-               p.get("settled") is False for v in vds for p in v["pairwise"]) else "")
-           + ("; Williams p: Williams' test for dependent correlations (one-sided, assumes normal scores; shown "
-              "beside PERM-BOTH, which decides the clusters)" if williams else "") + ".")
-    return table_block(["target", "a", "b", "n", f"Δ{coef}", "CI", "p ± MC se", "p_adj", "draws"]
-                       + (["Williams p"] if williams else []), rows, "lllrrrrrr" + ("r" if williams else ""), cap)
-
-
-def confound_blocks(results: Mapping[str, Any]) -> list[Block]:
-    """Caveats (circularity, nested designs, metrics that correlate with nothing), τ between the MT
-    metrics, and Kendall's partial τ given each numeric system attribute."""
-    c = results.get("confounds")
-    if not c:
-        return []
-    blocks: list[Block] = [Heading("Confounds and caveats")]
-    if c.get("notes"):
-        blocks.append(Bullets(tuple(c["notes"])))
-    agr = [a for a in c.get("metric_agreement", []) if a.get("tau") is not None]
-    if agr:
-        rows = [[(a["a"], ""), (a["b"], ""), (fmt_tau(a["tau"]), ""), (str(a["n"]), "")] for a in agr]
-        blocks.append(table_block(["MT metric", "MT metric", "τ-b", "n"], rows, "llrr",
-                                  "Agreement between the MT metrics (Kendall τ-b over the systems): metrics that rank the "
-                                  "systems almost alike cannot be told apart by any target."))
-    part = [p for p in c.get("partial", []) if p.get("partial_tau") is not None]
-    if part:
-        rows = [[(p["x"], ""), (p["y"], ""), (p["covariate"], ""), (fmt_tau(p["tau"]), ""),
-                 (fmt_tau(p["partial_tau"]), ""), (str(p["n"]), "")] for p in part]
-        blocks.append(table_block(["MT metric", "target", "given", "τ", "partial τ", "n"], rows, "lllrrr",
-                                  "Kendall's partial τ of MT metric and target given a system attribute (Kendall 1942; no "
-                                  "p-value): a partial τ much closer to 0 than τ means the attribute explains much of "
-                                  "the correlation."))
-    return blocks if len(blocks) > 1 else []
-
-
-def verdict_tests(vds: Sequence[Mapping[str, Any]]) -> str:
-    """The tests behind the verdicts' power, draws and discriminability figures (a caption)."""
-    import re
-
-    from ..correlation.driver import MIN_SEPARATED_SHARE
-
-    alpha = vds[0].get("alpha", 0.05) if vds else 0.05
-    method = vds[0].get("method", "kendall") if vds else "kendall"
-    parts = []
-    if any(v.get("min_significant_tau") is not None for v in vds):
-        if method == "kendall":
-            parts.append(f"Min significant |τ|: the smallest |τ| with p < {alpha:g} for n untied systems, from the "
-                         "exact null distribution of Kendall's τ (scipy's exact test; asymptotic above 33 systems).")
-        else:
-            c = COEF.get(method, "r")
-            parts.append(f"Min significant |{c}|: the smallest |{c}| with p < {alpha:g} at n systems, from the t "
-                         f"distribution the p-values use ({c} = t/√(n−2+t²)).")
-    res = [v["resolution"] for v in vds if v.get("resolution")]
-    if res:
-        mode = res[0]["mode"]
-        hi = max(r["max"] for r in res)
-        used = [r["draws"] for r in res if r.get("draws")]
-        span = f"{min(u[0] for u in used)}–{max(u[1] for u in used)}" if used else "none"
-        floor = max(r["floor"] for r in res)
-        parts.append(
-            (f"PERM-BOTH draws: {res[0]['first']} per test, then more (doubling, up to {hi}) only for tests whose "
-             "decision could still change (99.9% Clopper-Pearson interval of p on both sides of its threshold)"
-             if mode == "sequential" else f"PERM-BOTH draws: {res[0]['first']} per test (fixed)")
-            + f"; draws used {span}; smallest attainable adjusted p {floor:.2g}.")
-    d = next((v["discriminability"] for v in vds if (v.get("discriminability") or {}).get("test")), None)
-    if d:
-        test = re.sub(r"over the \d+ system pairs", "over each measure's system pairs", re.sub(r", seed \d+", "", d["test"]))
-        parts.append(f"System pairs a measure separates: {test} (seeds per target in results.json); a measure "
-                     f"separating fewer than {MIN_SEPARATED_SHARE:.0%} of the pairs is flagged UNINFORMATIVE.")
-    return " ".join(parts)
 
 
 TAU_CAPTION = ("× = p ≥ α for this metric alone (two-sided test of no association, not adjusted for the other "
