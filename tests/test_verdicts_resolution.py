@@ -315,3 +315,26 @@ def test_uninformative_targets_are_marked_in_every_view():
     assert rows[0][0][0] == "map (UNINFORMATIVE)" and rows[0][1][1] == "ns"
     assert rows[1][0][0] == "ndcg" and rows[1][1][1] == "best"
     assert "map (UNINFORMATIVE)" in heatmap_figure(res)
+
+
+def test_length_ratio_is_a_covariate(tmp_path):
+    from types import SimpleNamespace
+
+    from clir_eval.correlation import driver
+    from clir_eval.correlation.settings import CorrelationSettings
+    from clir_eval.pipeline.run import _length_ratio
+
+    (tmp_path / "ref.txt").write_text("a b c d\ne f\n")
+    (tmp_path / "hyp.txt").write_text("a b\ne f g\n")
+    assert _length_ratio(str(tmp_path / "hyp.txt"), (str(tmp_path / "ref.txt"),), {}) == pytest.approx(5 / 6)
+    assert _length_ratio(None, (str(tmp_path / "ref.txt"),), {}) is None
+    rng = np.random.default_rng(2)
+    sys_results = {}
+    for i in range(10):
+        ratio = 0.8 + 0.04 * i
+        sys_results[f"s{i}"] = {"attrs": {}, "length_ratio": ratio, "mt": {"bleu": ratio + rng.normal(scale=0.06)},
+                                "ir": {"map": ratio + rng.normal(scale=0.06)}, "human": {}}
+    cfg = SimpleNamespace(correlation=CorrelationSettings(bootstrap=0, permutation=100))
+    kinds = {"mt": ["bleu"], "ir": ["map"], "human": [], "lower_is_better": []}
+    (p,) = driver.correlate_run(cfg, sys_results, kinds)["confounds"]["partial"]
+    assert p["covariate"] == "length_ratio" and p["tau"] > 0.5 and abs(p["partial_tau"]) < p["tau"] / 2

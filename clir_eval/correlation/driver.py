@@ -262,8 +262,8 @@ def _numeric_attrs(sys_results: Mapping[str, Any]) -> dict[str, dict[str, float]
 def confounds(cfg: Config, sys_results: Mapping[str, Any], kinds: Mapping[str, list[str]], table: ScoreTable,
               rows: Sequence[Mapping[str, Any]], s: Settings) -> dict[str, Any]:  # fmt: skip
     """What else could explain the correlations: τ between the MT metrics (why they cannot be
-    separated), Kendall's partial τ of each MT metric and target given each numeric system
-    attribute, and notes on circular relevance, nested designs and metrics that correlate with
+    separated), Kendall's partial τ of each MT metric and target given the hypothesis/reference
+    length ratio (where the run scored MT) and each numeric system attribute, and notes on circular relevance, nested designs and metrics that correlate with
     no target."""
     mt = list(kinds.get("mt", []))
     agreement = []
@@ -273,6 +273,9 @@ def confounds(cfg: Config, sys_results: Mapping[str, Any], kinds: Mapping[str, l
             agreement.append({"a": a, "b": b, "tau": c.tau, "n": c.n, "reason": c.reason})
     partial = []
     attrs = _numeric_attrs(sys_results)
+    ratio = {n_: float(e["length_ratio"]) for n_, e in sys_results.items() if e.get("length_ratio") is not None}
+    if ratio:
+        attrs = {"length_ratio": ratio, **attrs}
     names = list(table.systems)
     for attr, vals in attrs.items():
         z = np.asarray([vals.get(n_, math.nan) for n_ in names], float)

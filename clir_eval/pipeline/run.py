@@ -299,6 +299,19 @@ def run_systems(ex: Executor, tasks: list[SystemTask], cache: Cache, on_done: Ca
 
 
 # --------------------------------------------------------------------------- results
+def _length_ratio(hyp: str | None, refs: tuple[str, ...], ref_tokens: dict[str, int]) -> float | None:
+    """Hypothesis / first-reference length in whitespace tokens over the MT test set (a covariate of the
+    confound analysis: length alone moves many MT metrics)."""
+    from ..io.files import read_lines
+
+    if not hyp or not refs:
+        return None
+    if refs[0] not in ref_tokens:
+        ref_tokens[refs[0]] = sum(len(line.split()) for line in read_lines(refs[0]))
+    total = ref_tokens[refs[0]]
+    return None if total == 0 else sum(len(line.split()) for line in read_lines(hyp)) / total
+
+
 def assemble_systems(
     res: Resolved, outputs: list[dict], signature: dict[str, Any]
 ) -> tuple[dict[str, dict[str, Any]], dict[str, float]]:
@@ -306,12 +319,16 @@ def assemble_systems(
     from ..ir.accounting import query_accounting
 
     sys_results: dict[str, dict[str, Any]] = {}
+    ref_tokens: dict[str, int] = {}
     stage_times = {"mt": 0.0, "retrieve": 0.0, "ir": 0.0}
     judged = [q for q, j in res.qrels.judgements.items() if j] if res.qrels is not None else []
     for s, o in zip(res.systems, outputs):
         entry: dict[str, Any] = {"attrs": dict(s.attrs), "mt": {}, "ir": {}, "external": {}, "human": {}}
         if "mt" in o:
             entry["mt"] = {k: v["score"] for k, v in o["mt"].items()}
+            ratio = _length_ratio(s.hyp, res.mt_refs, ref_tokens)
+            if ratio is not None:
+                entry["length_ratio"] = ratio
             signature.setdefault("mt", {}).update({k: v["signature"] for k, v in o["mt"].items()})
         if "ir" in o:
             entry["ir"] = dict(o["ir"]["aggregate"])
