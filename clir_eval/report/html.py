@@ -248,6 +248,17 @@ def _verdicts_html(vds) -> str:
     return "\n".join(parts)
 
 
+def _confounds_html(results: Mapping[str, Any]) -> str:
+    """The confounds section: its notes shown, its tables folded (they can be long)."""
+    blocks = confound_blocks(results)
+    tables = [b for b in blocks if isinstance(b, Table)]
+    out = _blocks_html([b for b in blocks if not isinstance(b, Table)])
+    if tables:
+        out += ("<details><summary>τ between the MT metrics; partial τ given length ratio and system attributes"
+                "</summary>" + _blocks_html(tables) + "</details>")
+    return out
+
+
 def _digits(values, base: int) -> int:
     """Fewest decimals (>= base, <= 6) at which distinct values stay distinct."""
     vals = sorted({float(v) for v in values if isinstance(v, (int, float)) and not math.isnan(v)})
@@ -287,7 +298,7 @@ def html_report(results: Mapping[str, Any], *, plots: bool = True) -> str:
                  f"scores; × = not significant (p ≥ {alpha}); bold = highest τ in its row (a point estimate; the "
                  "verdicts say which differences are significant).</p>")
     parts.append(_verdicts_html(vds))
-    parts.append(_blocks_html(confound_blocks(results)))
+    parts.append(_confounds_html(results))
     notes = results.get("notes") or []
     if notes:
         parts.append("<h2>Notes</h2><ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in notes) + "</ul>")
