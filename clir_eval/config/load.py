@@ -30,8 +30,8 @@ from ..pipeline.executor import EXECUTORS
 from ..retrieval.analysis import STOPWORD_LISTS
 from ..retrieval.settings import RetrievalSettings
 from ..sources import irds
-from ..sources.europarl import GRANULARITIES
 from ..sources.materialize import EXTERNAL_FORMATS, EXTERNAL_KINDS
+from ..sources.settings import EuroparlSource, WMTSource
 from ..sources.querygen import QUERY_KINDS
 from ..templates import substitute
 from .analyses import load_analyses
@@ -39,12 +39,10 @@ from .schema import (
     CollectionConfig,
     Config,
     DistractorSource,
-    EuroparlSource,
     ExternalTable,
     QueriesConfig,
     RelevanceConfig,
     SystemSpec,
-    WMTSource,
 )
 from .sections import _Loader, _Section
 
@@ -265,7 +263,6 @@ def _data_root(s: _Loader, key: str | None, flag: str | None) -> str | None:
     return None
 
 
-DIRECTIONS = ("source-original", "target-original", "both")
 
 
 def _load_executor(top: _Section) -> str:
@@ -291,34 +288,19 @@ def _load_mt(s: _Loader, sec: _Section | None, *, has_wmt: bool) -> "MTSettings 
 def _load_wmt(s: _Loader, sec: _Section | None) -> WMTSource | None:
     if sec is None:
         return None
-    wmt = WMTSource(
-        xml=s.path_of(sec.str("xml", required=True), "wmt.xml"),
-        reference=sec.str("reference", "A"),
-        references_as_systems=sec.str_list("references_as_systems"),
-        systems=sec.str_list("systems"),
-        human=(lambda h: s.path_of(h, "wmt.human") if h else None)(sec.str("human")),
-        include_testsuites=sec.bool("include_testsuites", False),
-        domains=sec.str_list("domains"),
-        docs=sec.str_list("docs"),
-        headline_domains=sec.str_list("headline_domains", ("news",)),
-        direction=sec.str("direction", None, choices=DIRECTIONS),
-    )
-    sec.done()
-    return wmt
+    human = sec.str("human")
+    return sec.settings(WMTSource, xml=s.path_of(sec.str("xml", required=True), "wmt.xml"),
+                        human=s.path_of(human, "wmt.human") if human else None)
 
 
 def _load_europarl(s: _Loader, sec: _Section | None) -> EuroparlSource | None:
     if sec is None:
         return None
-    europarl = EuroparlSource(
-        root=s.path_of(sec.str("root", required=True), "europarl.root", kind="directory"),
-        english=sec.str("english", "en"),
-        granularity=sec.str("granularity", "speaker", choices=GRANULARITIES),
-        translations=(lambda t: s.expand(t, "europarl.translations") if t else None)(sec.str("translations")),
-        lang_systems=_str_map(sec, "lang_systems"),
-    )
-    sec.done()
-    return europarl
+    translations = sec.str("translations")
+    return sec.settings(EuroparlSource,
+                        root=s.path_of(sec.str("root", required=True), "europarl.root", kind="directory"),
+                        translations=s.expand(translations, "europarl.translations") if translations else None,
+                        lang_systems=_str_map(sec, "lang_systems"))
 
 
 def _load_collection(s: _Loader, sec: _Section | None, *, has_source: bool) -> CollectionConfig | None:

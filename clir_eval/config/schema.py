@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 from ..correlation.settings import CorrelationSettings
 from ..ir.settings import IRSettings
 from ..retrieval.settings import RetrievalSettings
+from ..sources.settings import EuroparlSource, WMTSource
 
 if TYPE_CHECKING:  # the mt package registers its metrics (sacrebleu) when imported: only configs with mt: load it
     from ..mt.settings import MTSettings
@@ -76,33 +77,6 @@ class ExternalTable:
     match: Mapping[str, str]
     format: str = "table"  # table | wmt-human
     where: str = ""  # the YAML path, for messages
-
-
-@dataclass(frozen=True)
-class WMTSource:
-    """Systems, references and collections taken from a WMT document-level XML file."""
-
-    xml: str
-    reference: str = "A"
-    references_as_systems: tuple[str, ...] = ()
-    systems: tuple[str, ...] = ()  # empty = all
-    human: str | None = None
-    include_testsuites: bool = False
-    domains: tuple[str, ...] = ()  # empty = all
-    docs: tuple[str, ...] = ()  # document ids or fnmatch patterns; empty = all
-    headline_domains: tuple[str, ...] = ("news",)
-    direction: str | None = None  # source-original | target-original | both
-
-
-@dataclass(frozen=True)
-class EuroparlSource:
-    """Collections from the Europarl v7 source release (``txt/<lang>/ep-*.txt``)."""
-
-    root: str
-    english: str = "en"
-    granularity: str = "speaker"
-    translations: str | None = None  # template over system attributes: a release-layout dir or a docs file
-    lang_systems: Mapping[str, str] = field(default_factory=dict)  # stand-in system name -> language
 
 
 @dataclass(frozen=True)

@@ -48,8 +48,8 @@ from typing import Iterable, Mapping, NamedTuple, Sequence
 
 from ..errors import UserError
 from ..io.files import PathLike, iter_lines
+from .settings import GRANULARITIES
 
-GRANULARITIES = ("speaker", "file")
 
 _TAG_LINE = re.compile(r"^\s*<\s*/?\s*([A-Za-z]+)\b[^<>]*>\s*$")
 _ATTR = re.compile(r"""\b([A-Za-z]+)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""")
