@@ -353,6 +353,17 @@ def test_validate_reports_queries_per_domain_and_joins(tmp_path, cli):
     assert code == 2 and "error: wmt.human: human.csv: no row for 1 of 4 system(s): S3 (closest: S_3)" in err
 
 
+def test_validate_summary_names_where_relevance_comes_from(tmp_path, cli):
+    """Generated queries without a relevance: section are known-item (run takes each query's own document)."""
+    xml = make_set(tmp_path / "t.xml", 6)
+    code, out, err = _validate(cli, _config(tmp_path, xml))
+    assert code == 0, err
+    assert "relevance: known-item, each generated query's own document (headline queries)" in out.splitlines()
+    code, out, err = _validate(cli, _config(tmp_path, xml, relevance={"pseudo": {"top_k": 3}}))
+    assert code == 0, err
+    assert "relevance: pseudo-qrels, the top 3 documents of the English-side run" in out.splitlines()
+
+
 def test_validate_wrong_human_header_and_unknown_collection_format(tmp_path, cli):
     xml = make_set(tmp_path / "t.xml", 6)
     bad = tmp_path / "h.csv"

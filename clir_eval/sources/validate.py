@@ -135,6 +135,8 @@ def summary(cfg: Config, facts: dict) -> list[str]:
             out.append(f"relevance: qrels {Path(rel.qrels).name}{judged}")
         elif rel is not None and rel.pseudo_top_k:
             out.append(f"relevance: pseudo-qrels, the top {rel.pseudo_top_k} documents of the English-side run")
+        elif cfg.queries is not None and cfg.queries.generate:
+            out.append(f"relevance: known-item, each generated query's own document ({cfg.queries.generate} queries)")
         else:
             out.append("relevance: none (only measures that need no judgements, such as RBO)")
     else:
