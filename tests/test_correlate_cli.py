@@ -95,6 +95,8 @@ def test_tsv_and_md(cli, table, tmp_path):
     assert "| de | MAP | n/a | n/a |" in out
     assert "| BLEU | n/a | n/a | 0/1 | 0 |" in out and "| chrF1 | n/a | n/a | 0/1 | 1 |" in out
     assert "de, MAP vs BLEU: fewer than 3" in out
+    # without --verdicts nothing above the table ranks the metrics: the caption must not point there
+    assert "verdicts above" not in out and "Bold is a point estimate" in out
     dest = tmp_path / "out" / "c.md"
     dest.parent.mkdir()  # an output's directory is never created
     code, out2, _ = cli("correlate", "--table", table, "--x", "BLEU,chrF", "--y", "MAP", "--group-by", "lang",

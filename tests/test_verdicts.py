@@ -300,6 +300,7 @@ def test_correlate_verdicts_json_and_markdown(cli, tmp_path):
     code, md, err = cli(*args, "--format", "md", "--ci", "200")
     assert code == 0, err
     assert md.index("- **A / y**") < md.index("| Group | Measure |")
+    assert "in the verdicts above, not in the bold" in md and "not tested here" not in md
     assert re.search(r"\| A \| y \| [^|]*\[[-.0-9]+, [-.0-9]+\]", md), "--ci interval missing in md cells"
     code, _, err = cli(*args[:-6], "--verdicts", "--correction", "bonferroni")
     assert code == 2 and "error: unknown --correction" in err

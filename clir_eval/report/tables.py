@@ -71,18 +71,22 @@ TAU_CAPTION = ("× = p ≥ α for this metric alone (two-sided test of no associ
                "cells). {ci} A p-value and a CI can disagree: the p-value comes from the null distribution of "
                "rankings (is there any association?), the CI from resampling {unit} (how much would τ move with "
                "other {unit}?); with few systems a bootstrap CI is wide and can include 0 while p < α, or exclude 0 "
-               "while p ≥ α. The metric ranking and its significance are in the verdicts above, not in the bold.")
+               "while p ≥ α. {ranking}")
+RANKING_IN_VERDICTS = "The metric ranking and its significance are in the verdicts above, not in the bold."
+RANKING_NOT_TESTED = ("Bold is a point estimate: whether one metric correlates significantly better than another is "
+                      "not tested here (--verdicts tests it).")
 
 
-def tau_caption(ci: str | None) -> str:
-    """The caption under a τ table: which CI it shows and why p and CI can disagree."""
+def tau_caption(ci: str | None, verdicts: bool = True) -> str:
+    """The caption under a τ table: which CI it shows, why p and CI can disagree, and where (or
+    whether) the metric ranking is tested: ``verdicts=False`` when no verdicts come with the table."""
     text = {None: "No CI in the cells (results.json: ci_systems, ci_queries, ci_both; correlations.tsv).",
             "ci_systems": "Brackets: 95% percentile bootstrap CI resampling systems (results.json also has "
                           "ci_queries, resampling queries, and ci_both = BOOT-BOTH, resampling both).",
             "ci": "Brackets: percentile bootstrap CI resampling rows (systems).",
             "none-table": "No CI in the cells (--ci N adds a bootstrap CI over rows)."}[ci]
     unit = "systems" if ci != "ci_queries" else "queries"
-    return TAU_CAPTION.format(ci=text, unit=unit)
+    return TAU_CAPTION.format(ci=text, unit=unit, ranking=RANKING_IN_VERDICTS if verdicts else RANKING_NOT_TESTED)
 
 
 # --------------------------------------------------------------------------- results.json views
@@ -359,12 +363,12 @@ def correlate_blocks(results: list[dict], xs: list[str], ys: list[str], labels: 
     blocks = verdict_blocks(vds, labels) + [
         table_block(head, tau_rows(spec, xs, lower, "ci" if has_ci else None), "l" * n_labels + "r" * len(xs),
                     "\n".join(caption)),
-        Para(tau_caption("ci" if has_ci else "none-table"))]
+        Para(tau_caption("ci" if has_ci else "none-table", verdicts=bool(vds)))]
     summary = [[(lab(s["x"]), ""), (fmt_tau(s["mean_significant_tau"]), ""), (fmt_tau(s["median_significant_tau"]), ""),
                 (f"{s['n_significant']}/{s['n']}", ""), (str(s["wins"]), "")] for s in summarize(results, xs, lower)]
     blocks.append(table_block(["Metric", "mean τ (significant)", "median τ (significant)", "significant", "wins"],
                               summary, "lrrrr", "wins = number of rows (group × measure) where the metric has the "
-                              "highest τ (ties count for each)."))
+                              "highest τ (ties count for each; a count of point estimates, not a significance test)."))
     if notes:
         blocks.append(Bullets(tuple(notes), lead="Undefined values:"))
     return blocks
