@@ -110,7 +110,7 @@ def test_comet_reads_the_source(comet_dir):
     a = m.segment_stats(HYP, [REF], sources=SRC)[:, 0]
     b = m.segment_stats(HYP, [REF], sources=SRC[::-1])[:, 0]
     assert np.abs(a - b).max() > 1e-4
-    with pytest.raises(UserError, match="needs the source segments: give mt-score --src FILE"):
+    with pytest.raises(UserError, match=r"needs the source segments: give --src FILE \(mt-score, mt-compare\)"):
         collect_stats([m], HYP, [REF])
     with pytest.raises(UserError, match="source has 2 segments but the hypotheses have 7"):
         m.segment_stats(HYP, [REF], sources=SRC[:2])
@@ -205,6 +205,14 @@ def test_mt_score_cli(cli, comet_dir, bleurt_dirs, tmp_path):
     assert res[m.name]["segments"] == 7 and "chrf" in res
     code, out, err = cli("mt-score", "--hyp", tmp_path / "h.txt", "--ref", tmp_path / "r.txt", "--metrics", spec)
     assert code == 2 and err.startswith("error: metric comet needs the source segments") and err.count("\n") == 1
+    (tmp_path / "h2.txt").write_text("".join(x + "\n" for x in REF2), encoding="utf-8")
+    code, out, err = cli("mt-compare", "--hyp", tmp_path / "h.txt", "--hyp", tmp_path / "h2.txt", "--ref",
+                         tmp_path / "r.txt", "--src", tmp_path / "s.txt", "--metrics", f"comet:model={comet_dir}",
+                         "--bootstrap", "20", "--ar-trials", "20")
+    assert code == 0, err
+    row = json.loads(out)["comparisons"][0]
+    assert row["score_baseline"] == pytest.approx(want, abs=1e-6)
+    assert row["score_system"] == pytest.approx(float(np.mean(m.segment_stats(REF2, [REF], sources=SRC)[:, 0])), abs=1e-6)
 
 
 # --------------------------------------------------------------------------- in the pipeline
@@ -246,6 +254,8 @@ def test_run_scores_caches_and_correlates_neural_metrics(cli, comet_dir, bleurt_
         assert got[comet] == pytest.approx(_direct(comet, hyp, tmp_path / "ref.txt", tmp_path / "src.txt"), abs=1e-6)
         assert got[bleurt] == pytest.approx(_direct(bleurt, hyp, tmp_path / "ref.txt", tmp_path / "src.txt"), abs=1e-6)
     assert {c["mt_metric"] for c in res["correlations"]} >= {comet, bleurt}
+    assert res["signature"]["mt"][comet].startswith("nrefs:1|model:tiny-comet|sha1:")
+    assert res["signature"]["mt_settings"]["source"].startswith("sha1:")
     assert len(list((out / "cache" / "neural").glob("*.manifest.json"))) == 6  # 2 metrics x 3 systems
     assert len(neural.LOADS) == 2  # one load per metric for the whole run (scored before the systems run)
 

@@ -121,6 +121,9 @@ def mt_compare_cmd(
     correction: str = typer.Option("holm", "--correction", help="p-value adjustment over all system x metric comparisons of a test: holm | bh | none."),
     seed: int = typer.Option(12345, "--seed", help="Random seed (recorded in the output)."),
     fmt: str = typer.Option("json", "--format", help="json | text"),
+    src: Optional[str] = typer.Option(None, "--src", help="Source segments, line-aligned with each --hyp (COMET reads them)."),
+    device: str = typer.Option("cpu", "--device", help="Where neural metrics (comet, bleurt) run: cpu | cuda | cuda:N."),
+    batch_size: int = typer.Option(16, "--batch-size", help="Segments per batch of the neural metrics (never changes a score)."),
 ) -> None:
     """Compare systems with a baseline, with significance tests.
 
@@ -146,10 +149,12 @@ def mt_compare_cmd(
     check_seed(seed)
     ms = load_metrics(split_list(metrics), tokenize=tokenize, lowercase=lowercase)
     adjust_p([], correction)
+    set_runtime(ms, device=check_device(device), batch_size=check_batch_size(batch_size))
     base, refs = read_segments(hyp[0], ref)
     systems = [(h, read_segments(h, ref)[0]) for h in hyp[1:]]
+    sources = read_source(src, len(base), hyp[0]) if src else None
     res = compare_to_baseline(ms, (hyp[0], base), systems, refs, n_bootstrap=bootstrap, n_ar=ar_trials,
-                              seed=seed, correction=correction)
+                              seed=seed, correction=correction, sources=sources)
     if fmt == "json":
         sys.stdout.write(json.dumps(res, indent=1, ensure_ascii=False) + "\n")
         return

@@ -271,7 +271,7 @@ class NeuralMetric(MTMetric):
         if not self.uses_source:
             return None
         if sources is None:
-            raise UserError(f"metric {self.base} needs the source segments: give mt-score --src FILE, mt.source in the "
+            raise UserError(f"metric {self.base} needs the source segments: give --src FILE (mt-score, mt-compare), mt.source in the "
                             "config, or a WMT XML source (its <src>)")
         if len(sources) != len(hyps):
             raise UserError(f"metric {self.base}: the source has {len(sources)} segments but the hypotheses have "

@@ -169,10 +169,12 @@ def sign_test(metric: MTMetric, stats_a, stats_b) -> SignTest:
 
 def compare_to_baseline(metrics: Sequence[MTMetric], baseline: tuple[str, Sequence[str]],
                         systems: Sequence[tuple[str, Sequence[str]]], refs, n_bootstrap: int = 1000,
-                        n_ar: int = 10000, seed: int = 12345, correction: str = "holm") -> dict[str, Any]:
+                        n_ar: int = 10000, seed: int = 12345, correction: str = "holm",
+                        sources: Sequence[str] | None = None) -> dict[str, Any]:
     """Every system against the baseline on every metric: paired bootstrap (Koehn 2004), paired
     approximate randomization and the sign test, each with p-values adjusted over its family (all
-    system × metric comparisons of that test)."""
+    system × metric comparisons of that test). ``sources``: the source segments, for the metrics
+    that read them (COMET)."""
     adjust_p([], correction)  # validate the name early
     rows: list[dict[str, Any]] = []
     base_name, base_hyps = baseline
@@ -183,9 +185,10 @@ def compare_to_baseline(metrics: Sequence[MTMetric], baseline: tuple[str, Sequen
             key = m.stats_key()
             if key not in memo:
                 if type(m).paired_stats is MTMetric.paired_stats:  # each system's statistics on their own
+                    src = {"sources": sources} if m.uses_source else {}
                     if key not in base_memo:
-                        base_memo[key] = m.segment_stats(base_hyps, refs)
-                    memo[key] = (base_memo[key], m.segment_stats(hyps, refs))
+                        base_memo[key] = m.segment_stats(base_hyps, refs, **src)
+                    memo[key] = (base_memo[key], m.segment_stats(hyps, refs, **src))
                 else:  # statistics over a vocabulary shared by the pair (MacroF/MicroF)
                     memo[key] = m.paired_stats(base_hyps, hyps, refs)
             sb, ss = memo[key]

@@ -406,6 +406,10 @@ def settings_signature(cfg: Config, res: Resolved, english: EnglishSide | None) 
     }
     if cfg.mt is not None:
         sig["mt_settings"] = {"tokenize": cfg.mt.tokenize, "lowercase": cfg.mt.lowercase, "nrefs": len(res.mt_refs)}
+        if res.mt_src:  # the source segments (COMET reads them)
+            from ..io.files import file_checksum
+
+            sig["mt_settings"]["source"] = f"sha1:{file_checksum(res.mt_src)[:12]}"
     if english is not None:
         sig["retrieval_settings"] = asdict(cfg.retrieval)
         sig["ir_settings"] = {"measures": list(cfg.ir.measures), "collection_size": english.collection_size}
