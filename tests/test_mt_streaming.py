@@ -77,3 +77,17 @@ def test_chunked_reader_errors(tmp_path, hyp, ref, message):
     rp.write_text(ref)
     with pytest.raises(UserError, match=message):
         list(iter_segment_chunks(hp, [rp], size=1))
+
+
+def test_sacrebleu_data_warning_once_not_once_a_chunk(tmp_path, capfd, caplog):
+    """sacrebleu warns about tokenized periods per call; streamed in chunks it still warns once."""
+    hp = tmp_path / "h.txt"
+    hp.write_text("".join(f"line {i} .\n" for i in range(300)))
+    ms = load_metrics(["bleu"])
+    capfd.readouterr()
+    with caplog.at_level("WARNING"):
+        stream_scores(ms, iter_segment_chunks(hp, [hp], size=100), 1)
+    out, err = capfd.readouterr()
+    seen = (out + err + caplog.text).count("tokenized period")
+    assert 1 <= seen <= 2  # the one warning, on stderr and/or in the captured log
+    assert main(["mt-score", "--hyp", str(hp), "--ref", str(hp), "--metrics", "bleu"]) == 0

@@ -339,9 +339,18 @@ def stream_scores(metrics: Sequence[MTMetric], chunks, nrefs: int) -> dict[str, 
             if acc is None:
                 return None
             accs[m.stats_key()] = acc
-    for hyps, refs in chunks:
-        for acc in accs.values():
-            acc.add(hyps, refs)
+    import logging
+
+    sacre_log = logging.getLogger("sacrebleu")  # its data warnings (e.g. tokenized periods): once, not once a chunk
+    level = sacre_log.level
+    try:
+        for k, (hyps, refs) in enumerate(chunks):
+            for acc in accs.values():
+                acc.add(hyps, refs)
+            if k == 0:
+                sacre_log.setLevel(logging.ERROR)
+    finally:
+        sacre_log.setLevel(level)
     return {m.name: m.score_stats(accs[m.stats_key()].totals(), nrefs) for m in metrics}
 
 
