@@ -307,3 +307,19 @@ def test_wmt_run_takes_the_source_from_the_xml(cli, comet_dir, tmp_path):
     for name in ("S0", "S2"):
         want = _direct(spec, next(d.glob(f"hyp-{name}.*.txt")), next(d.glob("ref-A.*.txt")), src)
         assert res["systems"][name]["mt"][spec] == pytest.approx(want, abs=1e-6)  # batch 16 vs all at once
+
+
+@pytest.mark.parametrize("which", ["comet", "bleurt"])
+def test_damaged_weights_are_one_error(cli, comet_dir, bleurt_dirs, tmp_path, which):
+    import shutil
+
+    src = comet_dir if which == "comet" else bleurt_dirs["wordpiece"]
+    d = tmp_path / "damaged"
+    shutil.copytree(src, d)
+    (d / ("checkpoints/model.ckpt" if which == "comet" else "model.safetensors")).write_bytes(b"not weights\n")
+    for name, lines in (("h", HYP), ("r", REF), ("s", SRC)):
+        (tmp_path / f"{name}.txt").write_text("".join(x + "\n" for x in lines), encoding="utf-8")
+    code, out, err = cli("mt-score", "--hyp", tmp_path / "h.txt", "--ref", tmp_path / "r.txt", "--src",
+                         tmp_path / "s.txt", "--metrics", f"{which}:model={d}")
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert err.startswith(f"error: {which}: cannot load the checkpoint in {d} (")

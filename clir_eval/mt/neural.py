@@ -451,9 +451,9 @@ class CometMetric(NeuralMetric):
                 checkpoint_path=self.root / "checkpoints" / "model.ckpt", load_pretrained_weights=False,
                 pretrained_model=str(self.encoder_dir(hp)), local_files_only=True, hparams_file=None,
                 map_location=torch.device("cpu"), strict=False, **kwargs)
-        except (OSError, ValueError, KeyError, RuntimeError, TypeError) as e:
-            raise UserError(f"comet: cannot load the checkpoint in {self.root} ({_short(e)}); it must be a COMET "
-                            "model with its encoder's tokenizer and config.json") from None
+        except Exception as e:  # noqa: BLE001 - any failure to read the user's files (unpickling, shapes, ...)
+            raise UserError(f"comet: cannot load the checkpoint in {self.root} ({type(e).__name__}: {_short(e)}); it "
+                            "must be a COMET model with its encoder's tokenizer and config.json") from None
         model.eval()
         return model.to(torch.device(device))
 
@@ -511,8 +511,9 @@ class BleurtMetric(NeuralMetric):
         try:
             tok = BleurtTokenizer.from_pretrained(str(self.root), local_files_only=True)
             model = BleurtForSequenceClassification.from_pretrained(str(self.root), local_files_only=True)
-        except (OSError, ValueError, KeyError, RuntimeError, TypeError) as e:
-            raise UserError(f"bleurt: cannot load the checkpoint in {self.root} ({_short(e)}); {_BLEURT_HOW}") from None
+        except Exception as e:  # noqa: BLE001 - any failure to read the user's files (safetensors, shapes, ...)
+            raise UserError(f"bleurt: cannot load the checkpoint in {self.root} ({type(e).__name__}: {_short(e)}); "
+                            f"{_BLEURT_HOW}") from None
         model.eval()
         limit = min(tok.model_max_length or 10**9, model.config.max_position_embeddings)
         return tok, model.to(torch.device(device)), limit
