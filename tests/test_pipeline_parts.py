@@ -150,7 +150,6 @@ def test_executor_is_chosen_by_name_from_the_registry():
     "module, name, section, key",
     [
         ("clir_eval.io.readers", "DOC_FORMATS", "collection", "format"),
-        ("clir_eval.io.readers", "QUERY_FORMATS", "queries", "format"),
     ],
 )
 def test_config_choices_are_the_owners(tmp_path, monkeypatch, module, name, section, key):
@@ -171,13 +170,14 @@ def test_config_choices_are_the_owners(tmp_path, monkeypatch, module, name, sect
     ("retrieval", "RetrievalSettings", "backend", "BACKENDS"), ("retrieval", "RetrievalSettings", "variant", "VARIANTS"),
     ("retrieval", "RetrievalSettings", "analyzer", "ANALYZERS"), ("correlation", "CorrelationSettings", "method", "METHODS"),
     ("correlation", "CorrelationSettings", "variant", "VARIANTS"), ("correlation", "CorrelationSettings", "correction", "CORRECTIONS"),
+    ("queries", "QueriesConfig", "format", "QUERY_FORMATS"), ("queries", "QueriesConfig", "generate", "QUERY_KINDS"),
 ])
 def test_setting_choices_are_declared_once(tmp_path, section, record, key, owner):
     import importlib
 
     from clir_eval.settings import rules
 
-    owner_module = importlib.import_module(f"clir_eval.{section}.settings")
+    owner_module = importlib.import_module(f"clir_eval.{'sources' if section == 'queries' else section}.settings")
     assert rules(getattr(owner_module, record))[key].choices is getattr(owner_module, owner)
     path = make_experiment(tmp_path)
     cfg = yaml.safe_load(path.read_text())

@@ -25,14 +25,13 @@ from ..io.mtme import read_scores
 from ..io import readers  # its format tuples are read at check time (the registry may grow)
 from ..io.safe_yaml import load_yaml
 from ..ir.settings import IRSettings
-from ..limits import MAX_CONFIG_BYTES, MAX_DEPTH, MAX_JOBS, MAX_KEYWORDS, MAX_SEED
+from ..limits import MAX_CONFIG_BYTES, MAX_DEPTH, MAX_JOBS, MAX_SEED
 from ..pipeline.executor import EXECUTORS
 from ..retrieval.analysis import STOPWORD_LISTS
 from ..retrieval.settings import RetrievalSettings
 from ..sources import irds
 from ..sources.materialize import EXTERNAL_FORMATS, EXTERNAL_KINDS
-from ..sources.settings import EuroparlSource, WMTSource
-from ..sources.querygen import QUERY_KINDS
+from ..sources.settings import QUERY_KINDS, EuroparlSource, QueriesConfig, WMTSource
 from ..templates import substitute
 from .analyses import load_analyses
 from .schema import (
@@ -40,7 +39,6 @@ from .schema import (
     Config,
     DistractorSource,
     ExternalTable,
-    QueriesConfig,
     RelevanceConfig,
     SystemSpec,
 )
@@ -354,16 +352,9 @@ def _load_queries(s: _Loader, sec: _Section | None) -> QueriesConfig | None:
     if sec is None:
         return None
     qfiles = sec.str_list("file") or sec.str_list("files")
-    qfields = sec.str_list("fields", ("title",))
-    queries = QueriesConfig(
-        file=tuple(_input(s, f, f"queries.file[{i}]", "queries", qfields) for i, f in enumerate(qfiles)) or None,
-        format=sec.str("format", None, choices=readers.QUERY_FORMATS),
-        fields=qfields,
-        generate=sec.str("generate", None, choices=QUERY_KINDS),
-        k=sec.int("k", 5, minimum=1, maximum=MAX_KEYWORDS),
-        limit=sec.int("limit", None, minimum=1),
-    )
-    sec.done()
+    qfields = sec.str_list("fields", QueriesConfig.fields)
+    queries = sec.settings(QueriesConfig, fields=qfields, file=tuple(
+        _input(s, f, f"queries.file[{i}]", "queries", qfields) for i, f in enumerate(qfiles)) or None)
     if (queries.file is None) == (queries.generate is None):
         raise UserError(f"{s.path}: queries: give either file: or generate: ({', '.join(QUERY_KINDS)})")
     return queries

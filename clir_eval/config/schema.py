@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 from ..correlation.settings import CorrelationSettings
 from ..ir.settings import IRSettings
 from ..retrieval.settings import RetrievalSettings
-from ..sources.settings import EuroparlSource, WMTSource
+from ..sources.settings import EuroparlSource, QueriesConfig, WMTSource
 
 if TYPE_CHECKING:  # the mt package registers its metrics (sacrebleu) when imported: only configs with mt: load it
     from ..mt.settings import MTSettings
@@ -47,16 +47,6 @@ class CollectionConfig:
     format: str | None = None
     ids: str | None = None
     distractors: tuple[DistractorSource, ...] = ()
-
-
-@dataclass(frozen=True)
-class QueriesConfig:
-    file: tuple[str, ...] | None = None  # one or more files or directories
-    format: str | None = None
-    fields: tuple[str, ...] = ("title",)
-    generate: str | None = None
-    k: int = 5
-    limit: int | None = None
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..config.schema import Config, QueriesConfig, SystemSpec
+from ..config.schema import Config, SystemSpec
+from ..sources.settings import QueriesConfig
 from ..io.files import file_checksum
 from ..io.trec import Qrels, read_qrels
 from .cache import Cache, file_problem, seal_file

@@ -34,9 +34,9 @@ from typing import Callable, Mapping, Sequence
 from ..errors import UserError
 from ..params import coerce, parse_spec
 from ..io.trec import Qrels
+from .settings import QUERY_KINDS
 from .wmt import build_collection
 
-QUERY_KINDS = ("headline", "first-sentence", "keywords")
 
 Analyzer = Callable[[str], Sequence[str]]
 

@@ -1,15 +1,18 @@
-"""The sources' settings, declared once: the config's ``wmt:`` and ``europarl:`` sections are read into these
-records (the loader resolves their paths and templates relative to the config file)."""
+"""The sources' settings, declared once: the config's ``wmt:``, ``europarl:`` and ``queries:`` sections are read
+into these records (the loader resolves their paths and templates relative to the config file)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Mapping
 
+from ..io.readers import QUERY_FORMATS
+from ..limits import MAX_KEYWORDS
 from ..settings import Settings, setting
 
 DIRECTIONS = ("source-original", "target-original", "both")
 GRANULARITIES = ("speaker", "file")
+QUERY_KINDS = ("headline", "first-sentence", "keywords")  # generated queries (querygen.py)
 
 
 @dataclass(frozen=True)
@@ -40,3 +43,17 @@ class EuroparlSource(Settings):
     translations: str | None = setting(None, "Template over system attributes: a release-layout directory or a "
                                              "documents file of each system's translations.")
     lang_systems: Mapping[str, str] = setting(default_factory=dict, help="Stand-in system name -> language.")
+
+
+@dataclass(frozen=True)
+class QueriesConfig(Settings):
+    """The ``queries:`` section: query files, or queries generated from the collection's documents."""
+
+    file: tuple[str, ...] | None = setting(None, "One or more query files or directories (TREC topics, TSV, JSONL).")
+    format: str | None = setting(None, "trec, tsv or jsonl (default: guessed per file).", choices=QUERY_FORMATS,
+                                 label="query format")
+    fields: tuple[str, ...] = setting(("title",), "TREC topic fields, e.g. [title, desc].")
+    generate: str | None = setting(None, "Generate the queries from the documents: headline, first-sentence or "
+                                         "keywords.", choices=QUERY_KINDS, label="query generator")
+    k: int = setting(5, "Words per generated keyword query.", ge=1, le=MAX_KEYWORDS)
+    limit: int | None = setting(None, "At most this many queries.", ge=1)
