@@ -230,3 +230,39 @@ def test_chromium_makes_no_page_request(screenshot, report):
     netlog = tmp / "net-bad.json"
     chromium(bad.as_uri(), tmp / "profile-bad", "--dump-dom", f"--log-net-log={netlog}")
     assert page_requests(netlog) == ["https://example.invalid/x.png"]
+
+
+# the key's numbered system list: per item, the box of its text and of its "N." marker (an outside
+# marker ends at the item's left edge; its width is measured with the same text in the same font)
+KEY_PROBE = """<script>addEventListener('load', () => {
+  const out = [...document.querySelectorAll('.key ol li')].map(li => {
+    const r = li.getBoundingClientRect(), range = document.createRange(); range.selectNodeContents(li);
+    const t = [...range.getClientRects()].map(b => [b.left, b.top, b.right, b.bottom]);
+    const s = document.createElement('span'); s.textContent = li.getAttribute('value') + '. ';
+    s.style.font = getComputedStyle(li).font; s.style.whiteSpace = 'pre'; document.body.appendChild(s);
+    const w = s.getBoundingClientRect().width; s.remove();
+    return [li.textContent, [r.left - w, r.top, r.left, r.top + t[0][3] - t[0][1]], t]; });
+  document.body.setAttribute('data-probe', JSON.stringify(out)); });</script>"""
+
+
+def test_key_numbers_do_not_run_into_the_other_column(report):
+    """The key lists the numbered systems in two columns: no item's number overlaps another item's name."""
+    from test_report_svg import results
+
+    from clir_eval.report.html import html_report
+
+    names = ["copier", "deleter", "fluent-oov", "literal", "medium", "paraphraser", "smooth-oov", "strong",
+             "truncating", "very-weak", "weak", "word-by-word", "paraphraser2"]  # the demo's, and one more: numbered
+    page = report["tmp"] / "key.html"
+    html = html_report(results(len(names), names=names))
+    assert "(n.s.) = not significant (p ≥ α in the two-sided test of no association" in html  # the test is named
+    page.write_text(html.replace("</body>", KEY_PROBE + "</body>"), encoding="utf-8")
+    p = chromium(page.as_uri(), report["tmp"] / "profile-key", "--dump-dom", "--virtual-time-budget=10000",
+                 "--window-size=1400,3000")
+    items = probe_svgs(p.stdout)
+    assert len(items) >= len(names), items  # one key per figure, each naming every system
+    assert len({round(m[2]) for _, m, _ in items}) >= 2, "the key's list is not in two columns"
+    for name, marker, _ in items:
+        for other, _, texts in items:
+            if other != name:
+                assert no_overlaps([("key", 0, 0, [marker, box]) for box in texts]), f"{name}'s number overlaps {other}"

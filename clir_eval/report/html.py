@@ -93,7 +93,8 @@ def _key_html(results: Mapping[str, Any], unlabelled: int, numbered: bool) -> st
              f"<li><svg width='22' height='10'><line x1='1' y1='5' x2='21' y2='5' stroke='{FIT}' stroke-width='1.2' "
              "stroke-dasharray='5 3'/></svg> least-squares line</li>",
              "<li>τ in each title: agreement of the two rankings of the systems (1 = same order, 0 = unrelated, "
-             "−1 = reversed); (n.s.) = not significant</li>"]
+             "−1 = reversed); (n.s.) = not significant (p ≥ α in the two-sided test of no association, as × in "
+             "the τ tables)</li>"]
     if unlabelled:
         parts.append(f"<li>{unlabelled} dot label{'s' if unlabelled > 1 else ''} left out where there was no free "
                      "place: hover the dot</li>")
@@ -147,10 +148,10 @@ th:first-child,td:first-child{text-align:left}th{background:#edf2f7}td.best{font
 td.ns{color:#a0aec0}td.em{font-style:italic}td.l,th.l{text-align:left;max-width:22em}img{max-width:100%;border:1px solid #e2e8f0;margin:.4em 0}
 pre{background:#f7fafc;padding:.8em;overflow:auto;font-size:.8em}.note{color:#4a5568}
 .caption{color:#4a5568;font-size:.85em;max-width:60em}.warn{border:2px solid #c53030;background:#fff5f5;padding:.4em 1em;margin:1em 0}
-table.verdicts td{text-align:left}tr.uninf td{color:#9b2c2c;background:#fff5f5}
+table.verdicts td,table.verdicts th{text-align:left}tr.uninf td{color:#9b2c2c;background:#fff5f5}
 .fig{display:flex;gap:1em;align-items:flex-start}.panels{display:grid;gap:.4em;flex:0 1 auto;min-width:0}
 .key{flex:0 0 17em;font-size:.8em;color:#2d3748;border-left:1px solid #e2e8f0;padding-left:.8em;position:sticky;top:.5em}
-.key ul{list-style:none;padding:0;margin:.3em 0}.key li{margin:.2em 0}.key ol{padding-left:2.4em;margin:.3em 0;columns:2}.key ol.one{columns:1}.key li{overflow-wrap:anywhere}
+.key ul{list-style:none;padding:0;margin:.3em 0}.key li{margin:.2em 0}.key ol{padding-left:2.4em;margin:.3em 0;columns:2;column-gap:3em}.key ol.one{columns:1}.key li{overflow-wrap:anywhere}
 svg.plot,svg.heat{border:1px solid #e2e8f0;background:#fff}dl.gloss dt{font-weight:600;margin-top:.4em}
 dl.gloss dd{margin-left:1.5em;color:#4a5568}
 """
