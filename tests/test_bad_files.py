@@ -77,6 +77,16 @@ def prev_out(w: W) -> None:
     assert main([str(a) for a in w.run_cmd(w.config())]) == 0
 
 
+def _run_dir(w: W, fifo: bool = False) -> Path:
+    d = w.root / "rundir"
+    d.mkdir(exist_ok=True)
+    if fifo:
+        os.mkfifo(d / "results.json")
+    else:
+        (d / "results.json").write_text(json.dumps({"systems": {"s1": {"mt": {"bleu": 1.0}, "ir": {"map": 0.1}}}}))
+    return d
+
+
 def mt(w, *extra):
     return ["mt-score", "--hyp", w.hyp, "--ref", w.ref, *extra]
 
@@ -150,6 +160,10 @@ CASES += [
          r"systems\[0\]\.hyp: .*pipe is not a regular file \(a FIFO or device\)", "out"),
     Case("run-rerun-disk-full-keeps-previous", lambda w: prev_out(w) or w.run_cmd(w.config(mt={"metrics": ["chrf1"]})),
          r"no space left writing", "prev", fault="disk-full"),
+    Case("mtme-export-out-missing-parent", lambda w: ["mtme-export", _run_dir(w), "--lp", "xx-en", "--out",
+                                                      w.root / "nodir" / "mtme"], r"the directory .*nodir does not exist"),
+    Case("mtme-export-results-fifo", lambda w: ["mtme-export", _run_dir(w, fifo=True), "--lp", "xx-en", "--out",
+                                                w.root / "mtme"], r"results\.json is a FIFO \(named pipe\)"),
     # ---- tables
     Case("correlate-duplicate-system-row", lambda w: corr(w, w.bad("dup.tsv", DUP_TABLE)),
          r"dup\.tsv:7: the row \(system='s2'\) appears twice, first on line 3; keep one row per system"),

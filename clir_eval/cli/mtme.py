@@ -29,13 +29,15 @@ def mtme_export_cmd(
     Examples (after 'clir-eval demo --out demo-out'):
       clir-eval mtme-export demo-out --lp xx-en --out demo-out/mtme
     """
+    from ..io.files import check_output_dir, read_text
     from ..io.mtme import write_scores
 
+    check_output_dir(out)
     path = Path(run_dir) / "results.json"
+    if not path.exists():
+        raise UserError(f"{path}: not found; give the --out directory of a 'clir-eval run'")
     try:
-        systems = json.loads(path.read_text(encoding="utf-8"))["systems"]
-    except FileNotFoundError:
-        raise UserError(f"{path}: not found; give the --out directory of a 'clir-eval run'") from None
+        systems = json.loads(read_text(path))["systems"]
     except (ValueError, KeyError, TypeError) as e:
         raise UserError(f"{path}: not a clir-eval results.json ({type(e).__name__}: {e})") from None
     gold = write_scores(out, lp, {s: v.get("ir", {}) for s, v in systems.items()})
