@@ -7,7 +7,7 @@ For each metric the CPU time over all systems is printed, together with sacreble
 BLEU and chrF1 (``BLEU(references=...)`` / ``CHRF(beta=1, references=...)`` then
 ``corpus_score(hyps, None)``, i.e. references pre-processed once per language as clir_eval
 also does) and the ratios. Tokenizer LRU caches are cleared before every timed block so no
-block profits from an earlier one's tokenisation. Target (issue 2): MacroF1+MicroF1 together
+block profits from an earlier one's tokenisation. Target: MacroF1+MicroF1 together
 cost no more than sacrebleu BLEU. Memory: tracemalloc peak of one system's statistics, ours
 vs sacrebleu BLEU's, and the process's max RSS. Timings on a shared machine are noisy.
 """

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Benchmark ``clir-eval run`` end to end (issues 5 and 16): N systems x D documents x 150
+"""Benchmark ``clir-eval run`` end to end: N systems x D documents x 150
 queries, depth 1000, an MT test set per system, on generated data, with the local process
 pool and with Ray on the same machine, in one run.
 

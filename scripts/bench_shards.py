@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Benchmark index shards in ``clir-eval run`` (issue 16 item 3): three systems' collections
+"""Benchmark index shards in ``clir-eval run``: three systems' collections
 (the fewest a correlation accepts) and the English side, D documents each (generated, seeded, ~150 tokens, Zipfian), 150 queries,
 run twice in the same session:
 

@@ -1,4 +1,4 @@
-"""Distractors of increasing size on a WMT config: IR discriminability and τ (issue 12).
+"""Distractors of increasing size on a WMT config: IR discriminability and τ.
 
 For each distractor setting the config is run (a copy with ``collection.distractors``
 added; bootstrap/permutation off, since neither τ nor the discriminability uses them) and

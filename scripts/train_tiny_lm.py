@@ -1,6 +1,6 @@
 #!/usr/bin/env python
 """Train a tiny word-level causal LM (GPT-2 architecture) on local English text, for the
-``hfppl:model=DIR`` fluency metric's real-data example (issue 15). Needs ``[hf]``
+``hfppl:model=DIR`` fluency metric's real-data example. Needs ``[hf]``
 (torch, transformers). Nothing is downloaded: the tokenizer and model are built here.
 
     python scripts/train_tiny_lm.py OUT_DIR TEXT [TEXT ...] [--epochs 4] [--seed 13]

@@ -42,6 +42,19 @@ def test_user_docs_carry_no_development_vocabulary():
             assert not bad.search(line), f"{path.relative_to(ROOT)}:{n}: {line.strip()}"
 
 
+def test_script_help_and_config_comments_carry_no_development_vocabulary():
+    """A script's docstring is its --help (argparse description=__doc__); config comments are read by users too."""
+    import ast
+
+    bad = re.compile(r"\bissues? \d+|\bitem \d+ of\b", re.I)
+    texts = [(p, ast.get_docstring(ast.parse(p.read_text(encoding="utf-8"))) or "") for p in (ROOT / "scripts").glob("*.py")]
+    texts += [(p, p.read_text(encoding="utf-8")) for p in (ROOT / "configs").rglob("*") if p.suffix in (".yaml", ".sh")]
+    assert len(texts) > 10
+    for path, text in texts:
+        for line in text.splitlines():
+            assert not bad.search(line), f"{path.relative_to(ROOT)}: {line.strip()}"
+
+
 def test_readme_is_short_and_links_only_to_existing_pages():
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     assert len(text.encode()) <= 12 * 1024
