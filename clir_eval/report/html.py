@@ -150,8 +150,8 @@ pre{background:#f7fafc;padding:.8em;overflow:auto;font-size:.8em}.note{color:#4a
 .caption{color:#4a5568;font-size:.85em;max-width:60em}.warn{border:2px solid #c53030;background:#fff5f5;padding:.4em 1em;margin:1em 0}
 table.verdicts td,table.verdicts th{text-align:left}tr.uninf td{color:#9b2c2c;background:#fff5f5}
 .fig{display:flex;gap:1em;align-items:flex-start}.panels{display:grid;gap:.4em;flex:0 1 auto;min-width:0}
-.key{flex:0 0 17em;font-size:.8em;color:#2d3748;border-left:1px solid #e2e8f0;padding-left:.8em;position:sticky;top:.5em}
-.key ul{list-style:none;padding:0;margin:.3em 0}.key li{margin:.2em 0}.key ol{padding-left:2.4em;margin:.3em 0;columns:2;column-gap:3em}.key ol.one{columns:1}.key li{overflow-wrap:anywhere}
+.key{flex:0 0 19em;font-size:.8em;color:#2d3748;border-left:1px solid #e2e8f0;padding-left:.8em;position:sticky;top:.5em}
+.key ul{list-style:none;padding:0;margin:.3em 0}.key li{margin:.2em 0}.key ol{padding-left:2.4em;margin:.3em 0;columns:2;column-gap:2.2em}.key ol.one{columns:1}.key li{overflow-wrap:anywhere}
 svg.plot,svg.heat{border:1px solid #e2e8f0;background:#fff}dl.gloss dt{font-weight:600;margin-top:.4em}
 dl.gloss dd{margin-left:1.5em;color:#4a5568}
 """
