@@ -266,3 +266,32 @@ def test_key_numbers_do_not_run_into_the_other_column(report):
         for other, _, texts in items:
             if other != name:
                 assert no_overlaps([("key", 0, 0, [marker, box]) for box in texts]), f"{name}'s number overlaps {other}"
+
+
+TITLE_PROBE = """<script>addEventListener('load', () => {
+  const out = [...document.querySelectorAll('svg.plot')].map(s => { const r = s.getBoundingClientRect(),
+    t = s.querySelector("text[font-weight='600']"), b = t.getBoundingClientRect();
+    return [t.textContent, [r.left, r.right], [b.left, b.right]]; });
+  document.body.setAttribute('data-probe', JSON.stringify(out)); });</script>"""
+
+
+@pytest.mark.parametrize("n", [12, 40])  # the two panel widths
+def test_scatter_titles_stay_inside_their_panels(report, n):
+    """The longest titles (an uninformative target, a long metric name) are drawn whole inside the panel."""
+    from test_report_svg import results
+
+    from clir_eval.report.html import html_report
+
+    res = results(n)
+    for c in res["correlations"]:
+        c.update(significant=False, informative=False)
+    res["correlations"].append({**res["correlations"][0], "x": "bleu-sbp:tokenize=intl"})
+    for e in res["systems"].values():
+        e["mt"]["bleu-sbp:tokenize=intl"] = e["mt"]["bleu"]
+    page = report["tmp"] / f"titles-{n}.html"
+    page.write_text(html_report(res).replace("</body>", TITLE_PROBE + "</body>"), encoding="utf-8")
+    p = chromium(page.as_uri(), report["tmp"] / f"profile-titles-{n}", "--dump-dom", "--virtual-time-budget=10000")
+    titles = probe_svgs(p.stdout)
+    assert len(titles) == 3 and all("target UNINFORMATIVE" in t for t, *_ in titles), titles
+    for text, (left, right), (tl, tr) in titles:
+        assert left <= tl and tr <= right, f"title {text!r} spans {tl:.0f}..{tr:.0f}, its panel {left:.0f}..{right:.0f}"

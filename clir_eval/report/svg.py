@@ -16,6 +16,7 @@ DOT = "#2b6cb0"
 FIT = "#c05621"
 FONT = "ui-monospace,'DejaVu Sans Mono',Menlo,Consolas,monospace"
 LABEL_PX = 10.0
+TITLE_EM = 0.64  # width of a bold sans-serif character of a panel title, in em (an upper estimate)
 CHAR_EM = 0.6  # label advance per character (textLength forces it)
 
 Box = tuple[float, float, float, float]  # x0, y0, x1, y1 (SVG user units, y down)
@@ -245,9 +246,11 @@ def scatter_svg(points: Sequence[tuple[float, float, str, str]], *, title: str, 
             parts.append(f"<text class='lbl' x='{_f(pl[0])}' y='{_f(pl[1])}' textLength='{_f(text_width(text))}' "
                          f"lengthAdjust='spacingAndGlyphs' font-size='{_f(LABEL_PX)}' font-family=\"{FONT}\" "
                          f"fill='#2d3748'>{esc(text)}</text>")
-    cls = f" class='{title_class}'" if title_class else ""
-    parts.append(f"<text x='{_f((ml + area[2]) / 2)}' y='16' font-size='12' font-weight='600' "
-                 f"text-anchor='middle'{cls}>{esc(title)}</text>")
+    # centred on the panel; a title longer than the panel (by a generous estimate for a bold sans
+    # serif) is squeezed to fit instead of running off its edge
+    fit = f" textLength='{width - 10}' lengthAdjust='spacingAndGlyphs'" if len(title) * 12 * TITLE_EM > width - 10 else ""
+    parts.append(f"<text class='{' '.join(['title', title_class]).strip()}' x='{_f(width / 2)}' y='16' "
+                 f"font-size='12' font-weight='600' text-anchor='middle'{fit}>{esc(title)}</text>")
     parts.append(f"<text x='{_f((ml + area[2]) / 2)}' y='{height - 8}' font-size='10' text-anchor='middle' "
                  f"fill='#2d3748'>{esc(xlabel)}</text>")
     cy = (mt + area[3]) / 2
