@@ -210,6 +210,11 @@ def test_lock_of_a_killed_run_is_taken_over(tmp_path):
         pass
 
 
+def _outputs(out: Path) -> dict[str, bytes]:
+    """The files of a run's --out but the lock file (which names the pid and start time of the last run)."""
+    return {p.name: p.read_bytes() for p in out.iterdir() if p.is_file() and p.name != ".clir-eval.lock"}
+
+
 def test_a_failed_rerun_keeps_the_previous_outputs(clean, tmp_path, monkeypatch):
     """Reports and results.json are replaced as one set: a first run stopped while reporting
     leaves no results.json; a re-run with other results stopped while reporting, or failing on
@@ -230,7 +235,7 @@ def test_a_failed_rerun_keeps_the_previous_outputs(clean, tmp_path, monkeypatch)
     monkeypatch.undo()
     monkeypatch.setattr(report, "render_reports", functools.partial(report.render_reports, plots=False))
     _run(config, out)
-    before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    before = _outputs(out)
     assert "results.json" in before and "report.html" in before
     root = tmp_path / "exp"  # a re-run with other results
     shutil.copytree(config.parent, root, ignore=shutil.ignore_patterns("clean-out"))
@@ -240,8 +245,7 @@ def test_a_failed_rerun_keeps_the_previous_outputs(clean, tmp_path, monkeypatch)
     monkeypatch.setattr(report, "render_reports", killed)
     with pytest.raises(KeyboardInterrupt):
         _run(root / config.name, out)
-    after = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
-    assert after == before
+    assert _outputs(out) == before
     monkeypatch.undo()
     monkeypatch.setattr(report, "render_reports", functools.partial(report.render_reports, plots=False))
     real = files.atomic_write
@@ -257,7 +261,7 @@ def test_a_failed_rerun_keeps_the_previous_outputs(clean, tmp_path, monkeypatch)
     monkeypatch.setattr(files, "atomic_write", full_on_third)
     with pytest.raises(UserError, match="no space left"):
         _run(root / config.name, out)
-    assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
+    assert _outputs(out) == before
     assert len(written) == 3 and not [p for p in out.iterdir() if p.name.startswith(".staging")]
 
 
