@@ -62,7 +62,7 @@ def correlate_cmd(
 
     \b
     Examples (after 'clir-eval demo --out demo-out'):
-      clir-eval correlate --table demo-out/scores.tsv --x bleu,chrf1,macrof1 --y map,rbo --format md
+      clir-eval correlate --table demo-out/scores.tsv --x bleu,chrf1,macrof1 --y map,rbo --verdicts --format md
       clir-eval correlate --table demo-out/scores.tsv --x bleu,chrf1 --y map --format latex --out demo-out/tau.tex
     """
     if fmt not in ("json", "tsv", "md", "latex"):
