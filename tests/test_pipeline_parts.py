@@ -146,38 +146,19 @@ def test_executor_is_chosen_by_name_from_the_registry():
 
 
 # --------------------------------------------------------------------------- config choices come from their owners
-@pytest.mark.parametrize(
-    "module, name, section, key",
-    [
-        ("clir_eval.io.readers", "DOC_FORMATS", "collection", "format"),
-    ],
-)
-def test_config_choices_are_the_owners(tmp_path, monkeypatch, module, name, section, key):
-    import importlib
-
-    path = make_experiment(tmp_path)
-    cfg = yaml.safe_load(path.read_text())
-    cfg.setdefault(section, {})[key] = "novel"
-    path.write_text(yaml.safe_dump(cfg))
-    with pytest.raises(UserError, match=f"{section}.{key}"):
-        load_config(path)
-    owner = importlib.import_module(module)
-    monkeypatch.setattr(owner, name, tuple(getattr(owner, name)) + ("novel",))
-    assert getattr(getattr(load_config(path), section), key) == "novel"
-
-
 @pytest.mark.parametrize("section, record, key, owner", [
     ("retrieval", "RetrievalSettings", "backend", "BACKENDS"), ("retrieval", "RetrievalSettings", "variant", "VARIANTS"),
     ("retrieval", "RetrievalSettings", "analyzer", "ANALYZERS"), ("correlation", "CorrelationSettings", "method", "METHODS"),
     ("correlation", "CorrelationSettings", "variant", "VARIANTS"), ("correlation", "CorrelationSettings", "correction", "CORRECTIONS"),
     ("queries", "QueriesConfig", "format", "QUERY_FORMATS"), ("queries", "QueriesConfig", "generate", "QUERY_KINDS"),
+    ("collection", "CollectionConfig", "format", "DOC_FORMATS"),
 ])
 def test_setting_choices_are_declared_once(tmp_path, section, record, key, owner):
     import importlib
 
     from clir_eval.settings import rules
 
-    owner_module = importlib.import_module(f"clir_eval.{'sources' if section == 'queries' else section}.settings")
+    owner_module = importlib.import_module(f"clir_eval.{'sources' if section in ('queries', 'collection') else section}.settings")
     assert rules(getattr(owner_module, record))[key].choices is getattr(owner_module, owner)
     path = make_experiment(tmp_path)
     cfg = yaml.safe_load(path.read_text())

@@ -13,6 +13,7 @@ import contextlib
 import glob as _glob
 import os
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -31,13 +32,11 @@ from ..retrieval.analysis import STOPWORD_LISTS
 from ..retrieval.settings import RetrievalSettings
 from ..sources import irds
 from ..sources.materialize import EXTERNAL_FORMATS, EXTERNAL_KINDS
-from ..sources.settings import QUERY_KINDS, EuroparlSource, QueriesConfig, WMTSource
+from ..sources.settings import QUERY_KINDS, CollectionConfig, DistractorSource, EuroparlSource, QueriesConfig, WMTSource
 from ..templates import substitute
 from .analyses import load_analyses
 from .schema import (
-    CollectionConfig,
     Config,
-    DistractorSource,
     ExternalTable,
     RelevanceConfig,
     SystemSpec,
@@ -309,24 +308,13 @@ def _load_collection(s: _Loader, sec: _Section | None, *, has_source: bool) -> C
     english = sec.str("english", required=not has_source)
     if english is not None and has_source:
         raise sec.err("english", "the wmt:/europarl: source gives the English side; with it, collection: takes only distractors")
-    fmt = sec.str("format", None, choices=readers.DOC_FORMATS)
-    ids = sec.str("ids")
-    if ids is not None and fmt != "lines":
-        raise sec.err(
-            "ids", f"an id file applies to format: lines (one document per line), not {fmt or 'a format guessed from the file name'}; "
-            "set format: lines or drop ids (JSONL/TSV documents carry their own ids)"
-        )
     raw = sec.raw("distractors")
     if raw is not None and not isinstance(raw, list):
         raise sec.err("distractors", "expected a list of {file: DOCS} or {xml: WMT_XML, reference: A} entries")
+    c = sec.settings(CollectionConfig, english=english, ids=sec.str("ids"))
     distractors = tuple(_distractor(s, item, f"collection.distractors[{i}]") for i, item in enumerate(raw or []))
-    sec.done()
-    return CollectionConfig(
-        english=_input(s, english, "collection.english", "docs") if english else None,
-        format=fmt,
-        ids=s.path_of(ids, "collection.ids") if ids else None,
-        distractors=distractors,
-    )
+    return replace(c, english=_input(s, english, "collection.english", "docs") if english else None,
+                   ids=s.path_of(c.ids, "collection.ids") if c.ids else None, distractors=distractors)
 
 
 def _distractor(s: _Loader, item: Any, w: str) -> DistractorSource:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 from ..correlation.settings import CorrelationSettings
 from ..ir.settings import IRSettings
 from ..retrieval.settings import RetrievalSettings
-from ..sources.settings import EuroparlSource, QueriesConfig, WMTSource
+from ..sources.settings import CollectionConfig, EuroparlSource, QueriesConfig, WMTSource
 
 if TYPE_CHECKING:  # the mt package registers its metrics (sacrebleu) when imported: only configs with mt: load it
     from ..mt.settings import MTSettings
@@ -22,31 +22,6 @@ class SystemSpec:
     hyp: str | None = None
     docs: str | None = None
     attrs: Mapping[str, str] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class DistractorSource:
-    """English documents added to every collection (Gowda et al. 2021 "In+Ext"): a documents
-    file, or a reference of another WMT XML file. With ``translations`` (a template over
-    system attributes naming a documents file) or ``translated`` (XML: each system's own
-    ``<hyp>`` of those documents) a system's collection gets its translations instead."""
-
-    file: str | None = None
-    format: str | None = None
-    xml: str | None = None
-    reference: str = "A"
-    limit: int | None = None  # the first N documents (file order)
-    translations: str | None = None
-    translated: bool = False
-    where: str = ""
-
-
-@dataclass(frozen=True)
-class CollectionConfig:
-    english: str | None = None  # None with a wmt:/europarl: source (distractors only)
-    format: str | None = None
-    ids: str | None = None
-    distractors: tuple[DistractorSource, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
-from ..config.schema import Config, DistractorSource, SystemSpec
+from ..config.schema import Config, SystemSpec
+from .settings import DistractorSource
 from ..errors import UserError
 from ..templates import substitute
 from ..io.files import safe_filename, text_checksum

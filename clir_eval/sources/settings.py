@@ -1,14 +1,14 @@
-"""The sources' settings, declared once: the config's ``wmt:``, ``europarl:`` and ``queries:`` sections are read
-into these records (the loader resolves their paths and templates relative to the config file)."""
+"""The sources' settings, declared once: the config's ``wmt:``, ``europarl:``, ``queries:`` and ``collection:``
+sections are read into these records (the loader resolves their paths and templates relative to the config file)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Mapping
 
-from ..io.readers import QUERY_FORMATS
+from ..io.readers import DOC_FORMATS, QUERY_FORMATS
 from ..limits import MAX_KEYWORDS
-from ..settings import Settings, setting
+from ..settings import SettingError, Settings, setting
 
 DIRECTIONS = ("source-original", "target-original", "both")
 GRANULARITIES = ("speaker", "file")
@@ -57,3 +57,39 @@ class QueriesConfig(Settings):
                                          "keywords.", choices=QUERY_KINDS, label="query generator")
     k: int = setting(5, "Words per generated keyword query.", ge=1, le=MAX_KEYWORDS)
     limit: int | None = setting(None, "At most this many queries.", ge=1)
+
+
+@dataclass(frozen=True)
+class DistractorSource:
+    """English documents added to every collection (Gowda et al. 2021 "In+Ext"): a documents
+    file, or a reference of another WMT XML file. With ``translations`` (a template over
+    system attributes naming a documents file) or ``translated`` (XML: each system's own
+    ``<hyp>`` of those documents) a system's collection gets its translations instead."""
+
+    file: str | None = None
+    format: str | None = None
+    xml: str | None = None
+    reference: str = "A"
+    limit: int | None = None  # the first N documents (file order)
+    translations: str | None = None
+    translated: bool = False
+    where: str = ""
+
+
+@dataclass(frozen=True)
+class CollectionConfig(Settings):
+    """The ``collection:`` section: the English side's documents, their format and line ids, and distractor
+    documents added to every collection."""
+
+    english: str | None = setting(None, "The English side's documents (left out with a wmt:/europarl: source).")
+    format: str | None = setting(None, "jsonl, tsv or lines (default: from the extension).", choices=DOC_FORMATS,
+                                 label="document format")
+    ids: str | None = setting(None, "For format lines: a file of document ids, one per line.")
+    distractors: tuple[DistractorSource, ...] = setting((), "English documents added to every collection: "
+                                                            "{file: DOCS} or {xml: WMT_XML, reference: A} entries")
+
+    def check(self) -> None:
+        if self.ids is not None and self.format != "lines":
+            raise SettingError("ids", self.ids, f"an id file applies to format: lines (one document per line), not "
+                               f"{self.format or 'a format guessed from the file name'}; set format: lines or drop ids "
+                               "(JSONL/TSV documents carry their own ids)", shows_value=True)
