@@ -26,7 +26,7 @@ from ..io.mtme import read_scores
 from ..io import readers  # its format tuples are read at check time (the registry may grow)
 from ..io.safe_yaml import load_yaml
 from ..ir.settings import IRSettings
-from ..limits import MAX_CONFIG_BYTES, MAX_DEPTH, MAX_JOBS, MAX_SEED
+from ..limits import MAX_CONFIG_BYTES, MAX_DEPTH, MAX_JOBS, MAX_RESAMPLES, MAX_SEED
 from ..pipeline.executor import EXECUTORS
 from ..retrieval.analysis import STOPWORD_LISTS
 from ..retrieval.settings import RetrievalSettings
@@ -38,6 +38,7 @@ from .analyses import load_analyses
 from .schema import (
     Config,
     ExternalTable,
+    ItemLevelConfig,
     RelevanceConfig,
     SystemSpec,
 )
@@ -217,6 +218,7 @@ def load_config(path: str | os.PathLike, *, data_root: str | None = None) -> Con
     ir = _load_ir(top.section("ir"))
     external = _load_external(s, top.raw("external"))
     corr = _load_correlation(s, top.section("correlation"), seed)
+    item_level = _load_item_level(top)
     analyses = load_analyses(s, top.section("analyses"), has_mt=mt is not None,
                              systems=None if wmt or europarl else [x.name for x in systems if x.hyp])
     top.done()
@@ -225,6 +227,7 @@ def load_config(path: str | os.PathLike, *, data_root: str | None = None) -> Con
         systems=systems, mt=mt, collection=collection, queries=queries, relevance=relevance,
         retrieval=retrieval, ir=ir, external=external, correlation=corr, wmt=wmt, europarl=europarl,
         notes=notes + tuple(s.notes), executor=executor, analyses=analyses, shard_docs=shard_docs,
+        item_level=item_level,
     )
     _check_consistency(cfg, p)
     return cfg
@@ -418,6 +421,27 @@ def _load_correlation(s: _Loader, sec: _Section | None, seed: int) -> Correlatio
     if not sec.has("seed"):
         given["seed"] = seed  # the config's top-level seed
     return sec.settings(CorrelationSettings, **given)
+
+
+def _load_item_level(top: _Section) -> ItemLevelConfig:
+    """``item_level: false`` switches the item-level analysis off; a mapping sets it."""
+    raw = top.data.get("item_level")
+    if isinstance(raw, bool):
+        top.raw("item_level")
+        return ItemLevelConfig(enabled=raw)
+    sec = top.section("item_level")
+    if sec is None:
+        return ItemLevelConfig()
+    enabled = sec.raw("enabled", True)
+    if not isinstance(enabled, bool):
+        raise sec.err("enabled", f"expected true or false, got {enabled!r}")
+    cfg = ItemLevelConfig(
+        enabled=enabled, metrics=tuple(sec.str_list("metrics")),
+        bootstrap=sec.int("bootstrap", None, minimum=0, maximum=MAX_RESAMPLES),
+        permutation=sec.int("permutation", None, minimum=0, maximum=MAX_RESAMPLES),
+    )
+    sec.done()
+    return cfg
 
 
 def _check_consistency(cfg: Config, p: Path) -> None:

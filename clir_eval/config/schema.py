@@ -45,6 +45,18 @@ class ExternalTable:
 
 
 @dataclass(frozen=True)
+class ItemLevelConfig:
+    """The ``item_level:`` section: document- and query-level meta-evaluation (``docs/item-level.md``).
+    ``metrics`` empty = every MT metric that scores single items; ``bootstrap``/``permutation``
+    None = the correlation section's."""
+
+    enabled: bool = True
+    metrics: tuple[str, ...] = ()
+    bootstrap: int | None = None
+    permutation: int | None = None
+
+
+@dataclass(frozen=True)
 class FavoritismAnalysis:
     """Favoritism of each metric towards ``systems[0]`` over ``systems[1]`` (Gowda et al. 2021 §4.1)."""
 
@@ -93,6 +105,7 @@ class Config:
     executor: str = "local"  # how systems run (pipeline/executor.py); never changes a result
     analyses: AnalysesConfig | None = None
     shard_docs: int = 500_000  # collections with more lines are indexed in spans (pipeline/shards.py); never changes a result
+    item_level: ItemLevelConfig = field(default_factory=ItemLevelConfig)
 
     @property
     def has_retrieval(self) -> bool:
@@ -113,6 +126,8 @@ class Config:
                         del sec[k]
         if d["analyses"] is None:  # configs without analyses record what they did before
             d.pop("analyses")
+        if self.item_level == ItemLevelConfig():  # the default is recorded in results.json's item_level block
+            d.pop("item_level")
         return d
 
 

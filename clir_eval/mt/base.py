@@ -103,6 +103,9 @@ class MTMetric:
     base: str = ""
     higher_is_better: bool = True
     uses_source: bool = False  # segment_stats(hyps, refs, sources=...) also reads the source segments
+    # scores single items (a document, a segment) from that item's own statistics row
+    # (``item_scores``); metrics that need a model or a corpus do not
+    item_level: bool = False
 
     def __init__(self, name: str, params: dict[str, Any], tokenize: str, lowercase: bool):
         self.name = name
@@ -142,6 +145,16 @@ class MTMetric:
     def signature(self, nrefs: int, **extra) -> str:
         """Reproducibility signature; ``extra`` adds fields such as ``bs=1000, seed=12345``."""
         raise NotImplementedError
+
+    def item_scores(self, stats) -> np.ndarray:
+        """One score per row of ``stats`` (an item: a document or a segment), each from its own
+        row, as the corpus score of that one item."""
+        n = stats.shape[0]
+        return np.array([self.score_from_stats(stats[i:i + 1]) for i in range(n)], dtype=float)
+
+    def item_signature(self, nrefs: int) -> str:
+        """Signature of :meth:`item_scores` (the corpus signature unless the item score differs)."""
+        return self.signature(nrefs)
 
     def score_stats(self, stats, nrefs: int) -> MetricScore:
         """The corpus score from already computed segment statistics."""

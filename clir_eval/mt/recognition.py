@@ -148,6 +148,7 @@ class RecognitionRateMetric(MTMetric):
     """n-gram recognition rate (Chiang et al. 2008); ``4grr`` = order 4, α = 1, β = 0."""
 
     order = 4
+    item_level = True
 
     def _order(self) -> int:
         return int(self.params.get("order", self.order))

@@ -39,6 +39,7 @@ class SacreMetric(MTMetric):
     """Wrapper around a sacrebleu metric object; statistics are sacrebleu's own."""
 
     dtype: type = np.int64
+    item_level = True
 
     def __init__(self, *a, **kw):
         super().__init__(*a, **kw)
@@ -109,6 +110,26 @@ class BLEUMetric(SacreMetric):
 
     def width(self) -> int:
         return 2 + 2 * self.params["order"]
+
+    def _sentence(self):
+        """BLEU with effective n-gram order: sacrebleu's ``sentence_bleu`` (and mt-metrics-eval's
+        sentBLEU), so an item shorter than 4 words is not scored 0 for lacking 4-grams."""
+        m = self._make()
+        m.effective_order = True
+        return m
+
+    def item_scores(self, stats) -> np.ndarray:
+        if type(self) is not BLEUMetric:
+            return super().item_scores(stats)
+        m = self._sentence()
+        return np.array([m._compute_score_from_stats(list(map(int, row))).score for row in np.asarray(stats)], float)
+
+    def item_signature(self, nrefs: int) -> str:
+        if type(self) is not BLEUMetric:
+            return super().item_signature(nrefs)
+        m = self._sentence()
+        m.num_refs = nrefs
+        return m.get_signature().format()
 
     def score_totals(self, totals):
         s = self.sacre_score(totals)

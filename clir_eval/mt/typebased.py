@@ -164,6 +164,7 @@ class TypeFMetric(MTMetric):
     Are Important Too"); see the module docstring for the exact definition."""
 
     average = "macro"
+    item_level = True
 
     def stats_key(self) -> tuple:
         return ("types", self.tokenize, self.lowercase)

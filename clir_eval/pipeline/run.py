@@ -104,7 +104,7 @@ def _run(cfg: Config, out: Path, ex: Executor, quiet: bool, log: Callable[[str],
         drop_stale_spans(cache)
         timing["systems"] = time.perf_counter() - t0
         worker_notes = shard_notes + [n for o in outputs for n in o["notes"]]
-        english, english_ir = None, None
+        english, english_ir, items = None, None, None
         if eng_task is not None:
             eng_out, outputs = outputs[0], outputs[1:]
             timing["english_retrieval"] = eng_out["times"]["retrieve"]
@@ -116,6 +116,7 @@ def _run(cfg: Config, out: Path, ex: Executor, quiet: bool, log: Callable[[str],
             score_systems_ir(cfg, english, tasks, outputs, cache,
                              progress.stage("IR measures", [t.system for t in tasks if t.retrieve is not None]))
             timing["ir"] = time.perf_counter() - t0
+            items = item_scores(cfg, res, english, tasks, ex, cache, progress, timing)
         sys_results, stage_times = assemble_systems(res, outputs, signature)
         timing.update({f"cpu_{k}": v for k, v in stage_times.items()})
         ext_kinds, corr = score_tables(cfg, res, sys_results, timing, cache, ex, progress)
@@ -124,6 +125,8 @@ def _run(cfg: Config, out: Path, ex: Executor, quiet: bool, log: Callable[[str],
         log(note)
         res.notes.append(note)
     results = assemble_results(cfg, res, sys_results, corr, english, english_ir, ext_kinds, signature) | analyses
+    if items is not None:
+        results["item_level"] = item_level(cfg, res, english, items, sys_results, ext_kinds, timing)
     results["timing"] = {k: round(v, 3) for k, v in timing.items()}
     if cfg.wmt is not None and cfg.wmt.direction == "both":
         from ..sources.direction import add_direction
@@ -132,6 +135,34 @@ def _run(cfg: Config, out: Path, ex: Executor, quiet: bool, log: Callable[[str],
     with Progress(quiet) as progress:
         write_outputs(results, out, t_start, progress)
     return results
+
+
+def item_scores(cfg: Config, res: Resolved, english: EnglishSide, tasks: list[SystemTask], ex: Executor,
+                cache: Cache, progress: Progress, timing: dict[str, float]) -> dict | None:  # fmt: skip
+    """Every system's item-level scores (cached, through the executor), or ``{"skipped": why}``."""
+    from .item_level import english_signals, items_tasks, run_items, skip_reason
+
+    why = skip_reason(cfg, res, english)
+    if why is not None:
+        return {"skipped": why}
+    t0 = time.perf_counter()
+    itasks = items_tasks(cfg, res, english, tasks)
+    out = run_items(ex, itasks, cache, progress.bar("item scores", len(itasks)))
+    timing["items"] = time.perf_counter() - t0
+    return {"systems": [t.system for t in itasks], "outputs": out, "english": english_signals(english, cache)}
+
+
+def item_level(cfg: Config, res: Resolved, english: EnglishSide, items: dict, sys_results: dict,
+               kinds: dict, timing: dict[str, float]) -> dict:  # fmt: skip
+    """results.json's ``item_level`` block (or ``{"skipped": why}``)."""
+    if "skipped" in items:
+        return {"skipped": items["skipped"]}
+    from .item_level import item_level_block
+
+    if not items["outputs"] or not items["outputs"][0]["documents"]:
+        return {"skipped": "no document is judged relevant by any query"}
+    return item_level_block(cfg, items["outputs"], items["systems"], sys_results, list(kinds.get("ir", [])),
+                            items["english"], list(kinds.get("lower_is_better", [])), timing)
 
 
 def _check_unique_names(systems: list[SystemSpec]) -> None:

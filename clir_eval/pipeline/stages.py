@@ -12,7 +12,11 @@ from ..io.files import safe_filename, write_json
 from ..io.trec import Qrels, read_qrels, read_run, write_qrels, write_run
 from .cache import Cache
 from .shards import assemble, drop_entries, with_spans
+<<<<<<< HEAD
 from .tasks import IndexTask, IRTask, MTTask, QrelsTask, RetrieveTask, SegmentScoresTask, SystemTask, ids_checksum
+=======
+from .tasks import IndexTask, IRTask, ItemsTask, MTTask, QrelsTask, RetrieveTask, SystemTask, ids_checksum
+>>>>>>> b34a5f8 (item level: per-document MT scores (sentence-level, English side as reference), per-pair ranks/RR and document retrievability (cached items stage through the executor), item-level correlations with mt-metrics-eval's none/item/system groupings (exact pair-sum bootstrap over items and systems, permutation within items, PERM-BOTH within items, holm, clusters, one-line answers) as results.json item_level; tests against an independent sacrebleu/TREC-run/scipy computation on the demo and WMT21)
 
 
 def mt_stage(task: MTTask, cache: Cache) -> dict:
@@ -223,6 +227,36 @@ def ir_stage(task: IRTask, cache: Cache) -> dict:
     out = {"aggregate": res["aggregate"], "per_query": res["per_query"], "signatures": res.get("signatures", {})}
     entry.save_json(out)
     return out
+
+
+def items_stage(task: ItemsTask, cache: Cache) -> dict:
+    """Item-level scores of one system (:class:`ItemsTask`): ``{"documents": [id, ...], "mt":
+    {metric: [score per document]}, "signatures": {metric: str}, "pairs", "rank", "rr",
+    "retrievability"}``; the documents are those some query judges relevant, in id order."""
+    entry = cache.entry(task)
+    cached = entry.load_json()
+    if cached is not None:
+        return cached
+    from ..io.readers import read_documents
+    from ..ir.items import run_signals
+    from ..mt.items import item_scores
+
+    qrels = read_qrels(task.qrels)
+    signals = run_signals(read_run(run_file(task.run, cache), sort=True), qrels)
+    wanted = sorted(signals["retrievability"])
+    out: dict[str, Any] = {"documents": wanted, "mt": {}, "signatures": {}}
+    if task.metrics:
+        hyp = _texts(read_documents(task.docs, fmt=task.format), wanted)
+        ref = _texts(read_documents(task.english, fmt=task.format), wanted)
+        out["mt"], out["signatures"] = item_scores(list(task.metrics), hyp, [ref], task.tokenize, task.lowercase)
+    out.update(signals)
+    entry.save_json(out)
+    return out
+
+
+def _texts(docs, ids: list[str]) -> list[str]:
+    pos = {d: i for i, d in enumerate(docs.ids)}
+    return [docs.texts[pos[d]] for d in ids]
 
 
 def system_stage(task: SystemTask, cache: Cache) -> dict[str, Any]:

@@ -106,6 +106,24 @@ class IRTask:
 
 
 @dataclass(frozen=True)
+class ItemsTask:
+    """Item-level scores of one system: each judged relevant collection document's MT scores
+    against the same document of the English side (its text as one item), and where each judged
+    (query, relevant document) pair lands in the system's run."""
+
+    STAGE: ClassVar[str] = "items"
+    system: str
+    docs: str = field(metadata=INPUT)
+    english: str = field(metadata=INPUT)
+    format: str | None
+    metrics: tuple[str, ...]
+    tokenize: str
+    lowercase: bool
+    run: RetrieveTask
+    qrels: str = field(metadata=INPUT)
+
+
+@dataclass(frozen=True)
 class QrelsTask:
     """Write the relevance judgements every run is scored against (from a file, generated
     or pseudo-qrels) as a TREC qrels file."""

@@ -1,0 +1,215 @@
+"""Study design: how many systems and queries an experiment needs to answer.
+
+From a finished run's system-level MT scores and per-query IR values, simulate studies of other
+sizes and count how often they answer:
+
+- a **single τ** (MT metric vs IR measure) is *significant* when p < α, p from Kendall's exact
+  null (:func:`.significance.min_significant_tau`, untied) or scipy's asymptotic test with ties;
+- a **pair of metrics** is *separated* on a target when PERM-BOTH (one-sided, the metric with the
+  higher τ in the simulated study against the other, k permutations, p = (c+1)/(k+1)) gives
+  p < α — one planned comparison, without the family correction the verdicts apply.
+
+Each simulated study draws ``n_systems`` of the observed systems and ``n_queries`` of the
+observed queries — without replacement when the size is at most the observed one (subsampling),
+with replacement above it — and takes each drawn system's IR score as its mean over the drawn
+queries (its MT scores are fixed: the MT test set is not resampled). Power = share of
+``reps`` studies that answer. Assumptions: systems and queries are exchangeable draws from the
+populations a real study would draw from; above the observed size a drawn system can repeat (a
+repeated system is tied with itself on both sides), so extrapolated power is an estimate from
+the observed systems, not new ones.
+
+Seeded (``numpy.random.default_rng([seed, cell])`` per grid cell) and vectorised over studies;
+grid cells are independent units, so an executor's ``map`` can run them.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+import scipy.stats
+
+from .significance import min_significant_tau
+from .statistics import _coef_batch
+
+
+@dataclass(frozen=True)
+class DesignData:
+    systems: tuple[str, ...]
+    queries: tuple[str, ...]
+    metrics: Mapping[str, np.ndarray]  # metric -> (S,) scores, oriented (higher is better)
+    targets: Mapping[str, np.ndarray]  # IR measure -> (S, Q) per-query values (NaN = missing)
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One grid cell: a study size and the draws to simulate there."""
+
+    n_systems: int
+    n_queries: int
+    index: int
+    reps: int
+    permutations: int
+    alpha: float
+    seed: int
+
+
+def _draw(rng: np.random.Generator, pool: int, size: int, reps: int) -> np.ndarray:
+    if size <= pool:
+        return np.argsort(rng.random((reps, pool)), axis=1)[:, :size]
+    return rng.integers(0, pool, (reps, size))
+
+
+def _significant(tau: np.ndarray, X: np.ndarray, Y: np.ndarray, alpha: float) -> np.ndarray:
+    """Per study: p < alpha for Kendall τ-b (exact untied null as the run uses; ties: scipy asymptotic)."""
+    n = X.shape[1]
+    mst = min_significant_tau(n, alpha, "b")
+    out = np.zeros(len(tau), bool)
+    ties = (np.sort(X, axis=1)[:, 1:] == np.sort(X, axis=1)[:, :-1]).any(axis=1) | \
+        (np.sort(Y, axis=1)[:, 1:] == np.sort(Y, axis=1)[:, :-1]).any(axis=1)
+    ok = ~np.isnan(tau)
+    if mst is not None:
+        out[ok & ~ties] = np.abs(tau[ok & ~ties]) >= mst - 1e-12
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for i in np.flatnonzero(ok & ties):
+            p = scipy.stats.kendalltau(X[i], Y[i], method="asymptotic").pvalue
+            out[i] = bool(p < alpha)
+    return out
+
+
+def simulate_cell(data: DesignData, cell: Cell) -> dict[str, Any]:
+    """Power of every single τ and every metric pair, per target, at one study size."""
+    rng = np.random.default_rng([cell.seed, cell.index])
+    S, Q = len(data.systems), len(data.queries)
+    si = _draw(rng, S, cell.n_systems, cell.reps)  # (R, n)
+    qi = _draw(rng, Q, cell.n_queries, cell.reps)  # (R, q)
+    names = list(data.metrics)
+    out: dict[str, Any] = {"n_systems": cell.n_systems, "n_queries": cell.n_queries, "tau": {}, "pairs": {}}
+    k = cell.permutations
+    n = cell.n_systems
+    swap = rng.random((cell.reps, k, n)) < 0.5 if len(names) > 1 and k > 0 else None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for y, pq in data.targets.items():
+            vals = pq[:, qi]  # (S, R, q)
+            means = np.nanmean(vals, axis=2).T  # (R, S): each system's mean over the drawn queries
+            Y = np.take_along_axis(means, si, axis=1)  # (R, n)
+            Y = np.nan_to_num(Y, nan=0.0)
+            xs = {m: data.metrics[m][si] for m in names}
+            taus = {m: _coef_batch(xs[m], Y, "kendall", "b") for m in names}
+            for m in names:
+                out["tau"][(y, m)] = float(_significant(taus[m], xs[m], Y, cell.alpha).mean())
+            if swap is None:
+                continue
+            z = {m: (xs[m] - xs[m].mean(axis=1, keepdims=True)) / np.where(xs[m].std(axis=1, keepdims=True) > 0,
+                                                                             xs[m].std(axis=1, keepdims=True), 1.0)
+                 for m in names}
+            Yk = np.repeat(Y, k, axis=0)
+            for i, a in enumerate(names):
+                for b in names[i + 1:]:
+                    delta = np.nan_to_num(taus[a] - taus[b])
+                    hi = np.where(delta >= 0, 1.0, -1.0)[:, None]  # test the study's leader against the other
+                    za, zb = z[a][:, None, :], z[b][:, None, :]
+                    ca = _coef_batch(np.where(swap, zb, za).reshape(-1, n), Yk, "kendall", "b").reshape(cell.reps, k)
+                    cb = _coef_batch(np.where(swap, za, zb).reshape(-1, n), Yk, "kendall", "b").reshape(cell.reps, k)
+                    d = np.nan_to_num(ca - cb) * hi
+                    p = ((d >= (np.abs(delta)[:, None] - 1e-12)).sum(axis=1) + 1) / (k + 1)
+                    out["pairs"][(y, a, b)] = float((p < cell.alpha).mean())
+    return out
+
+
+def default_sizes(observed: int, minimum: int) -> list[int]:
+    """Six sizes around the observed one: ×0.5, ×0.75, ×1, ×1.5, ×2, ×3 (at least ``minimum``, distinct)."""
+    return sorted({max(minimum, int(round(observed * f))) for f in (0.5, 0.75, 1, 1.5, 2, 3)})
+
+
+def design(data: DesignData, systems: Sequence[int], queries: Sequence[int], *, reps: int = 200,
+           permutations: int = 200, alpha: float = 0.05, seed: int = 13,
+           map: Callable[[Callable, list], list] | None = None) -> list[dict[str, Any]]:  # fmt: skip
+    """Power rows over the grid: every size of ``systems`` at the observed number of queries and
+    every size of ``queries`` at the observed number of systems. Rows: ``{"target", "a", "b"
+    (pairs only), "n_systems", "n_queries", "power", "what"}``."""
+    S, Q = len(data.systems), len(data.queries)
+    sizes = [(n, Q) for n in systems] + [(S, q) for q in queries if (S, q) not in {(n, Q) for n in systems}]
+    cells = [Cell(n, q, i, reps, permutations, alpha, seed) for i, (n, q) in enumerate(sizes)]
+    run = map or (lambda f, xs: [f(x) for x in xs])
+    import functools
+
+    results = run(functools.partial(simulate_cell, data), cells)
+    rows = []
+    for r in results:
+        for (y, m), pw in r["tau"].items():
+            rows.append({"target": y, "a": m, "n_systems": r["n_systems"], "n_queries": r["n_queries"], "power": pw,
+                         "what": "tau significant"})
+        for (y, a, b), pw in r["pairs"].items():
+            rows.append({"target": y, "a": a, "b": b, "n_systems": r["n_systems"], "n_queries": r["n_queries"],
+                         "power": pw, "what": "pair separated"})
+    return rows
+
+
+def needed(points: Sequence[tuple[int, float]], goal: float) -> float | None:
+    """The smallest size with power >= goal, linearly interpolated between grid sizes; None if never."""
+    pts = sorted(points)
+    for i, (n, p) in enumerate(pts):
+        if p >= goal:
+            if i == 0:
+                return float(n)
+            n0, p0 = pts[i - 1]
+            return n0 + (goal - p0) * (n - n0) / (p - p0) if p > p0 else float(n)
+    return None
+
+
+def answers(rows: Sequence[Mapping[str, Any]], n_systems: int, n_queries: int, goal: float = 0.8) -> list[str]:
+    """One line per single τ and per pair: the study size that reaches ``goal`` power."""
+    keys = list(dict.fromkeys((r["target"], r["a"], r.get("b")) for r in rows))
+    out = []
+    for y, a, b in keys:
+        mine = [r for r in rows if (r["target"], r["a"], r.get("b")) == (y, a, b)]
+        by_s = [(r["n_systems"], r["power"]) for r in mine if r["n_queries"] == n_queries]
+        by_q = [(r["n_queries"], r["power"]) for r in mine if r["n_systems"] == n_systems]
+        ns, nq = needed(by_s, goal), needed(by_q, goal)
+        what = f"to separate {a} from {b} on {y}" if b else f"for τ({a}, {y}) to be significant"
+        opts = []
+        if ns is not None:
+            opts.append(f"≈ {math.ceil(ns)} systems at {n_queries} queries")
+        if nq is not None:
+            opts.append(f"≈ {math.ceil(nq)} queries at {n_systems} systems")
+        tried = (f"not reachable within the sizes tried ({min(s for s, _ in by_s)}-{max(s for s, _ in by_s)} systems, "
+                 f"{min(q for q, _ in by_q)}-{max(q for q, _ in by_q)} queries)")
+        out.append(f"{what} with {goal:.0%} power: " + (", or ".join(opts) if opts else tried))
+    return out
+
+
+def design_data(results: Mapping[str, Any]) -> DesignData:
+    """The systems' MT scores (oriented: lower-is-better negated) and per-query IR values of a run's results.json;
+    targets are the IR measures whose score is the mean of their per-query values."""
+    from ..errors import UserError
+
+    systems = [s for s, e in results["systems"].items() if e.get("mt") and e.get("ir_per_query")]
+    if len(systems) < 3:
+        raise UserError("design needs a run with at least 3 systems that have MT scores and per-query IR values; "
+                        f"this one has {len(systems)}")
+    kinds = results.get("score_kinds") or {}
+    lower = set(kinds.get("lower_is_better", []))
+    metrics = [m for m in kinds.get("mt", []) if all(results["systems"][s]["mt"].get(m) is not None for s in systems)]
+    qids = sorted({q for s in systems for q in results["systems"][s]["ir_per_query"]})
+    targets = {}
+    for y in kinds.get("ir", []):
+        pq = np.array([[(results["systems"][s]["ir_per_query"].get(q) or {}).get(y, np.nan) for q in qids]
+                       for s in systems], float)
+        pq = np.where(pq == None, np.nan, pq).astype(float)  # noqa: E711
+        agg = np.array([results["systems"][s]["ir"].get(y, np.nan) for s in systems], float)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if np.isnan(pq).all() or not np.allclose(np.nanmean(pq, axis=1), agg, atol=1e-6):
+                continue
+        targets[y] = pq
+    if not metrics or not targets:
+        raise UserError("design needs MT metrics and IR measures with per-query values (their mean is the score)")
+    return DesignData(tuple(systems), tuple(qids),
+                      {m: np.array([(-1 if m in lower else 1) * results["systems"][s]["mt"][m] for s in systems], float)
+                       for m in metrics}, targets)

@@ -1,0 +1,376 @@
+"""Item-level meta-evaluation: correlations of item MT scores with item retrieval signals.
+
+Each item kind (documents, queries) is a systems x items matrix per MT metric (x) and per
+target (y). The groupings are mt-metrics-eval's (``stats.AverageCorrelation``'s ``average_by``,
+its ``sys`` named ``system`` here):
+
+- ``none``: flatten the matrices and correlate all (system, item) pairs at once. This mixes
+  item difficulty with translation quality (an easy document is easy for every system), so it
+  is reported with that caveat and never drives a verdict.
+- ``item``: per item, correlate across the systems; average the items' coefficients (items
+  whose coefficient is undefined, e.g. every system tied, are left out and counted). This asks
+  the question of the system-level analysis, item by item, and is the default for verdicts.
+- ``system``: per system, correlate across the items; average over the systems.
+
+Missing cells (NaN) are dropped per group, as mt-metrics-eval filters ``None``.
+
+Significance and intervals:
+
+- p-value of ``item``: permutation within items (each item's y values shuffled across systems,
+  the average recomputed), two-sided, p = (c+1)/(k+1); of ``system``: one-sample t-test of the
+  systems' coefficients against 0 (systems as replicates); of ``none``: scipy's Kendall test on
+  the flattened pairs (it treats them as independent, which they are not).
+- CIs: percentile bootstrap resampling items (columns) and, separately, systems (rows).
+  When the interval over items lies within ±x, "no metric predicts it beyond ±x" is an answer.
+- Metric comparisons (``item`` grouping): PERM-BOTH (Deutsch et al. 2021) within items: both
+  metrics z-scored over all cells, in each draw every (system, item) cell's two values are
+  swapped with probability 0.5, and the difference of the averaged coefficients recomputed;
+  one-sided as at system level, adjusted over the family, clusters as mt-metrics-eval's
+  ``AssignRanks`` (:mod:`.verdict`).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import scipy.stats
+
+from .kendall_rows import kendall_rows
+from .pairsums import group_sums, tau_draws
+from .statistics import _coef_batch, check_method, correlate
+
+GROUPINGS = ("none", "item", "system")
+VERDICT_GROUPING = "item"
+BATCH_MAX_N = 40  # rows up to this length: all-pairs sign matrices; longer: O(n log n) merge counts
+
+
+@dataclass(frozen=True)
+class ItemMatrix:
+    """One item kind: (systems x items) matrices of the MT metrics (``x``) and the targets (``y``)."""
+
+    items: str  # documents | queries
+    systems: tuple[str, ...]
+    ids: tuple[str, ...]
+    x: Mapping[str, np.ndarray]
+    y: Mapping[str, np.ndarray]
+
+
+@dataclass(frozen=True)
+class ItemSettings:
+    method: str = "kendall"
+    variant: str | None = "b"
+    alpha: float = 0.05
+    bootstrap: int = 1000
+    permutation: int = 1000
+    seed: int = 13
+    level: float = 0.95
+    correction: str = "holm"
+
+    def __post_init__(self) -> None:
+        method, variant = check_method(self.method, self.variant)
+        object.__setattr__(self, "method", method)
+        object.__setattr__(self, "variant", variant)
+
+
+def coef_rows(A: np.ndarray, B: np.ndarray, method: str, variant: str | None) -> np.ndarray:
+    """Coefficient of each row of A against the same row of B; NaN cells dropped per row; NaN
+    where undefined (fewer than 3 cells, a constant row)."""
+    A = np.asarray(A, float)
+    B = np.asarray(B, float)
+    out = np.full(A.shape[0], np.nan)
+    if A.size == 0:
+        return out
+    full = ~(np.isnan(A) | np.isnan(B)).any(axis=1)
+    if full.any():
+        out[full] = _coef_full(A[full], B[full], method, variant)
+    for i in np.flatnonzero(~full):
+        keep = ~(np.isnan(A[i]) | np.isnan(B[i]))
+        if keep.sum() >= 3:
+            out[i] = _coef_full(A[i, keep][None], B[i, keep][None], method, variant)[0]
+    return out
+
+
+def _coef_full(A: np.ndarray, B: np.ndarray, method: str, variant: str | None) -> np.ndarray:
+    n = A.shape[1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if method == "kendall" and variant in ("b", "c") and n > BATCH_MAX_N:
+            ok = (np.ptp(A, axis=1) > 0) & (np.ptp(B, axis=1) > 0)
+            return np.where(ok, kendall_rows(A, B, variant), np.nan)
+        return _coef_batch(A, B, method, variant)
+
+
+def group_coefs(X: np.ndarray, Y: np.ndarray, grouping: str, method: str, variant: str | None) -> np.ndarray:
+    """The coefficients the grouping averages: per item (``item``), per system (``system``) or
+    the one flattened coefficient (``none``)."""
+    if grouping == "item":
+        return coef_rows(X.T, Y.T, method, variant)
+    if grouping == "system":
+        return coef_rows(X, Y, method, variant)
+    if grouping == "none":
+        return coef_rows(X.reshape(1, -1), Y.reshape(1, -1), method, variant)
+    raise ValueError(f"unknown grouping {grouping!r}; use one of {', '.join(GROUPINGS)}")
+
+
+def _mean(v: np.ndarray) -> float | None:
+    v = v[~np.isnan(v)]
+    return float(v.mean()) if len(v) else None
+
+
+def grouped(X: np.ndarray, Y: np.ndarray, grouping: str, method: str = "kendall", variant: str | None = "b"
+            ) -> tuple[float | None, int]:  # fmt: skip
+    """(the grouping's coefficient, the number of groups with a defined coefficient)."""
+    c = group_coefs(X, Y, grouping, method, variant)
+    return _mean(c), int((~np.isnan(c)).sum())
+
+
+def _ci(draws: np.ndarray, level: float) -> list[float] | None:
+    d = draws[~np.isnan(draws)]
+    if not len(d):
+        return None
+    tail = (1 - level) / 2 * 100
+    lo, hi = np.percentile(d, [tail, 100 - tail])
+    return [float(lo), float(hi)]
+
+
+def _resampled_means(per_group: np.ndarray, rng: np.random.Generator, k: int) -> np.ndarray:
+    """Means of the groups' coefficients over ``k`` draws of the groups with replacement."""
+    g = len(per_group)
+    idx = rng.integers(0, g, (k, g))
+    vals = per_group[idx]
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return np.nanmean(vals, axis=1)
+
+
+def _draw_coefs(X: np.ndarray, Y: np.ndarray, grouping: str, s: ItemSettings, axis: int,
+                rng: np.random.Generator) -> np.ndarray:  # fmt: skip
+    """Bootstrap draws of the grouping's coefficient resampling rows (axis 0, systems) or
+    columns (axis 1, items) with replacement. Kendall coefficients are computed from pair sums
+    (:mod:`.pairsums`), exactly those of the resampled data; Pearson/Spearman recompute."""
+    k = s.bootstrap
+    averaged_axis = {"item": 1, "system": 0}.get(grouping)
+    if averaged_axis == axis:  # resampling the averaged groups: resample their coefficients
+        return _resampled_means(group_coefs(X, Y, grouping, s.method, s.variant), rng, k)
+    n = X.shape[axis]
+    idx = rng.integers(0, n, (k, n))
+    if s.method != "kendall":
+        return _recomputed(X, Y, grouping, s, axis, idx)
+    U = np.zeros((k, n))
+    np.add.at(U, (np.repeat(np.arange(k), n), idx.ravel()), 1.0)
+    if grouping == "none":
+        return tau_draws(group_sums(X, Y, axis), U, s.variant)
+    if grouping == "item":  # systems resampled; per item across the drawn systems
+        per = [tau_draws(group_sums(X[:, j:j + 1], Y[:, j:j + 1], 0), U, s.variant) for j in range(X.shape[1])]
+    else:  # system grouping, items resampled; per system across the drawn items
+        per = [tau_draws(group_sums(X[i:i + 1], Y[i:i + 1], 1), U, s.variant) for i in range(X.shape[0])]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return np.nanmean(np.stack(per, axis=1), axis=1)
+
+
+def _recomputed(X: np.ndarray, Y: np.ndarray, grouping: str, s: ItemSettings, axis: int, idx: np.ndarray) -> np.ndarray:
+    out = np.full(len(idx), np.nan)
+    for b, i in enumerate(idx):
+        v = group_coefs(np.take(X, i, axis=axis), np.take(Y, i, axis=axis), grouping, s.method, s.variant)
+        out[b] = np.nan if np.isnan(v).all() else np.nanmean(v)
+    return out
+
+
+def item_coefs(Xd: np.ndarray, Y: np.ndarray, method: str, variant: str | None) -> np.ndarray:
+    """Per draw and item, the coefficient across systems of Xd (k, S, I) against the fixed Y (S, I):
+    (k, I). Kendall τ-b from int8 sign matrices, Y's computed once; NaN cells left out."""
+    k, S, I = Xd.shape
+    if method != "kendall" or variant != "b":
+        return coef_rows(Xd.transpose(0, 2, 1).reshape(k * I, S), np.broadcast_to(Y.T, (k, I, S)).reshape(k * I, S),
+                         method, variant).reshape(k, I)
+    iu, ju = np.triu_indices(S, k=1)
+    Yt = Y.T  # (I, S)
+    dy = Yt[:, iu] - Yt[:, ju]  # (I, pairs)
+    my = ~np.isnan(dy)
+    sy = np.sign(np.where(my, dy, 0.0)).astype(np.int8)
+    has_nan = bool(np.isnan(Xd).any()) or not my.all()
+    out = np.empty((k, I))
+    step = max(1, 4_000_000 // max(1, I * len(iu)))
+    for a in range(0, k, step):
+        Xt = Xd[a:a + step].transpose(0, 2, 1)  # (c, I, S)
+        dx = Xt[:, :, iu] - Xt[:, :, ju]  # (c, I, pairs)
+        if has_nan:
+            valid = my[None] & ~np.isnan(dx)
+            sx = np.sign(np.where(valid, dx, 0.0)).astype(np.int8)
+            ny = (np.abs(sy)[None] * valid).sum(axis=2, dtype=np.int64)
+            present = ~np.isnan(Xt) & ~np.isnan(Yt)[None]
+            cells = present.sum(axis=2)
+        else:
+            sx = np.sign(dx).astype(np.int8)
+            ny = np.broadcast_to(np.abs(sy).sum(axis=1, dtype=np.int64), (len(sx), I))
+            cells = np.full((len(sx), I), S)
+        num = (sx * sy[None]).sum(axis=2, dtype=np.int64)
+        nx = np.abs(sx).sum(axis=2, dtype=np.int64)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            val = num / np.sqrt(nx * ny)
+        out[a:a + step] = np.where((cells >= 3) & (nx > 0) & (ny > 0), np.clip(val, -1, 1), np.nan)
+    return out
+
+
+def _p_value(X: np.ndarray, Y: np.ndarray, grouping: str, obs: float, per_group: np.ndarray, s: ItemSettings,
+             rng: np.random.Generator) -> tuple[float | None, str]:  # fmt: skip
+    if grouping == "none":
+        c = correlate(X.ravel(), Y.ravel(), s.method, s.variant, s.alpha)
+        return c.p_value, (f"scipy Kendall test on the {c.n} flattened (system, item) pairs ({c.p_method}); it treats "
+                           "them as independent, which they are not" if s.method == "kendall" else
+                           f"{s.method} test on the {c.n} flattened (system, item) pairs, taken as independent")
+    if grouping == "system":
+        v = per_group[~np.isnan(per_group)]
+        if len(v) < 2 or np.ptp(v) == 0:
+            return None, "t-test over systems: fewer than 2 systems with a defined coefficient, or all equal"
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            p = float(scipy.stats.ttest_1samp(v, 0.0).pvalue)
+        return p, f"one-sample t-test of the {len(v)} systems' coefficients against 0 (two-sided)"
+    k = s.permutation
+    if k < 1:
+        return None, "no permutation test (permutation: 0)"
+    S, I = X.shape
+    Xp = rng.permuted(np.broadcast_to(X, (k, S, I)).copy(), axis=1)
+    c = item_coefs(Xp, Y, s.method, s.variant)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        means = np.nanmean(c, axis=1)
+    hits = int((np.abs(means) >= abs(obs) - 1e-12).sum())
+    return (hits + 1) / (k + 1), (f"permutation within items: each item's metric values shuffled across its systems, "
+                                  f"k={k}, two-sided, p=(c+1)/(k+1)")
+
+
+def correlate_matrix(m: ItemMatrix, s: ItemSettings, seed: int) -> list[dict[str, Any]]:
+    """Every (metric, target, grouping) row of one item kind; pair i uses seed ``seed + i``."""
+    rows = []
+    i = 0
+    for y, Y in m.y.items():
+        for x, X in m.x.items():
+            for grouping in GROUPINGS:
+                rng = np.random.default_rng([seed, i])
+                i += 1
+                keep = ~(np.isnan(X) | np.isnan(Y))
+                per = group_coefs(X, Y, grouping, s.method, s.variant)
+                tau = _mean(per)
+                row: dict[str, Any] = {
+                    "items": m.items, "grouping": grouping, "mt_metric": x, "target": y, "tau": tau,
+                    "n_systems": int(keep.any(axis=1).sum()), "n_items": int(keep.any(axis=0).sum()),
+                    "n_cells": int(keep.sum()), "n_groups": int((~np.isnan(per)).sum()),
+                    "groups": {"item": int(keep.any(axis=0).sum()), "system": int(keep.any(axis=1).sum()),
+                               "none": 1}[grouping],
+                }
+                if tau is None:
+                    row.update(p_value=None, significant=None, reason="no group with a defined coefficient")
+                    rows.append(row)
+                    continue
+                p, test = _p_value(X, Y, grouping, tau, per, s, rng)
+                row.update(p_value=p, p_test=test, significant=None if p is None else bool(p < s.alpha))
+                if s.bootstrap > 0:
+                    row["ci_items"] = _ci(_draw_coefs(X, Y, grouping, s, 1, rng), s.level)
+                    row["ci_systems"] = _ci(_draw_coefs(X, Y, grouping, s, 0, rng), s.level)
+                rows.append(row)
+    return rows
+
+
+def perm_both_items(Xa: np.ndarray, Xb: np.ndarray, Y: np.ndarray, s: ItemSettings, rng: np.random.Generator
+                    ) -> tuple[float | None, float | None]:  # fmt: skip
+    """PERM-BOTH within items for the ``item`` grouping: (delta = avg τ(a) - avg τ(b), one-sided p)."""
+    keep = ~(np.isnan(Xa) | np.isnan(Xb) | np.isnan(Y))
+    a, b = np.where(keep, Xa, np.nan), np.where(keep, Xb, np.nan)
+
+    def z(v: np.ndarray) -> np.ndarray:
+        sd = np.nanstd(v)
+        return (v - np.nanmean(v)) / (sd if sd > 0 else 1.0)
+
+    a, b = z(a), z(b)
+    ta, tb = _mean(group_coefs(a, Y, "item", s.method, s.variant)), _mean(group_coefs(b, Y, "item", s.method, s.variant))
+    if ta is None or tb is None or s.permutation < 1:
+        return None, None
+    delta = ta - tb
+    k = s.permutation
+    S, I = Y.shape
+    swap = rng.random((k, S, I)) < 0.5
+    ca = item_coefs(np.where(swap, b, a), Y, s.method, s.variant)
+    cb = item_coefs(np.where(swap, a, b), Y, s.method, s.variant)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        diffs = np.nan_to_num(np.nanmean(ca, axis=1) - np.nanmean(cb, axis=1), nan=0.0)
+    hits = int((diffs >= delta - 1e-12).sum())
+    return float(delta), (hits + 1) / (k + 1)
+
+
+def item_verdicts(mats: Sequence[ItemMatrix], rows: Sequence[Mapping[str, Any]], lower: Sequence[str],
+                  s: ItemSettings, seed: int) -> list[dict[str, Any]]:  # fmt: skip
+    """Per (item kind, target), ``item`` grouping: metrics ranked, PERM-BOTH within items on every
+    pair, p adjusted over all pairs of all targets (one family), clusters, and the answer in words."""
+    from .significance import adjust
+    from .verdict import clusters, oriented, ranking
+
+    sign = lambda name: -1.0 if name in lower else 1.0  # noqa: E731
+    plan, tests = [], []
+    for m in mats:
+        for y, Y in m.y.items():
+            taus = {r["mt_metric"]: r["tau"] for r in rows
+                    if r["items"] == m.items and r["target"] == y and r["grouping"] == VERDICT_GROUPING}
+            order = ranking(taus, lower)
+            plan.append((m, y, order))
+            for i, a in enumerate(order):
+                for b in order[i + 1:]:
+                    rng = np.random.default_rng([seed, len(tests)])
+                    d, p = perm_both_items(sign(a) * m.x[a], sign(b) * m.x[b], Y, s, rng)
+                    tests.append((len(plan) - 1, a, b, d, p))
+    tested = [k for k, t in enumerate(tests) if t[4] is not None]
+    adjusted = dict(zip(tested, adjust([tests[k][4] for k in tested], s.correction))) if tested else {}
+    out = []
+    for pi, (m, y, order) in enumerate(plan):
+        pairwise = [{"a": a, "b": b, "delta": d, "p_value": p, "p_adjusted": adjusted.get(k),
+                     "significant": adjusted.get(k) is not None and adjusted[k] < s.alpha}
+                    for k, (pj, a, b, d, p) in enumerate(tests) if pj == pi]
+        groups = clusters(order, {(r["a"], r["b"]): r["p_adjusted"] for r in pairwise}, s.alpha)
+        mine = {r["mt_metric"]: r for r in rows
+                if r["items"] == m.items and r["target"] == y and r["grouping"] == VERDICT_GROUPING}
+        winner = groups[0][0] if groups and len(groups[0]) == 1 and len(order) > 1 else None
+        out.append({
+            "items": m.items, "grouping": VERDICT_GROUPING, "target": y, "ranking": order, "clusters": groups,
+            "winner": winner, "pairwise": pairwise,
+            "test": f"PERM-BOTH within items (Deutsch et al. 2021), one-sided, k={s.permutation}, p=(c+1)/(k+1)",
+            "correction": s.correction, "alpha": s.alpha,
+            "n_items": max((r["n_items"] for r in mine.values()), default=0),
+            "n_systems": max((r["n_systems"] for r in mine.values()), default=0),
+            "answer": _answer(m.items, y, order, groups, winner, mine, lower, s),
+        })
+    return out
+
+
+def _answer(items: str, y: str, order: Sequence[str], groups, winner, mine: Mapping[str, Mapping[str, Any]],
+            lower: Sequence[str], s: ItemSettings) -> str:
+    """One line: who predicts the target within items, or how tightly the CIs bound every metric."""
+    from .verdict import oriented
+
+    if not order:
+        return f"{y} over {items}: no metric has a defined item-level coefficient"
+    sig = [x for x in order if mine[x].get("significant") and oriented(mine[x]["tau"], x, lower) > 0]
+    cis = [mine[x].get("ci_items") for x in order]
+    bound = max((max(abs(c[0]), abs(c[1])) for c in cis if c), default=None)
+    zero_in_all = all(c and c[0] <= 0 <= c[1] for c in cis)
+    unit = "documents" if items == "documents" else "queries"
+    if winner is not None and winner in sig:
+        return (f"{y} over {unit}: {winner} predicts it significantly best within {unit} "
+                f"(τ = {mine[winner]['tau']:+.3f}; {len(order) - 1} other metric(s) significantly below)")
+    if zero_in_all and bound is not None:
+        return (f"{y} over {unit}: no metric predicts it beyond ±{bound:.3f} "
+                f"({s.level:.0%} CI over {unit} of every metric's within-{items[:-1]} τ contains 0)")
+    if sig and len(groups) > 1:
+        below = [x for g in groups[1:] for x in g]
+        return (f"{y} over {unit}: {', '.join(groups[0])} lead within {unit} (not separable from each other), "
+                f"significantly above {', '.join(below)}")
+    if sig:
+        return (f"{y} over {unit}: {', '.join(sig)} correlate significantly within {unit}, but the metrics "
+                f"cannot be separated")
+    return f"{y} over {unit}: no significant item-level correlation and the intervals are too wide to rule one out"

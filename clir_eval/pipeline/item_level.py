@@ -1,0 +1,138 @@
+"""The item-level part of a run: per-system item scores (:func:`.stages.items_stage`, through the
+executor), then the documents and queries matrices and their correlations
+(:mod:`clir_eval.correlation.items`) as results.json's ``item_level`` block."""
+
+from __future__ import annotations
+
+import functools
+import time
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+from ..config.schema import Config
+from .cache import Cache
+from .executor import Executor
+from .inputs import Resolved
+from .stages import items_stage, run_file
+from .tasks import EnglishSide, ItemsTask, SystemTask
+
+TARGET_DOCS = "retrievability"
+
+
+def item_metric_names(cfg: Config) -> tuple[list[str], list[str]]:
+    """(metrics scored per item, metrics left out because they cannot score single items)."""
+    if cfg.mt is None:
+        return [], []
+    from ..mt.items import item_metrics
+
+    specs = list(cfg.item_level.metrics or cfg.mt.metrics)
+    ok, left = item_metrics(specs, cfg.mt.tokenize, cfg.mt.lowercase)
+    return [m.name for m in ok], left
+
+
+def skip_reason(cfg: Config, res: Resolved, english: EnglishSide | None) -> str | None:
+    if not cfg.item_level.enabled:
+        return "item_level: off in the config"
+    if english is None or res.english is None:
+        return "no collection with an English side: item level needs one"
+    if cfg.mt is None:
+        return "no mt section: item level needs MT metrics to score each document"
+    return None
+
+
+def items_tasks(cfg: Config, res: Resolved, english: EnglishSide, tasks: Sequence[SystemTask]) -> list[ItemsTask]:
+    names, _ = item_metric_names(cfg)
+    return [ItemsTask(system=t.system, docs=t.retrieve.docs, english=res.english, format=res.doc_format,
+                      metrics=tuple(names), tokenize=cfg.mt.tokenize, lowercase=cfg.mt.lowercase,
+                      run=t.retrieve, qrels=english.qrels)
+            for t in tasks if t.retrieve is not None]  # fmt: skip
+
+
+def run_items(ex: Executor, tasks: list[ItemsTask], cache: Cache, on_done: Callable[[], None] | None) -> list[dict]:
+    return ex.map(functools.partial(items_stage, cache=cache), tasks, on_done)
+
+
+def english_signals(english: EnglishSide, cache: Cache) -> dict:
+    from ..io.trec import read_qrels, read_run
+    from ..ir.items import run_signals
+
+    return run_signals(read_run(run_file(english.run, cache), sort=True), read_qrels(english.qrels))
+
+
+def matrices(outputs: Sequence[Mapping[str, Any]], systems: Sequence[str], sys_results: Mapping[str, Any],
+             ir_measures: Sequence[str]):  # fmt: skip
+    """The documents and queries :class:`~clir_eval.correlation.items.ItemMatrix` of the systems' item outputs."""
+    from ..correlation.items import ItemMatrix
+    from ..ir.items import query_docs
+
+    docs = tuple(outputs[0]["documents"])
+    metrics = list(outputs[0]["mt"])
+    x_docs = {m: np.array([o["mt"][m] for o in outputs], float) for m in metrics}
+    y_docs = {TARGET_DOCS: np.array([[o["retrievability"][d] for d in docs] for o in outputs], float)}
+    doc_mat = ItemMatrix("documents", tuple(systems), docs, x_docs, y_docs)
+    qd = query_docs(outputs[0]["pairs"])
+    qids = tuple(qd)
+    pos = {d: i for i, d in enumerate(docs)}
+    cols = [[pos[d] for d in qd[q]] for q in qids]
+    x_q = {m: np.array([[float(np.mean(x_docs[m][si, c])) for c in cols] for si in range(len(systems))])
+           for m in metrics}
+
+    def pq(s: str, q: str, y: str) -> float:
+        v = (sys_results[s].get("ir_per_query") or {}).get(q, {}).get(y)
+        return np.nan if v is None else float(v)
+
+    y_q = {y: np.array([[pq(s, q, y) for q in qids] for s in systems], float) for y in ir_measures}
+    y_q = {y: m for y, m in y_q.items() if not np.isnan(m).all()}
+    return doc_mat, ItemMatrix("queries", tuple(systems), qids, x_q, y_q)
+
+
+def item_level_block(cfg: Config, outputs: Sequence[Mapping[str, Any]], systems: Sequence[str],
+                     sys_results: Mapping[str, Any], ir_measures: Sequence[str], english: Mapping[str, Any],
+                     lower: Sequence[str], timing: dict[str, float]) -> dict[str, Any]:  # fmt: skip
+    """results.json's ``item_level`` block."""
+    from ..correlation.items import GROUPINGS, VERDICT_GROUPING, ItemSettings, correlate_matrix, item_verdicts
+
+    t0 = time.perf_counter()
+    cc, il = cfg.correlation, cfg.item_level
+    s = ItemSettings(cc.method, cc.variant, cc.alpha, cc.bootstrap if il.bootstrap is None else il.bootstrap,
+                     cc.permutation if il.permutation is None else il.permutation, cc.seed, 0.95, cc.correction)
+    doc_mat, q_mat = matrices(outputs, systems, sys_results, ir_measures)
+    _, left_out = item_metric_names(cfg)
+    notes = [f"{m}: not scored per item (it needs a model or the whole corpus)" for m in left_out]
+    notes.append("grouping none mixes item difficulty with translation quality (an easy item is easy for every "
+                 "system): read it as a description, not as evidence that a metric predicts retrieval")
+    rows = correlate_matrix(doc_mat, s, cc.seed) + correlate_matrix(q_mat, s, cc.seed + 1)
+    verdicts = item_verdicts([doc_mat, q_mat], rows, lower, s, cc.seed + 2) if s.permutation > 0 else []
+    rr_eng = dict(zip(map(tuple, english["pairs"]), english["rr"]))
+    signals = {}
+    for name, o in zip(systems, outputs):
+        drops = [rr_eng[tuple(p)] - v for p, v in zip(o["pairs"], o["rr"])]
+        signals[name] = {"mean_rr": float(np.mean(o["rr"])) if o["rr"] else None,
+                         "mean_rr_drop": float(np.mean(drops)) if drops else None,
+                         "pairs_not_retrieved": sum(1 for r in o["rank"] if r is None)}
+    timing["item_level"] = time.perf_counter() - t0
+    return {
+        "items": {"documents": {"n": len(doc_mat.ids), "what": "documents some query judges relevant",
+                                "targets": list(doc_mat.y)},
+                  "queries": {"n": len(q_mat.ids), "what": "queries with at least one relevant document",
+                              "targets": list(q_mat.y)}},
+        "metrics": list(doc_mat.x), "signatures": dict(outputs[0]["signatures"]), "systems": list(systems),
+        "groupings": list(GROUPINGS), "verdict_grouping": VERDICT_GROUPING,
+        "settings": {"method": s.method, "variant": s.variant, "alpha": s.alpha, "bootstrap": s.bootstrap,
+                     "permutation": s.permutation, "seed": cc.seed, "level": s.level, "correction": s.correction,
+                     "ties": _ties(s)},
+        "english": {"mean_rr": float(np.mean(english["rr"])) if english["rr"] else None, "pairs": len(english["pairs"])},
+        "signals": signals,
+        "correlations": rows,
+        "verdicts": verdicts,
+        "notes": notes,
+    }
+
+
+def _ties(s) -> str:
+    if s.method != "kendall":
+        return f"{s.method}: average ranks for ties" if s.method == "spearman" else "pearson: values as they are"
+    return {"b": "τ-b: ties in either variable reduce the denominator (sqrt((P - Tx)(P - Ty)))",
+            "c": "τ-c (Stuart): for non-square tables, min(distinct values) in the denominator",
+            "acc23": "acc23: pairs tied in both count as agreement, pairs tied in one as disagreement"}[s.variant]

@@ -1,0 +1,219 @@
+"""Item-level meta-evaluation: the fast coefficient engines against scipy, the groupings
+against an independent computation (sacrebleu sentence scores per document, the TREC run files,
+a plain loop over scipy.stats.kendalltau) on the demo and on a small WMT21 experiment, and a
+generated experiment where only item level can separate two metrics."""
+
+from __future__ import annotations
+
+import json
+import math
+from importlib.resources import files
+from pathlib import Path
+
+import numpy as np
+import pytest
+import sacrebleu
+import scipy.stats
+import yaml
+
+from clir_eval.config.load import load_config
+from clir_eval.correlation.items import GROUPINGS, ItemMatrix, ItemSettings, correlate_matrix, grouped, item_verdicts
+from clir_eval.correlation.kendall_rows import kendall_rows
+from clir_eval.correlation.pairsums import group_sums, tau_draws
+from clir_eval.pipeline.run import run_experiment
+
+
+# --------------------------------------------------------------------------- engines
+@pytest.mark.parametrize("n", [3, 4, 9, 41, 130])
+@pytest.mark.parametrize("variant", ["b", "c"])
+def test_kendall_rows_equals_scipy_with_ties(n, variant):
+    r = np.random.default_rng(n)
+    X = r.integers(0, 4, (30, n)).astype(float)
+    Y = r.normal(size=(30, n)).round(1)
+    ref = [scipy.stats.kendalltau(x, y, variant=variant).statistic for x, y in zip(X, Y)]
+    assert np.allclose(kendall_rows(X, Y, variant), ref, equal_nan=True, atol=1e-12)
+
+
+@pytest.mark.parametrize("axis", [0, 1])
+@pytest.mark.parametrize("variant", ["b", "c"])
+def test_pair_sums_give_the_coefficient_of_the_resampled_data(axis, variant):
+    r = np.random.default_rng(7 + axis)
+    X = r.integers(0, 5, (6, 11)).astype(float)
+    Y = r.integers(0, 4, (6, 11)).astype(float)
+    X[2, 3] = np.nan
+    G = X.shape[axis]
+    idx = r.integers(0, G, (25, G))
+    U = np.stack([np.bincount(i, minlength=G) for i in idx])
+    got = tau_draws(group_sums(X, Y, axis), U, variant)
+    ref = []
+    for i in idx:
+        xd, yd = np.take(X, i, axis=axis).ravel(), np.take(Y, i, axis=axis).ravel()
+        keep = ~(np.isnan(xd) | np.isnan(yd))
+        ref.append(scipy.stats.kendalltau(xd[keep], yd[keep], variant=variant).statistic)
+    assert np.allclose(got, ref, equal_nan=True)
+
+
+def loop_groupings(X: np.ndarray, Y: np.ndarray) -> dict[str, float]:
+    """The three groupings with a plain loop over scipy.stats.kendalltau (τ-b), NaN cells dropped."""
+
+    def tau(x, y):
+        keep = ~(np.isnan(x) | np.isnan(y))
+        x, y = x[keep], y[keep]
+        if len(x) < 3 or len(set(x)) < 2 or len(set(y)) < 2:
+            return math.nan
+        return scipy.stats.kendalltau(x, y).statistic
+
+    per_item = [tau(X[:, j], Y[:, j]) for j in range(X.shape[1])]
+    per_sys = [tau(X[i], Y[i]) for i in range(X.shape[0])]
+    return {"none": tau(X.ravel(), Y.ravel()), "item": float(np.nanmean(per_item)),
+            "system": float(np.nanmean(per_sys))}
+
+
+def test_groupings_equal_a_plain_loop_over_scipy():
+    r = np.random.default_rng(5)
+    X = r.normal(size=(7, 50)).round(1)
+    Y = (X + r.normal(size=(7, 50))).round(0)
+    X[3, 4] = np.nan
+    want = loop_groupings(X, Y)
+    for g in GROUPINGS:
+        assert grouped(X, Y, g)[0] == pytest.approx(want[g], abs=1e-12)
+
+
+# --------------------------------------------------------------------------- independent computation on runs
+def _read_docs(path: Path) -> dict[str, str]:
+    out = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            d = json.loads(line)
+            out[str(d["id"])] = d["text"]
+    return out
+
+
+def _read_qrels(path: Path) -> dict[str, set[str]]:
+    rel: dict[str, set[str]] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        q, _, d, r = line.split()
+        if int(r) > 0:
+            rel.setdefault(q, set()).add(d)
+    return rel
+
+
+def _read_run(path: Path) -> dict[str, list[str]]:
+    """A TREC run, each query's documents in trec_eval's order (score descending, then docid descending)."""
+    rows: dict[str, list[tuple[float, str]]] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        q, _, d, _, score, _ = line.split()
+        rows.setdefault(q, []).append((float(score), d))
+    return {q: [d for _, d in sorted(v, reverse=True)] for q, v in rows.items()}
+
+
+def _rr(ranking: list[str], doc: str) -> float:
+    return 1.0 / (ranking.index(doc) + 1) if doc in ranking else 0.0
+
+
+def independent(out: Path, results: dict, docs_of: dict[str, Path], english: Path, qrels: Path) -> dict:
+    """{(items, target, metric, grouping): τ} from the files alone."""
+    rel = _read_qrels(qrels)
+    eng = _read_docs(english)
+    systems = results["item_level"]["systems"]
+    judged = sorted({d for ds in rel.values() for d in ds})
+    runs = {}
+    for s in systems:
+        [run] = [p for p in (out / "cache" / "runs").glob("*.run") if p.name.rsplit("-", 1)[0] == s]
+        runs[s] = _read_run(run)
+    chrf1, bleu = sacrebleu.CHRF(beta=1), sacrebleu.BLEU(effective_order=True)
+    x = {"chrf1": np.zeros((len(systems), len(judged))), "bleu": np.zeros((len(systems), len(judged)))}
+    ret = np.zeros((len(systems), len(judged)))
+    for i, s in enumerate(systems):
+        hyp = _read_docs(docs_of[s])
+        for j, d in enumerate(judged):
+            x["chrf1"][i, j] = chrf1.sentence_score(hyp[d], [eng[d]]).score
+            x["bleu"][i, j] = bleu.sentence_score(hyp[d], [eng[d]]).score
+            qs = [q for q, ds in rel.items() if d in ds]
+            ret[i, j] = np.mean([_rr(runs[s].get(q, []), d) for q in qs])
+    qids = [q for q in rel if rel[q]]
+    col = {d: j for j, d in enumerate(judged)}
+    xq = {m: np.array([[np.mean([v[i, col[d]] for d in sorted(rel[q])]) for q in qids] for i in range(len(systems))])
+          for m, v in x.items()}
+    rr_q = np.array([[max(_rr(runs[s].get(q, []), d) for d in rel[q]) for q in qids] for s in systems])
+    want = {}
+    for m in x:
+        for g, v in loop_groupings(x[m], ret).items():
+            want[("documents", "retrievability", m, g)] = v
+        for g, v in loop_groupings(xq[m], rr_q).items():
+            want[("queries", "recip_rank", m, g)] = v
+    return want
+
+
+def _check(results: dict, want: dict) -> None:
+    got = {(r["items"], r["target"], r["mt_metric"], r["grouping"]): r["tau"] for r in results["item_level"]["correlations"]}
+    assert len(want) == 12
+    for k, v in want.items():
+        assert got[k] == pytest.approx(v, abs=1e-9), k
+
+
+def test_demo_item_level_equals_an_independent_computation(tmp_path):
+    from clir_eval.sources.demo import generate_demo
+
+    data = tmp_path / "data"
+    generate_demo(data, seed=13)
+    text = files("clir_eval").joinpath("data/demo.yaml").read_text(encoding="utf-8")
+    cfg = yaml.safe_load(text.replace("data_root: ../demo-out/data", f"data_root: {data}"))
+    cfg["correlation"].update(bootstrap=0, permutation=0)
+    cfg["ir"]["measures"] = ["map", "recip_rank"]
+    (tmp_path / "demo.yaml").write_text(yaml.safe_dump(cfg), encoding="utf-8")
+    out = tmp_path / "out"
+    results = run_experiment(load_config(tmp_path / "demo.yaml", data_root=str(data)), out, jobs=1, quiet=True)
+    block = results["item_level"]
+    assert block["metrics"] == ["bleu", "chrf1", "macrof1", "microf1"] and len(block["systems"]) == 10
+    assert "eff:yes" in block["signatures"]["bleu"]
+    docs_of = {s: data / "systems" / f"{s}.jsonl" for s in block["systems"]}
+    _check(results, independent(out, results, docs_of, data / "english.jsonl", data / "qrels.txt"))
+
+
+def test_wmt21_document_level_item_level_equals_an_independent_computation(tmp_path, shared_data):
+    xml = shared_data / "wmt21-docs" / "newstest2021.ru-en.all.xml.gz"
+    if not xml.exists():
+        pytest.skip(f"{xml} not found")
+    cfg = {"name": "ru-en-small", "wmt": {"xml": str(xml), "reference": "A", "docs": ["izvestiya*", "mk.*", "kp.*", "aif.*"]},
+           "mt": {"metrics": ["bleu", "chrf1"]}, "queries": {"generate": "headline"},
+           "retrieval": {"stopwords": "english", "depth": 100}, "ir": {"measures": ["recip_rank"]},
+           "correlation": {"bootstrap": 0, "permutation": 0}}
+    (tmp_path / "exp.yaml").write_text(yaml.safe_dump(cfg), encoding="utf-8")
+    out = tmp_path / "out"
+    results = run_experiment(load_config(tmp_path / "exp.yaml"), out, jobs=1, quiet=True)
+    from clir_eval.io.files import safe_filename
+
+    src = out / "cache" / "sources"
+    block = results["item_level"]
+    assert 5 <= block["items"]["documents"]["n"] <= 60, block["items"]
+    docs_of = {s: next(src.rglob(f"docs-{safe_filename(s)}-*.jsonl")) for s in block["systems"]}
+    english = next(src.rglob("english-refA-*.jsonl"))
+    qrels = next((out / "cache" / "qrels").glob("*.txt"))
+    _check(results, independent(out, results, docs_of, english, qrels))
+
+
+# --------------------------------------------------------------------------- power where system level has none
+def test_item_level_separates_what_system_level_cannot():
+    """Retrievability of each document is a noisy function of its chrF, not of its BLEU; with 5
+    systems the system level cannot separate the metrics, the item level ranks chrF first."""
+    from clir_eval.correlation.statistics import permutation_sigdiff
+
+    r = np.random.default_rng(11)
+    S, I = 5, 200
+    quality = np.linspace(0, 1, S)[:, None]
+    difficulty = r.normal(size=(1, I))
+    chrf = 40 + 10 * quality + 8 * difficulty + 4 * r.normal(size=(S, I))
+    bleu = 20 + 10 * quality + 8 * difficulty + 4 * r.normal(size=(S, I))  # its own noise
+    ret = 1 / (1 + np.exp(-(chrf - 45) / 3 + 0.8 * r.normal(size=(S, I))))
+    m = ItemMatrix("documents", tuple(f"s{i}" for i in range(S)), tuple(f"d{j}" for j in range(I)),
+                   {"chrf": chrf, "bleu": bleu}, {"retrievability": ret})
+    s = ItemSettings(bootstrap=200, permutation=500, seed=3)
+    rows = correlate_matrix(m, s, 3)
+    [v] = item_verdicts([m], rows, [], s, 4)
+    assert v["winner"] == "chrf" and v["clusters"] == [["chrf"], ["bleu"]], v
+    assert v["pairwise"][0]["p_adjusted"] < 0.05
+    # system level: means over documents, 5 systems
+    _, p = permutation_sigdiff(chrf.mean(axis=1), bleu.mean(axis=1), ret.mean(axis=1), n_resamples=1000, seed=1,
+                               plus_one=True)
+    assert p is None or p >= 0.05
