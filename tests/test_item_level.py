@@ -217,3 +217,31 @@ def test_item_level_separates_what_system_level_cannot():
     _, p = permutation_sigdiff(chrf.mean(axis=1), bleu.mean(axis=1), ret.mean(axis=1), n_resamples=1000, seed=1,
                                plus_one=True)
     assert p is None or p >= 0.05
+
+
+def test_correlate_item_col_rows_and_verdicts_carry_the_grouping(tmp_path, cli):
+    r = np.random.default_rng(2)
+    lines = ["system\tdoc\tchrf\tbleu\trr"]
+    X = np.zeros((4, 12))
+    B = np.zeros((4, 12))
+    Y = np.zeros((4, 12))
+    for s in range(4):
+        for d in range(12):
+            X[s, d], B[s, d] = round(r.normal() + d * 0.2, 3), round(r.normal(), 3)
+            Y[s, d] = round(X[s, d] + r.normal() * 0.3, 3)
+            lines.append(f"s{s}\td{d}\t{X[s, d]}\t{B[s, d]}\t{Y[s, d]}")
+    t = tmp_path / "items.tsv"
+    t.write_text("\n".join(lines) + "\n")
+    code, out, err = cli("correlate", "--table", str(t), "--x", "chrf,bleu", "--y", "rr", "--item-col", "doc",
+                         "--verdicts", "--ci", "100", "--permutation", "200", "--format", "json")
+    assert code == 0, err
+    res = json.loads(out)
+    assert {(c["x"], c["grouping"]) for c in res["correlations"]} == {(x, g) for x in ("chrf", "bleu") for g in GROUPINGS}
+    for c in res["correlations"]:
+        assert c["tau"] == pytest.approx(loop_groupings({"chrf": X, "bleu": B}[c["x"]], Y)[c["grouping"]], abs=1e-12)
+        assert c["ci_items"][0] <= c["tau"] + 1e-9 or c["grouping"] == "none"
+    [v] = res["verdicts"]
+    assert v["grouping"] == "item" and v["ranking"][0] == "chrf"
+    t.write_text("\n".join(lines + [lines[1]]) + "\n")
+    code, _, err = cli("correlate", "--table", str(t), "--x", "chrf", "--y", "rr", "--item-col", "doc")
+    assert code == 2 and "appears twice" in err

@@ -51,6 +51,10 @@ def correlate_cmd(
     resolution: str = setting_option(CorrelationSettings, "resolution"),
     lower_is_better: str = typer.Option("", "--lower-is-better", help="Comma list of x columns where lower is "
                                         "better (e.g. TER): ranked by -tau."),
+    item_col: Optional[str] = typer.Option(None, "--item-col", help="Item-level table: one row per system and "
+                                           "item (document, query, segment) named by this column; reports the "
+                                           "groupings none, item, system (docs/item-level.md)."),
+    system_col: str = typer.Option("system", "--system-col", help="With --item-col: the column naming the system."),
     fmt: str = typer.Option("json", "--format", help="json | tsv | md | latex (booktabs tables, the md content)."),
     out: Optional[str] = typer.Option(None, "--out", help="Write here (atomically) instead of stdout."),
 ) -> None:
@@ -99,6 +103,15 @@ def correlate_cmd(
     if unknown:
         raise UserError(f"--lower-is-better {', '.join(unknown)}: not among the --x columns ({', '.join(xs)})")
     rounding = parse_rounding(round_, list(dict.fromkeys(xs + ys)))
+    if item_col is not None:
+        text = _item_level(t, xs, ys, item_col, system_col, group_by, rounding, method, variant, alpha, ci, seed,
+                           ci_level, permutation, correction, lower, verdicts, fmt)
+        if out:
+            with atomic_write(out, parents=False) as fh:
+                fh.write(text)
+        else:
+            sys.stdout.write(text)
+        return
     settings = Settings(method, None if method != "kendall" else variant, alpha, ci, seed, ci_level, seed_per_pair=False)
     v = (VerdictSettings(permutation, correction, discriminability=False, family=family, resolution=resolution,
                          ci_resamples=ci or DELTA_CI_RESAMPLES) if verdicts else None)
@@ -119,3 +132,23 @@ def correlate_cmd(
             fh.write(text)
     else:
         sys.stdout.write(text)
+
+
+ITEM_TSV = ("group", "x", "y", "grouping", "tau", "p_value", "significant", "n", "n_items", "n_systems", "n_groups",
+            "ci_items", "ci_systems", "p_test")
+
+
+def _item_level(t, xs, ys, item_col, system_col, group_by, rounding, method, variant, alpha, ci, seed, ci_level,
+                permutation, correction, lower, verdicts, fmt) -> str:  # fmt: skip
+    """The --item-col output: JSON rows (and verdicts) with "grouping", or TSV."""
+    from ..correlation.items import ItemSettings, correlate_item_table, item_table_groups
+
+    if fmt not in ("json", "tsv"):
+        raise UserError(f"--item-col prints --format json or tsv, not {fmt!r}")
+    s = ItemSettings(method, None if method != "kendall" else variant, alpha, ci, permutation,
+                     seed, ci_level, correction)
+    rows, vds = correlate_item_table(item_table_groups(t, xs, ys, item_col, system_col, group_by, rounding), s,
+                                     lower, verdicts)
+    if fmt == "tsv":
+        return tsv_records(rows, ITEM_TSV)
+    return json.dumps({"correlations": rows, "verdicts": vds} if verdicts else rows, indent=1, ensure_ascii=False) + "\n"

@@ -262,8 +262,6 @@ def correlate_matrix(m: ItemMatrix, s: ItemSettings, seed: int) -> list[dict[str
                     "items": m.items, "grouping": grouping, "mt_metric": x, "target": y, "tau": tau,
                     "n_systems": int(keep.any(axis=1).sum()), "n_items": int(keep.any(axis=0).sum()),
                     "n_cells": int(keep.sum()), "n_groups": int((~np.isnan(per)).sum()),
-                    "groups": {"item": int(keep.any(axis=0).sum()), "system": int(keep.any(axis=1).sum()),
-                               "none": 1}[grouping],
                 }
                 if tau is None:
                     row.update(p_value=None, significant=None, reason="no group with a defined coefficient")
@@ -374,3 +372,55 @@ def _answer(items: str, y: str, order: Sequence[str], groups, winner, mine: Mapp
         return (f"{y} over {unit}: {', '.join(sig)} correlate significantly within {unit}, but the metrics "
                 f"cannot be separated")
     return f"{y} over {unit}: no significant item-level correlation and the intervals are too wide to rule one out"
+
+
+# --------------------------------------------------------------------------- correlate --item-col
+def item_table_groups(table, xs: Sequence[str], ys: Sequence[str], item_col: str, system_col: str,
+                      group_by: str | None, rounding: Mapping[str, int]) -> list[tuple[str | None, ItemMatrix]]:  # fmt: skip
+    """A long table (one row per system and item) as one :class:`ItemMatrix` per ``group_by`` value;
+    a (group, system, item) given twice is an error naming both lines; absent cells are NaN."""
+    group_cols = [c.strip() for c in group_by.split(",") if c.strip()] if group_by else []
+    for col in [*xs, *ys, item_col, system_col, *group_cols]:
+        table.index(col)
+    table.check_unique([*group_cols, system_col, item_col], "the (system, item) row")
+    values = {c: table.numbers(c, rounding.get(c)) for c in dict.fromkeys([*xs, *ys])}
+    systems_all, items_all = table.strings(system_col), table.strings(item_col)
+    keys = ["/".join(v) for v in zip(*(table.strings(c) for c in group_cols))] if group_cols else [None] * len(table.rows)
+    out = []
+    for g in dict.fromkeys(keys):
+        sel = [i for i, k in enumerate(keys) if k == g]
+        systems = tuple(dict.fromkeys(systems_all[i].strip() for i in sel))
+        items = tuple(dict.fromkeys(items_all[i].strip() for i in sel))
+        sp, ip = {s: k for k, s in enumerate(systems)}, {s: k for k, s in enumerate(items)}
+
+        def mat(col: str) -> np.ndarray:
+            m = np.full((len(systems), len(items)), np.nan)
+            for i in sel:
+                m[sp[systems_all[i].strip()], ip[items_all[i].strip()]] = values[col][i]
+            return m
+
+        out.append((g, ItemMatrix(item_col, systems, items, {x: mat(x) for x in xs}, {y: mat(y) for y in ys})))
+    return out
+
+
+def correlate_item_table(groups: Sequence[tuple[str | None, ItemMatrix]], s: ItemSettings, lower: Sequence[str],
+                         verdicts: bool) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:  # fmt: skip
+    """``correlate --item-col``: rows (``group``, ``x``, ``y``, ``grouping``, τ, p, CIs, counts) and,
+    with ``verdicts``, the ``item``-grouping verdicts per group and y (one family over all)."""
+    rows, mats, raw = [], [], []
+    for gi, (g, m) in enumerate(groups):
+        rs = correlate_matrix(m, s, s.seed + 7919 * gi)
+        raw.append(rs)
+        mats.append(m)
+        for r in rs:
+            rows.append({"group": g, "x": r["mt_metric"], "y": r["target"], "grouping": r["grouping"],
+                         **{k: v for k, v in r.items() if k not in ("mt_metric", "target", "grouping", "items")},
+                         "n": r["n_cells"], "method": s.method, "variant": s.variant, "alpha": s.alpha})
+    vds: list[dict[str, Any]] = []
+    if verdicts:
+        tagged = [ItemMatrix(f"{gi}", m.systems, m.ids, m.x, m.y) for gi, m in enumerate(mats)]
+        flat = [{**r, "items": f"{gi}"} for gi, rs in enumerate(raw) for r in rs]
+        for v in item_verdicts(tagged, flat, lower, s, s.seed + 1):
+            gi = int(v.pop("items"))
+            vds.append({"group": groups[gi][0], "y": v["target"], **v})
+    return rows, vds

@@ -298,8 +298,15 @@ def html_report(results: Mapping[str, Any], *, plots: bool = True) -> str:
     parts.append(f"<p class='note'>{len(results.get('systems', {}))} systems. Cells: {coef} between the systems' "
                  f"scores; × = not significant (p ≥ {alpha}); bold = highest τ in its row (a point estimate; the "
                  "verdicts say which differences are significant).</p>")
+    from .items import item_level_blocks, level_summary
+
+    summary = level_summary(results)
+    if summary:
+        parts.append(_blocks_html([Para(summary)]))
     parts.append(_verdicts_html(vds))
     parts.append(_confounds_html(results))
+
+    parts.append(_blocks_html(item_level_blocks(results)))
     notes = results.get("notes") or []
     if notes:
         parts.append("<h2>Notes</h2><ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in notes) + "</ul>")

@@ -223,9 +223,16 @@ def report_blocks(results: Mapping[str, Any]) -> list[Block]:
         f"× marks p ≥ {alpha} (not significant), **bold** is the highest τ in its row (a point estimate, not a verdict)."
         + (f" Lower is better for {', '.join(sorted(lower))}: its τ counts negated when ranking."
            if lower else ""))]
+    from .items import item_level_blocks, level_summary
+
+    summary = level_summary(results)
+    if summary:
+        blocks.append(Para(summary))
     if vds:
         blocks += [Heading("Verdicts: which MT metric predicts each target")] + verdict_blocks(vds)
     blocks += confound_blocks(results)
+
+    blocks += item_level_blocks(results)
     blocks += queries_blocks(results)
     captioned = False
     for kind, title in KIND_TITLES.items():

@@ -1,0 +1,87 @@
+"""The item-level section of the reports (results.json ``item_level``), after the system-level verdicts."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from .blocks import Block, Bullets, Heading, Para, table_block
+
+
+def _t(v: Any) -> str:
+    return "–" if v is None else f"{v:+.3f}"
+
+
+def _ci(c: Any) -> str:
+    return "" if not c else f" [{c[0]:+.2f}, {c[1]:+.2f}]"
+
+
+def item_level_blocks(results: Mapping[str, Any]) -> list[Block]:
+    """Heading, what was measured, one answer per target, a table per item kind, notes."""
+    b = results.get("item_level")
+    if not b:
+        return []
+    if "skipped" in b:
+        return [Heading("Item level: documents and queries"), Para(f"Not computed: {b['skipped']}.")]
+    st = b["settings"]
+    items = b["items"]
+    blocks: list[Block] = [Heading("Item level: documents and queries"), Para(
+        f"Each judged relevant document ({items['documents']['n']}) and each query with a relevant document "
+        f"({items['queries']['n']}), over {len(b['systems'])} systems. Document: its MT score against the same "
+        "English-side document vs its retrievability (mean reciprocal rank over the queries that judge it "
+        "relevant). Query: the mean MT score of its relevant documents vs the query's IR measures. "
+        f"Groupings as in mt-metrics-eval: `item` = correlation across systems within each item, averaged (the "
+        f"verdicts use it); `none` = all (system, item) pairs flattened (mixes item difficulty with translation "
+        f"quality); `system` = across items within each system, averaged.")]
+    vds = b.get("verdicts") or []
+    if vds:
+        blocks.append(Bullets(tuple(v["answer"] for v in vds), lead="**Answers (grouping `item`):**"))
+    for kind in ("documents", "queries"):
+        rows = [r for r in b["correlations"] if r["items"] == kind]
+        if not rows:
+            continue
+        by = {}
+        for r in rows:
+            by.setdefault((r["target"], r["mt_metric"]), {})[r["grouping"]] = r
+        table = []
+        for (target, metric), g in by.items():
+            it = g.get("item", {})
+            mark = "" if it.get("significant") else " ×"
+            table.append(((target, ""), (metric, ""),
+                          (_t(it.get("tau")) + mark + _ci(it.get("ci_items")), ""),
+                          (_ci(it.get("ci_systems")).strip(), ""),
+                          (_t(g.get("none", {}).get("tau")), ""), (_t(g.get("system", {}).get("tau")), "")))
+        blocks.append(Heading(f"Item level over {kind}", 3))
+        blocks.append(table_block(["target", "MT metric", "τ item [CI items]", "CI systems", "τ none", "τ system"],
+                                  table, "llrrrr", caption=(
+            f"{st['method']} {st.get('variant') or ''} ({st['ties']}); × = p ≥ {st['alpha']:g} "
+            f"(permutation within items). CIs: {st['level']:.0%} percentile bootstrap, {st['bootstrap']} draws "
+            f"resampling items, and separately systems; seed {st['seed']}.")))
+    notes = b.get("notes") or []
+    if notes:
+        blocks.append(Bullets(tuple(notes), lead="Item-level notes:"))
+    return blocks
+
+
+def level_summary(results: Mapping[str, Any]) -> str | None:
+    """One paragraph for the first screen: which level (systems, items) answered, and with what power."""
+    vds = results.get("verdicts") or []
+    b = results.get("item_level") or {}
+    if not vds and not b.get("verdicts"):
+        return None
+    parts = []
+    if vds:
+        won = [f"{v['target']} → {v['winner']}" for v in vds if v.get("winner")]
+        n_sys = max((v.get("n_systems") or 0 for v in vds), default=0)
+        mst = next((v.get("min_significant_tau") for v in vds if v.get("min_significant_tau") is not None), None)
+        power = f"; with {n_sys} systems only |τ| ≥ {mst:.2f} can be significant" if mst is not None else ""
+        parts.append(f"**System level** ({n_sys} systems): {len(won)} of {len(vds)} target(s) name a single best "
+                     f"metric{': ' + ', '.join(won) if won else ''}{power}.")
+    if b.get("verdicts"):
+        iv = b["verdicts"]
+        won = [f"{v['target']} ({v['items']}) → {v['winner']}" for v in iv if v.get("winner")]
+        bounded = [v for v in iv if "beyond ±" in v.get("answer", "")]
+        parts.append(f"**Item level** ({b['items']['documents']['n']} documents, {b['items']['queries']['n']} queries, "
+                     f"within items across systems): {len(won)} of {len(iv)} target(s) name a single best metric"
+                     f"{': ' + ', '.join(won) if won else ''}"
+                     + (f"; for {len(bounded)} the intervals bound every metric near 0" if bounded else "") + ".")
+    return " ".join(parts)
