@@ -12,11 +12,7 @@ from ..io.files import safe_filename, write_json
 from ..io.trec import Qrels, read_qrels, read_run, write_qrels, write_run
 from .cache import Cache
 from .shards import assemble, drop_entries, with_spans
-<<<<<<< HEAD
-from .tasks import IndexTask, IRTask, MTTask, QrelsTask, RetrieveTask, SegmentScoresTask, SystemTask, ids_checksum
-=======
-from .tasks import IndexTask, IRTask, ItemsTask, MTTask, QrelsTask, RetrieveTask, SystemTask, ids_checksum
->>>>>>> b34a5f8 (item level: per-document MT scores (sentence-level, English side as reference), per-pair ranks/RR and document retrievability (cached items stage through the executor), item-level correlations with mt-metrics-eval's none/item/system groupings (exact pair-sum bootstrap over items and systems, permutation within items, PERM-BOTH within items, holm, clusters, one-line answers) as results.json item_level; tests against an independent sacrebleu/TREC-run/scipy computation on the demo and WMT21)
+from .tasks import IndexTask, IRTask, ItemsTask, MTTask, QrelsTask, RetrieveTask, SegmentScoresTask, SystemTask, ids_checksum
 
 
 def mt_stage(task: MTTask, cache: Cache) -> dict:
