@@ -165,7 +165,7 @@ def test_demo_item_level_equals_an_independent_computation(tmp_path):
     out = tmp_path / "out"
     results = run_experiment(load_config(tmp_path / "demo.yaml", data_root=str(data)), out, jobs=1, quiet=True)
     block = results["item_level"]
-    assert block["metrics"] == ["bleu", "chrf1", "macrof1", "microf1"] and len(block["systems"]) == 10
+    assert block["metrics"] == ["bleu", "chrf1", "macrof1", "microf1"] and len(block["systems"]) >= 10
     assert "eff:yes" in block["signatures"]["bleu"]
     docs_of = {s: data / "systems" / f"{s}.jsonl" for s in block["systems"]}
     _check(results, independent(out, results, docs_of, data / "english.jsonl", data / "qrels.txt"))
