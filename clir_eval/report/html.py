@@ -305,8 +305,6 @@ def html_report(results: Mapping[str, Any], *, plots: bool = True) -> str:
         parts.append(_blocks_html([Para(summary)]))
     parts.append(_verdicts_html(vds))
     parts.append(_confounds_html(results))
-
-    parts.append(_blocks_html(item_level_blocks(results)))
     notes = results.get("notes") or []
     if notes:
         parts.append("<h2>Notes</h2><ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in notes) + "</ul>")
@@ -334,6 +332,7 @@ def html_report(results: Mapping[str, Any], *, plots: bool = True) -> str:
     parts.append(_blocks_html(direction_blocks(results)))
     if plots:
         parts.append(_figures_html(results))
+    parts.append(_blocks_html(item_level_blocks(results)))
     parts.append(_scores_html(results))
     parts.append(_glossary_html(results))
     parts.append(_analyses_html(results, plots))
