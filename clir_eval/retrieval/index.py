@@ -120,12 +120,24 @@ def _shard_stats(texts: Sequence[str], analyzer: Analyzer, max_chars: int | None
         tfs.append(m.data)
         dls.append(counts.astype(np.int64))
     indptr = np.cumsum(np.concatenate(nnz))
-    cat = lambda parts, dt: np.concatenate(parts).astype(dt, copy=False) if parts else np.zeros(0, dt)  # noqa: E731
-    tf = cat(tfs, np.int32)
-    if tf.size == 0 or int(tf.max()) <= np.iinfo(np.uint16).max:
-        tf = tf.astype(np.uint16)
+    small = all(len(t) == 0 or int(t.max()) <= np.iinfo(np.uint16).max for t in tfs)
+    tf = _drain(tfs, np.uint16 if small else np.int32)
     terms = surface.strings[:] if analyzer.identity else list(vocab)
-    return ShardStats(terms, indptr, cat(cols, np.int32), tf, cat(dls, np.int64))
+    return ShardStats(terms, indptr, _drain(cols, np.int32), tf, _drain(dls, np.int64))
+
+
+def _drain(parts: list, dtype) -> np.ndarray:
+    """The parts concatenated into one array of ``dtype``, each part freed once copied (the
+    peak is the result plus one part, not twice the result)."""
+    out = np.empty(sum(len(p) for p in parts), dtype=dtype)
+    pos = 0
+    for k in range(len(parts)):
+        p = parts[k]
+        out[pos : pos + len(p)] = p
+        pos += len(p)
+        parts[k] = None
+    parts.clear()
+    return out
 
 
 def merge_vocabularies(shard_terms: Sequence[Sequence[str]]) -> tuple[list[str], list[np.ndarray]]:
@@ -147,19 +159,59 @@ def merge_vocabularies(shard_terms: Sequence[Sequence[str]]) -> tuple[list[str],
     return terms, remaps
 
 
+_CSC_CHUNK = 1 << 22  # triples converted per step of pass 2 (bounds its temporaries)
+
+
 def finalize_shard(stats: ShardStats, remap: np.ndarray | None, n_terms: int, start: int) -> Shard:
     """Pass 2: the shard's triples as postings (CSC) over the global term ids (``remap``
-    None: local ids are already global)."""
+    None: local ids are already global).
+
+    A counting sort on the dense term ids: the postings are allocated once at their final
+    size (offsets from the shard's df) and filled a chunk of documents at a time; each chunk
+    is turned column-wise by scipy and its per-term runs are placed after the ones of the
+    chunks before, so besides the triples and the postings only one chunk's temporaries
+    exist (no second copy of the postings). Rows come out ascending within each term."""
     import scipy.sparse as sp
 
-    cols = stats.cols if remap is None else remap[stats.cols]
-    idx_t = np.int32 if len(cols) < np.iinfo(np.int32).max else np.int64
-    m = sp.csr_matrix((stats.tf, cols, stats.indptr.astype(idx_t)), shape=(stats.n_docs, max(n_terms, 1)))
-    del cols
-    csc = m.tocsc()  # column-wise, rows ascending within each column
-    del m
-    indptr = csc.indptr.astype(np.int64)[: n_terms + 1]
-    return Shard(start, stats.n_docs, indptr, csc.indices.astype(np.int32, copy=False), csc.data)
+    doc_ptr, nnz, width = stats.indptr, len(stats.cols), max(n_terms, 1)
+    counts = np.zeros(width, dtype=np.int64)
+    for lo in range(0, nnz, _CSC_CHUNK):  # the shard's df over global ids, chunk by chunk (no remapped copy)
+        c = stats.cols[lo : lo + _CSC_CHUNK]
+        counts += np.bincount(c if remap is None else remap[c], minlength=width)
+    indptr = np.zeros(width + 1, dtype=np.int64)
+    np.cumsum(counts, out=indptr[1:])
+    nxt = indptr[:-1].copy()  # next free slot of each term
+    del counts
+    rows = np.empty(nnz, dtype=np.int32)
+    tf = np.empty(nnz, dtype=stats.tf.dtype)
+    d = 0
+    while d < stats.n_docs:
+        lo = int(doc_ptr[d])
+        e = min(max(int(np.searchsorted(doc_ptr, lo + _CSC_CHUNK, side="right")) - 1, d + 1), stats.n_docs)
+        hi = int(doc_ptr[e])
+        if hi > lo:
+            c = stats.cols[lo:hi] if remap is None else remap[stats.cols[lo:hi]]
+            chunk = sp.csr_matrix((stats.tf[lo:hi], c, (doc_ptr[d : e + 1] - lo).astype(np.int64)),
+                                  shape=(e - d, width)).tocsc()  # fmt: skip
+            del c
+            run = np.diff(chunk.indptr)
+            if d == 0 and e == stats.n_docs:  # one chunk: it is the postings
+                rows, tf = chunk.indices.astype(np.int32, copy=False), chunk.data
+                break
+            # slot of each entry: its term's next free slot + its position in the term's run;
+            # the shift (slot - position in the chunk) is constant over a run: a cumulative sum
+            starts = chunk.indptr[:-1][run > 0]
+            shift = (nxt - chunk.indptr[:-1])[run > 0]
+            dest = np.zeros(hi - lo, dtype=np.int64)
+            dest[starts] = np.diff(shift, prepend=0)
+            np.cumsum(dest, out=dest)
+            dest += np.arange(hi - lo, dtype=np.int64)
+            rows[dest] = chunk.indices + d
+            tf[dest] = chunk.data
+            nxt += run
+            del chunk, run, starts, shift, dest
+        d = e
+    return Shard(start, stats.n_docs, indptr[: n_terms + 1], rows, tf)
 
 
 def merge_shard_stats(terms: Sequence[Sequence[str]], local_df: Sequence[np.ndarray]):

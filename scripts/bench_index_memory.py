@@ -1,0 +1,171 @@
+#!/usr/bin/env python
+"""Benchmark the sparse index's peak memory: a synthetic collection of N documents x T tokens
+(Zipf(1.0) over V word types, seeded, written as a lines file in chunks) is indexed
+
+* ``single``: in one process (read_documents + build_inverted_index, all texts in memory, as
+  ``clir-eval retrieve`` does without --index spans), and
+* ``spans``: as ``clir-eval run`` does with ``--shard-docs S``: one process per span (pass 1:
+  read only the span, analyse, write its triples to the cache), then one merging process
+  (global vocabulary, each span's postings over global ids, the BM25 index saved to disk).
+
+Every process runs under ``/usr/bin/time``; its own peak RSS, CPU and wall time are printed,
+with peak bytes per token. The merged index of ``spans`` is checked against ``single``
+(identical arrays) when both ran. Run with ``nice`` on a shared machine, once.
+
+    python scripts/bench_index_memory.py --docs 1000000 --tokens 150 --shard-docs 250000
+    python scripts/bench_index_memory.py --docs 20000 --tokens 150 --shard-docs 5000      # quick
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def generate(path: Path, n_docs: int, n_tokens: int, vocab: int, seed: int, chunk: int = 20_000) -> int:
+    """Write ``n_docs`` lines of ``n_tokens`` words each; returns the file's bytes."""
+    rng = np.random.default_rng(seed)
+    p = 1.0 / np.arange(1, vocab + 1)
+    cdf = np.cumsum(p / p.sum())
+    words = np.array([f"w{i}" for i in range(vocab)], dtype=object)
+    with open(path, "w", encoding="utf-8") as fh:
+        for lo in range(0, n_docs, chunk):
+            k = min(chunk, n_docs - lo)
+            ids = np.minimum(np.searchsorted(cdf, rng.random(k * n_tokens)), vocab - 1).reshape(k, n_tokens)
+            fh.writelines(" ".join(row) + "\n" for row in words[ids].tolist())
+    return path.stat().st_size
+
+
+def child(argv: list[str]) -> None:
+    """One measured process: ``single DOCS OUTDIR`` | ``span DOCS CACHE FIRST LINES OFFSET`` | ``merge DOCS CACHE SHARD_DOCS OUTDIR``."""
+    from clir_eval.pipeline.cache import Cache
+
+    mode, docs = argv[0], argv[1]
+    if mode == "single":
+        from clir_eval.io.readers import read_documents
+        from clir_eval.retrieval.analysis import get_analyzer
+        from clir_eval.retrieval.index import build_inverted_index
+
+        coll = read_documents(docs, fmt="lines")
+        inv = build_inverted_index(coll.ids, coll.texts, get_analyzer("default"))
+        del coll
+        inv.save(argv[2], {})
+        return
+    from clir_eval.pipeline.shards import assemble, shard_stage, span_tasks
+
+    task = index_task(docs, int(argv[3]) if mode == "merge" else 0)
+    cache = Cache(Path(argv[2]))
+    if mode == "span":
+        st = next(s for s in span_tasks(task, int(argv[4]))[0] if s.first == int(argv[3]))
+        shard_stage(st, cache)
+    else:
+        idx, _ = assemble(task, cache)
+        idx.inverted.save(argv[4], {})
+
+
+def index_task(docs: str, shard_docs: int):
+    from dataclasses import replace
+
+    from clir_eval.pipeline.shards import span_tasks
+    from clir_eval.pipeline.tasks import IndexTask
+
+    task = IndexTask("bench", docs, "lines", "sparse", "default", None, None, "okapi", 1.5, 0.75, 0.25, None)
+    return replace(task, shards=span_tasks(task, shard_docs)[0]) if shard_docs else task
+
+
+def measured(args: list[str]) -> dict:
+    p = subprocess.run(["/usr/bin/time", "-f", "TIME %M %e %U %S", sys.executable, __file__, "--child", *args],
+                       capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    if p.returncode:
+        sys.exit(f"{args[0]} failed: {p.stderr[-3000:]}")
+    kib, wall, user, sys_ = p.stderr.rsplit("TIME ", 1)[1].split()[:4]
+    return {"rss": int(kib) * 1024, "wall": float(wall), "cpu": float(user) + float(sys_)}
+
+
+def same_index(a: Path, b: Path) -> bool:
+    ha, hb = (json.loads((d / "index.json").read_text()) for d in (a, b))
+    if [ha["n_docs"], ha["n_terms"]] != [hb["n_docs"], hb["n_terms"]]:
+        return False
+    load = lambda d, n: np.load(d / f"{n}.npy")  # noqa: E731
+    if any(not np.array_equal(load(a, n), load(b, n)) for n in ("dl", "df")):
+        return False
+    if (a / "terms.json").read_bytes() != (b / "terms.json").read_bytes():
+        return False
+    # postings: concatenate each term's rows (as global document numbers) and tf over the shards
+    def postings(d, h):
+        out = []
+        for k, (start, _) in enumerate(h["shards"]):
+            ip, rows, tf = (load(d, f"shard-{k}-{n}") for n in ("indptr", "rows", "tf"))
+            out.append((ip, rows.astype(np.int64) + start, tf.astype(np.int64)))
+        return out
+    pa, pb = postings(a, ha), postings(b, hb)
+    def by_term(parts):
+        n = len(parts[0][0]) - 1
+        counts = sum(np.diff(ip) for ip, _, _ in parts)
+        order = np.concatenate([np.repeat(np.arange(n), np.diff(ip)) for ip, _, _ in parts])
+        rows = np.concatenate([r for _, r, _ in parts])
+        tf = np.concatenate([t for _, _, t in parts])
+        o = np.lexsort((rows, order))
+        return counts, rows[o], tf[o]
+    return all(np.array_equal(x, y) for x, y in zip(by_term(pa), by_term(pb)))
+
+
+def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+        child(sys.argv[2:])
+        return
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--docs", type=int, default=1_000_000)
+    ap.add_argument("--tokens", type=int, default=150)
+    ap.add_argument("--vocab", type=int, default=500_000)
+    ap.add_argument("--shard-docs", type=int, default=250_000)
+    ap.add_argument("--seed", type=int, default=11)
+    ap.add_argument("--modes", default="single,spans")
+    ap.add_argument("--workdir", type=Path, help="where the collection and outputs go (default: a temp dir)")
+    args = ap.parse_args()
+    modes = args.modes.split(",")
+    with tempfile.TemporaryDirectory(dir=args.workdir) as tmp:
+        t = Path(tmp)
+        docs = t / "docs.txt"
+        t0 = time.perf_counter()
+        size = generate(docs, args.docs, args.tokens, args.vocab, args.seed)
+        n_tok = args.docs * args.tokens
+        print(f"{args.docs} docs x {args.tokens} tokens = {n_tok / 1e6:.0f}M tokens, vocabulary {args.vocab}, "
+              f"{size / 2**20:.0f} MiB of text (generated in {time.perf_counter() - t0:.0f} s); "
+              f"load {os.getloadavg()[0]:.1f}")
+        print(f"{'process':<22} {'peak RSS MiB':>12} {'B/token':>8} {'CPU s':>8} {'wall s':>8}")
+        row = lambda name, m: print(f"{name:<22} {m['rss'] / 2**20:12.0f} {m['rss'] / n_tok:8.2f} "  # noqa: E731
+                                    f"{m['cpu']:8.1f} {m['wall']:8.1f}")
+        if "single" in modes:
+            row("single build", measured(["single", str(docs), str(t / "single")]))
+        if "spans" in modes:
+            from clir_eval.pipeline.shards import span_tasks
+
+            spans = span_tasks(index_task(str(docs), 0), args.shard_docs)[0]
+            worst, cpu, wall = 0, 0.0, 0.0
+            for st in spans:
+                m = measured(["span", str(docs), str(t / "cache"), str(st.first), str(args.shard_docs), ""])
+                row(f"span {st.first}+{st.lines}", m)
+                worst, cpu, wall = max(worst, m["rss"]), cpu + m["cpu"], wall + m["wall"]
+            m = measured(["merge", str(docs), str(t / "cache"), str(args.shard_docs), str(t / "merged")])
+            row("merge (+ save)", m)
+            print(f"spans: largest process {max(worst, m['rss']) / 2**20:.0f} MiB "
+                  f"({max(worst, m['rss']) / n_tok:.2f} B/token), CPU {cpu + m['cpu']:.1f} s, wall {wall + m['wall']:.1f} s "
+                  f"(spans one after another)")
+            if "single" in modes:
+                print(f"merged index identical to the single build: {same_index(t / 'single', t / 'merged')}")
+
+
+if __name__ == "__main__":
+    main()
