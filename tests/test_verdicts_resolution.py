@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 
 import numpy as np
 import pytest
@@ -314,7 +315,10 @@ def test_uninformative_targets_are_marked_in_every_view():
     header, rows = kind_table(res, "mt-ir")
     assert rows[0][0][0] == "map (UNINFORMATIVE)" and rows[0][1][1] == "ns"
     assert rows[1][0][0] == "ndcg" and rows[1][1][1] == "best"
-    assert "map (UNINFORMATIVE)" in heatmap_figure(res)
+    svg = heatmap_figure(res)
+    assert "map (UNINFORMATIVE)" in svg
+    cells = re.findall(r"<g( opacity='[.\d]+')?><title>(\w+) \(?", svg)
+    assert [(t, bool(o)) for o, t in cells] == [("map", True), ("ndcg", False)]  # faded like the greyed table row
 
 
 def test_length_ratio_is_a_covariate(tmp_path):

@@ -112,7 +112,8 @@ def _figures_html(results: Mapping[str, Any]) -> str:
     hm = heatmap_figure(results)
     if hm:
         parts.append("<h2 id='heatmap'>τ heatmap</h2><p class='note'>Each cell: Kendall's τ between an MT metric's and a "
-                     "measure's ranking of the systems; × = not significant. Hover a cell for p and n.</p>"
+                     "measure's ranking of the systems; × = not significant; faded rows: an UNINFORMATIVE target. Hover a "
+                     "cell for p and n.</p>"
                      f"<div class='figure'>{hm}</div>")
     figs, numbered = scatter_figures(results)
     if figs:

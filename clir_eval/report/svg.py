@@ -304,7 +304,8 @@ def heat_colour(cmap: str, lo: float, hi: float, v: float) -> tuple[float, float
 def heatmap_svg(rows: Sequence[str], cols: Sequence[str], cells: Mapping[tuple[str, str], Mapping],
                 cell_text, title: str) -> str:
     """The τ grid: a coloured cell per (row, column) with its text, row names left, column names
-    above (rotated), a colour bar on the right; hover a cell for its p-value and n."""
+    above (rotated), a colour bar on the right; hover a cell for its p-value and n. Cells of an
+    uninformative target (``informative: false``) are drawn faded, as the τ tables grey them."""
     cw, ch, px = 64, 26, 11
     lw = max(text_width(r, px) for r in rows) + 12
     th = max(text_width(c, px) for c in cols) * 0.72 + 18
@@ -329,7 +330,8 @@ def heatmap_svg(rows: Sequence[str], cols: Sequence[str], cells: Mapping[tuple[s
             rgb = heat_colour(cmap, lo, hi, v) if v is not None else (1.0, 1.0, 1.0)
             dark = 0.2126 * rgb[0] + 0.7152 * rgb[1] + 0.0722 * rgb[2] < 0.5
             tip = f"{r} vs {x}: " + (f"τ = {v:.3f}, p = {c.get('p_value')}, n = {c.get('n')}" if v is not None else "n/a")
-            p.append(f"<g><title>{esc(tip)}</title><rect x='{_f(lw + cw * j)}' y='{_f(y)}' width='{cw}' height='{ch}' "
+            dim = " opacity='0.4'" if c and c.get("informative") is False else ""  # greyed, as in the τ tables
+            p.append(f"<g{dim}><title>{esc(tip)}</title><rect x='{_f(lw + cw * j)}' y='{_f(y)}' width='{cw}' height='{ch}' "
                      f"fill='{_hex(rgb)}' stroke='#fff'/><text x='{_f(lw + cw * j + cw / 2)}' y='{_f(y + ch / 2 + 4)}' "
                      f"font-size='{px}' text-anchor='middle' fill='{'#fff' if dark else '#000'}'>"
                      f"{esc(cell_text(c))}</text></g>")
