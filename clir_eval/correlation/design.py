@@ -10,13 +10,12 @@ sizes and count how often they answer:
   p < α — one planned comparison, without the family correction the verdicts apply.
 
 Each simulated study draws ``n_systems`` of the observed systems and ``n_queries`` of the
-observed queries — without replacement when the size is at most the observed one (subsampling),
-with replacement above it — and takes each drawn system's IR score as its mean over the drawn
+observed queries with replacement (the bootstrap) and takes each drawn system's IR score as its mean over the drawn
 queries (its MT scores are fixed: the MT test set is not resampled). Power = share of
 ``reps`` studies that answer. Assumptions: systems and queries are exchangeable draws from the
-populations a real study would draw from; above the observed size a drawn system can repeat (a
-repeated system is tied with itself on both sides), so extrapolated power is an estimate from
-the observed systems, not new ones.
+populations a real study would draw from, and the observed ones stand for them; a drawn system
+can repeat (tied with itself on both sides), so power is an estimate from the observed systems,
+not from new ones — least reliable far above the observed size.
 
 Seeded (``numpy.random.default_rng([seed, cell])`` per grid cell) and vectorised over studies;
 grid cells are independent units, so an executor's ``map`` can run them.
@@ -58,8 +57,6 @@ class Cell:
 
 
 def _draw(rng: np.random.Generator, pool: int, size: int, reps: int) -> np.ndarray:
-    if size <= pool:
-        return np.argsort(rng.random((reps, pool)), axis=1)[:, :size]
     return rng.integers(0, pool, (reps, size))
 
 

@@ -1,0 +1,47 @@
+"""Benchmark of `clir-eval design`: 16 systems x 150 queries (generated), 6 sizes of systems and 6 of
+queries, 4 metrics, one IR measure; prints the wall and CPU time of the simulation.
+
+    python scripts/bench_design.py [--reps 100] [--permutations 100] [--jobs 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+import numpy as np
+
+from clir_eval.correlation.design import DesignData, default_sizes, design
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--reps", type=int, default=100)
+    ap.add_argument("--permutations", type=int, default=100)
+    ap.add_argument("--jobs", type=int, default=1)
+    a = ap.parse_args()
+    rng = np.random.default_rng(1)
+    S, Q = 16, 150
+    quality = rng.normal(size=S)
+    metrics = {m: quality + w * rng.normal(size=S) for m, w in (("chrf1", 0.5), ("bleu", 1.0), ("macrof1", 0.7),
+                                                                 ("microf1", 0.8))}
+    pq = quality[:, None] * 0.05 + rng.normal(size=(1, Q)) * 0.2 + rng.normal(size=(S, Q)) * 0.3
+    data = DesignData(tuple(f"s{i}" for i in range(S)), tuple(f"q{j}" for j in range(Q)), metrics, {"map": pq})
+    t0, c0 = time.perf_counter(), time.process_time()
+    if a.jobs > 1:
+        from clir_eval.pipeline.executor import get_executor
+
+        with get_executor("local", a.jobs) as ex:
+            rows = design(data, default_sizes(S, 3), default_sizes(Q, 1), reps=a.reps, permutations=a.permutations,
+                          map=ex.map)
+    else:
+        rows = design(data, default_sizes(S, 3), default_sizes(Q, 1), reps=a.reps, permutations=a.permutations)
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    print(f"design 16 systems x 150 queries, sizes {default_sizes(S, 3)} x {default_sizes(Q, 1)}, reps {a.reps}, "
+          f"permutations {a.permutations}, jobs {a.jobs}: {len(rows)} rows, wall {wall:.1f} s, "
+          f"driver CPU {cpu:.1f} s, load {os.getloadavg()[0]:.1f}")
+
+
+if __name__ == "__main__":
+    main()
