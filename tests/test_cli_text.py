@@ -38,6 +38,12 @@ def test_top_level_help_lists_commands_in_workflow_order_with_whole_descriptions
         assert len(desc) <= 62, f"{name}: keep the first paragraph of its help to one 80-column line ({len(desc)} chars)"
 
 
+def test_no_arguments_prints_the_help(cli):
+    code, out, err = cli()
+    assert code == 0 and err == ""
+    assert out.strip() == cli("--help")[1].strip() and "Commands:" in out
+
+
 def test_first_sentence_keeps_et_al():
     assert first_sentence("MacroF as in Gowda et al. 2021 Fig. 1: frequent or rare?\n\nMore.") == \
         "MacroF as in Gowda et al. 2021 Fig. 1: frequent or rare?"

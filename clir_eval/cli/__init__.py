@@ -65,7 +65,8 @@ def main(argv: list[str] | None = None) -> int:
         rv = app(args=argv, prog_name="clir-eval", standalone_mode=False)
     except UserError as e:
         return _fail(str(e))
-    except click_exc.NoArgsIsHelpError:
+    except click_exc.NoArgsIsHelpError as e:  # plain `clir-eval`: the help, as --help prints it
+        print(e.format_message())
         return 0
     except click_exc.UsageError as e:
         hint = f" (see 'clir-eval {e.ctx.info_name} --help')" if e.ctx and e.ctx.info_name != "clir-eval" else " (see 'clir-eval --help')"
