@@ -29,10 +29,11 @@ def design_cmd(
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes for the grid (default: 1)."),
     fmt: str = typer.Option("text", "--format", help="text | json."),
 ) -> None:
-    """Power of the run's questions at other study sizes: systems and queries resampled.
+    """Power of a run's questions at other study sizes.
 
-    Writes DIR/design.json, DIR/design.png and DIR/design.html; prints a table and one line per metric pair and per
-    τ (see docs/item-level.md, "Study design").
+    Sizes in systems and queries; the finished run in OUT is resampled. Writes OUT/design.json, OUT/design.png and
+    OUT/design.html; prints a table and one line per metric pair and per τ (see "Study design" in the
+    item-level page of the docs).
 
     \b
     Examples (after 'clir-eval demo --out demo-out'):
