@@ -323,3 +323,61 @@ def test_damaged_weights_are_one_error(cli, comet_dir, bleurt_dirs, tmp_path, wh
                          tmp_path / "s.txt", "--metrics", f"{which}:model={d}")
     assert code == 2 and out == "" and err.count("\n") == 1, err
     assert err.startswith(f"error: {which}: cannot load the checkpoint in {d} (")
+
+
+def test_item_level_document_scores_are_the_mean_of_the_librarys_segment_scores(cli, comet_dir, tmp_path,
+                                                                                 monkeypatch):
+    """A WMT run with COMET: each document's item-level COMET score is the mean of unbabel-comet's
+    own scores of that document's segments; the item-level correlations include it; the run loads
+    the model once (before the systems run), and the items stage reads the stored segment scores."""
+    import json
+
+    import yaml
+    from wmt_gen import documents, make_set, noisy
+
+    from clir_eval.sources.wmt import read_wmt_xml
+
+    xml = make_set(tmp_path / "t.xml", 6, rates=(0.1, 0.5, 0.9))
+    spec = f"comet:model={comet_dir}"
+    cfg = {"name": "gen", "wmt": {"xml": str(xml), "reference": "A"}, "queries": {"generate": "headline"},
+           "mt": {"metrics": ["chrf", spec], "batch_size": 4}, "retrieval": {"depth": 20},
+           "ir": {"measures": ["map"]}, "correlation": {"bootstrap": 0, "permutation": 0},
+           "item_level": {"bootstrap": 20, "permutation": 0}}
+    exp = tmp_path / "exp.yaml"
+    exp.write_text(yaml.safe_dump(cfg, sort_keys=False))
+    out = tmp_path / "out"
+    code, _, err = cli("run", exp, "--out", out, "-j", "1", "-q")
+    assert code == 0, err
+    assert len(neural.LOADS) == 1  # the pre-pass; the items stage loaded nothing
+    il = json.loads((out / "results.json").read_text())["item_level"]
+    assert spec in il["metrics"] and il["signatures"][spec].endswith("|doc:mean-of-segments")
+    assert {(r["mt_metric"], r["grouping"]) for r in il["correlations"] if r["items"] == "documents"} >= {
+        (spec, g) for g in ("none", "item", "system")}
+    assert any(n.startswith(f"{spec}: a document's score is the mean") for n in il["notes"])
+
+    ref = documents(6, seed=1)
+    src = read_wmt_xml(xml).source
+    items = [e["value"] for e in (json.loads(p.read_text()) for p in (out / "cache" / "items").glob("*.json"))
+             if "cache_key" in e]
+    assert len(items) == 3  # one per system
+    checked = 0
+    for k, rate in enumerate((0.1, 0.5, 0.9)):
+        hyp = noisy(ref, rate, seed=100 + k)
+        samples = [{"src": s, "mt": h, "ref": r} for d in ref for s, h, r in zip(src[d], hyp[d], ref[d])]
+        lib = comet_api(comet_dir, samples, monkeypatch).scores
+        per_doc, i = {}, 0
+        for d in ref:
+            per_doc[d] = float(np.mean(lib[i:i + len(ref[d])]))
+            i += len(ref[d])
+        got = [v for v in items if all(
+            abs(s - per_doc[d]) < 1e-6 for d, s in zip(v["documents"], v["mt"][spec]))]
+        assert len(got) == 1, (k, per_doc)
+        checked += len(got[0]["documents"])
+    assert checked >= 6
+
+    neural._MODELS.clear()
+    neural.LOADS.clear()
+    (out / "cache" / "items").rename(out / "cache" / "items-old")  # the items stage re-runs from the store
+    assert cli("run", exp, "--out", out, "-j", "1", "-q")[0] == 0
+    assert neural.LOADS == []
+    assert json.loads((out / "results.json").read_text())["item_level"]["correlations"] == il["correlations"]

@@ -21,6 +21,7 @@ class Resolved:
     systems: list[SystemSpec]
     mt_refs: tuple[str, ...] = ()
     mt_src: str | None = None  # source segments line-aligned with mt_refs (mt.source, or a WMT XML's <src>)
+    mt_docids: str | None = None  # the document id of each MT test-set line (WMT XML sources), for document scores
     english: str | None = None  # path of the English-side documents
     doc_format: str | None = None
     queries: dict[str, str] = field(default_factory=dict)

@@ -20,15 +20,31 @@ from .tasks import EnglishSide, ItemsTask, SystemTask
 TARGET_DOCS = "retrievability"
 
 
-def item_metric_names(cfg: Config) -> tuple[list[str], list[str]]:
-    """(metrics scored per item, metrics left out because they cannot score single items)."""
+def item_metric_names(cfg: Config, segmented: bool = False) -> tuple[list[str], list[str], list[str]]:
+    """(metrics scored per item from statistics, neural metrics scored per document as the mean of
+    its MT test-set segments' scores (when ``segmented``: the segments' documents are known), the
+    metrics left out)."""
     if cfg.mt is None:
-        return [], []
+        return [], [], []
     from ..mt.items import item_metrics
+    from ..mt.neural import NeuralMetric
 
     specs = list(cfg.item_level.metrics or cfg.mt.metrics)
     ok, left = item_metrics(specs, cfg.mt.tokenize, cfg.mt.lowercase)
-    return [m.name for m in ok], left
+    neural = [s for s in specs if segmented and isinstance(_load(s, cfg), NeuralMetric)]
+    names = {s: _load(s, cfg).name for s in neural}
+    return [m.name for m in ok], neural, [n for n in left if n not in names.values()]
+
+
+def _load(spec: str, cfg: Config):
+    from ..mt.base import load_metric
+
+    return load_metric(spec, cfg.mt.tokenize, cfg.mt.lowercase)
+
+
+def segmented(res: Resolved) -> bool:
+    """Whether the MT test set's lines carry their documents (a WMT XML source)."""
+    return res.mt_docids is not None and bool(res.mt_refs)
 
 
 def skip_reason(cfg: Config, res: Resolved, english: EnglishSide | None) -> str | None:
@@ -42,10 +58,11 @@ def skip_reason(cfg: Config, res: Resolved, english: EnglishSide | None) -> str 
 
 
 def items_tasks(cfg: Config, res: Resolved, english: EnglishSide, tasks: Sequence[SystemTask]) -> list[ItemsTask]:
-    names, _ = item_metric_names(cfg)
+    names, neural, _ = item_metric_names(cfg, segmented(res))
     return [ItemsTask(system=t.system, docs=t.retrieve.docs, english=res.english, format=res.doc_format,
                       metrics=tuple(names), tokenize=cfg.mt.tokenize, lowercase=cfg.mt.lowercase,
-                      run=t.retrieve, qrels=english.qrels)
+                      run=t.retrieve, qrels=english.qrels, neural=tuple(neural) if t.mt is not None else (),
+                      segments=t.mt if neural else None, seg_docids=res.mt_docids if neural else None)
             for t in tasks if t.retrieve is not None]  # fmt: skip
 
 
@@ -75,7 +92,7 @@ def matrices(outputs: Sequence[Mapping[str, Any]], systems: Sequence[str], sys_r
     qids = tuple(qd)
     pos = {d: i for i, d in enumerate(docs)}
     cols = [[pos[d] for d in qd[q]] for q in qids]
-    x_q = {m: np.array([[float(np.mean(x_docs[m][si, c])) for c in cols] for si in range(len(systems))])
+    x_q = {m: np.array([[_mean(x_docs[m][si, c]) for c in cols] for si in range(len(systems))])
            for m in metrics}
 
     def pq(s: str, q: str, y: str) -> float:
@@ -85,6 +102,12 @@ def matrices(outputs: Sequence[Mapping[str, Any]], systems: Sequence[str], sys_r
     y_q = {y: np.array([[pq(s, q, y) for q in qids] for s in systems], float) for y in ir_measures}
     y_q = {y: m for y, m in y_q.items() if not np.isnan(m).all()}
     return doc_mat, ItemMatrix("queries", tuple(systems), qids, x_q, y_q)
+
+
+def _mean(v: np.ndarray) -> float:
+    """Mean of the scored values (a document without segment scores is missing, not 0)."""
+    v = v[~np.isnan(v)]
+    return float(np.mean(v)) if v.size else np.nan
 
 
 def item_level_block(cfg: Config, outputs: Sequence[Mapping[str, Any]], systems: Sequence[str],
@@ -98,8 +121,14 @@ def item_level_block(cfg: Config, outputs: Sequence[Mapping[str, Any]], systems:
     s = ItemSettings(cc.method, cc.variant, cc.alpha, cc.bootstrap if il.bootstrap is None else il.bootstrap,
                      cc.permutation if il.permutation is None else il.permutation, cc.seed, 0.95, cc.correction)
     doc_mat, q_mat = matrices(outputs, systems, sys_results, ir_measures)
-    _, left_out = item_metric_names(cfg)
+    scored = set(outputs[0]["mt"]) if outputs else set()
+    _, neural, left_out = item_metric_names(cfg, segmented=True)
     notes = [f"{m}: not scored per item (it needs a model or the whole corpus)" for m in left_out]
+    for name in (_load(n, cfg).name for n in neural):
+        notes.append(f"{name}: a document's score is the mean of its MT test-set segments' scores (as the "
+                     "library averages segments to a system score)" if name in scored else
+                     f"{name}: not scored per document (that needs the MT test set's document boundaries, "
+                     "which a WMT XML source gives)")
     notes.append("grouping none mixes item difficulty with translation quality (an easy item is easy for every "
                  "system): read it as a description, not as evidence that a metric predicts retrieval")
     rows = correlate_matrix(doc_mat, s, cc.seed) + correlate_matrix(q_mat, s, cc.seed + 1)

@@ -245,9 +245,41 @@ def items_stage(task: ItemsTask, cache: Cache) -> dict:
         hyp = _texts(read_documents(task.docs, fmt=task.format), wanted)
         ref = _texts(read_documents(task.english, fmt=task.format), wanted)
         out["mt"], out["signatures"] = item_scores(list(task.metrics), hyp, [ref], task.tokenize, task.lowercase)
+    if task.neural and task.segments is not None and task.seg_docids is not None:
+        scores, sigs = neural_document_scores(task, cache, wanted)
+        out["mt"].update(scores)
+        out["signatures"].update(sigs)
     out.update(signals)
     entry.save_json(out)
     return out
+
+
+def neural_document_scores(task: ItemsTask, cache: Cache, docs: list[str]) -> tuple[dict, dict]:
+    """Each neural metric's score of each of ``docs``: the mean of the scores of the document's MT
+    test-set segments (``task.seg_docids`` names each segment's document), read from the segment
+    store the MT stage fills (the model is loaded only for segments the store lacks); None for a
+    document without segments there."""
+    from ..io.files import read_lines
+    from ..mt.base import load_metrics
+    from ..mt.neural import set_runtime
+
+    assert task.segments is not None and task.seg_docids is not None
+    hyps, refs, src = mt_segments(task.segments)
+    seg_docs = read_lines(task.seg_docids)
+    if len(seg_docs) != len(hyps):
+        raise UserError(f"system {task.system}: {task.seg_docids} names {len(seg_docs)} segments' documents but "
+                        f"the hypothesis {task.segments.hyp} has {len(hyps)} lines; delete the run's cache/sources")
+    rows: dict[str, list[int]] = {}
+    for i, d in enumerate(seg_docs):
+        rows.setdefault(d, []).append(i)
+    metrics = load_metrics(list(task.neural), task.segments.mt.tokenize, task.segments.mt.lowercase)
+    set_runtime(metrics, **neural_runtime(task.segments, cache, progress=False))
+    scores, sigs = {}, {}
+    for m in metrics:
+        seg = m.segment_stats(hyps, refs, sources=src)[:, 0]
+        scores[m.name] = [float(seg[rows[d]].mean()) if d in rows else None for d in docs]
+        sigs[m.name] = m.signature(len(refs)) + "|doc:mean-of-segments"
+    return scores, sigs
 
 
 def _texts(docs, ids: list[str]) -> list[str]:

@@ -121,6 +121,11 @@ class ItemsTask:
     lowercase: bool
     run: RetrieveTask
     qrels: str = field(metadata=INPUT)
+    # neural metrics (COMET, BLEURT): a document's score is the mean of its MT test-set segments'
+    # scores, read from the segment store (mt/neural.py); ``segments`` names those segments' files
+    neural: tuple[str, ...] = ()
+    segments: MTTask | None = None
+    seg_docids: str | None = field(default=None, metadata=INPUT)  # the document id of each segment
 
 
 @dataclass(frozen=True)

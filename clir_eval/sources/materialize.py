@@ -236,6 +236,8 @@ def _materialize_wmt(cfg: Config, cache, res) -> None:
         seg_ref = [seg for doc in common for seg in ref_docs[doc]]
         res.mt_refs = (_write_lines(d / f"ref-{w.reference}.{len(common)}.txt", seg_ref),)
         res.mt_src = _write_lines(d / f"src.{len(common)}.txt", [seg for doc in common for seg in ts.source[doc]])
+        seg_docs = [doc for doc in common for _ in ref_docs[doc]]
+        res.mt_docids = _write_lines(d / f"docids-{text_checksum(*seg_docs)[:12]}.txt", seg_docs)
     drop = _wmt_queries(cfg, ts, all_docids, res)
     qkey = text_checksum(repr(sorted((k, sorted(v)) for k, v in (drop or {}).items())))[:10]
     d = cache.root / "sources" / f"wmt-{key}"
