@@ -379,7 +379,7 @@ def clean_wmt(tmp_path_factory):
     return config, out, _run(config, out)
 
 
-SOURCE_FILES = ["ref-A.*.txt", "hyp-S1.*.txt", "docs-S2-*.jsonl", "english-refA-*.jsonl"]
+SOURCE_FILES = ["ref-A.*.txt", "hyp-S1.*.txt", "docids-*.txt", "docs-S2-*.jsonl", "english-refA-*.jsonl"]
 
 
 @pytest.mark.parametrize("damage", ["truncate", "flip-byte"])

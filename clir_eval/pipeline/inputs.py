@@ -112,7 +112,7 @@ def _fresh(cfg: Config) -> Resolved:
 
 def _source_files(res: Resolved, src: Path) -> list[Path]:
     """The files under ``src`` that ``res`` uses, in a fixed order without repeats."""
-    paths = [*res.mt_refs, res.mt_src, res.english] + [f for s in res.systems for f in (s.hyp, s.docs)]
+    paths = [*res.mt_refs, res.mt_src, res.mt_docids, res.english] + [f for s in res.systems for f in (s.hyp, s.docs)]
     out: dict[Path, None] = {}
     for f in paths:
         if f:
