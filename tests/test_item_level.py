@@ -245,3 +245,21 @@ def test_correlate_item_col_rows_and_verdicts_carry_the_grouping(tmp_path, cli):
     t.write_text("\n".join(lines + [lines[1]]) + "\n")
     code, _, err = cli("correlate", "--table", str(t), "--x", "chrf", "--y", "rr", "--item-col", "doc")
     assert code == 2 and "appears twice" in err
+
+
+def test_item_grouping_system_draws_equal_recomputing_each_item():
+    from clir_eval.correlation.items import _items_tau_b
+
+    r = np.random.default_rng(4)
+    X = r.integers(0, 4, (6, 9)).astype(float)
+    Y = r.integers(0, 3, (6, 9)).astype(float)
+    X[1, 2] = np.nan
+    idx = r.integers(0, 6, (30, 6))
+    U = np.stack([np.bincount(i, minlength=6) for i in idx]).astype(float)
+    got = _items_tau_b(X, Y, U)
+    for b, i in enumerate(idx):
+        for j in range(9):
+            x, y = X[i, j], Y[i, j]
+            keep = ~(np.isnan(x) | np.isnan(y))
+            ref = scipy.stats.kendalltau(x[keep], y[keep]).statistic if keep.sum() >= 3 else np.nan
+            assert got[b, j] == pytest.approx(ref, nan_ok=True)

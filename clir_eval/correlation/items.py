@@ -164,13 +164,40 @@ def _draw_coefs(X: np.ndarray, Y: np.ndarray, grouping: str, s: ItemSettings, ax
     np.add.at(U, (np.repeat(np.arange(k), n), idx.ravel()), 1.0)
     if grouping == "none":
         return tau_draws(group_sums(X, Y, axis), U, s.variant)
-    if grouping == "item":  # systems resampled; per item across the drawn systems
-        per = [tau_draws(group_sums(X[:, j:j + 1], Y[:, j:j + 1], 0), U, s.variant) for j in range(X.shape[1])]
+    if grouping == "item" and s.variant == "b":  # systems resampled; every item at once
+        per = _items_tau_b(X, Y, U)
+    elif grouping == "item":  # systems resampled; per item across the drawn systems
+        per = np.stack([tau_draws(group_sums(X[:, j:j + 1], Y[:, j:j + 1], 0), U, s.variant)
+                        for j in range(X.shape[1])], axis=1)
     else:  # system grouping, items resampled; per system across the drawn items
-        per = [tau_draws(group_sums(X[i:i + 1], Y[i:i + 1], 1), U, s.variant) for i in range(X.shape[0])]
+        per = np.stack([tau_draws(group_sums(X[i:i + 1], Y[i:i + 1], 1), U, s.variant) for i in range(X.shape[0])],
+                       axis=1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return np.nanmean(np.stack(per, axis=1), axis=1)
+        return np.nanmean(per, axis=1)
+
+
+def _items_tau_b(X: np.ndarray, Y: np.ndarray, U: np.ndarray) -> np.ndarray:
+    """τ-b of every item across resampled systems, (draws, items): the pair sums of :mod:`.pairsums`
+    with each item's systems x systems matrices stacked, one einsum per sum."""
+    Xt, Yt = X.T, Y.T  # (I, S)
+    pres = ~(np.isnan(Xt) | np.isnan(Yt))
+    xs, ys = np.where(pres, Xt, 0.0), np.where(pres, Yt, 0.0)
+    w = (pres[:, :, None] & pres[:, None, :]).astype(float)
+    dx, dy = xs[:, :, None] - xs[:, None, :], ys[:, :, None] - ys[:, None, :]
+
+    def q(M: np.ndarray) -> np.ndarray:
+        return np.einsum("ks,ist,kt->ki", U, M, U, optimize=True)
+
+    W = U @ pres.T.astype(float)  # (k, I)
+    P = W * (W - 1) / 2
+    S_ = q(np.sign(dx) * np.sign(dy) * w) / 2
+    n1 = (q((dx == 0) * w) - W) / 2
+    n2 = (q((dy == 0) * w) - W) / 2
+    with np.errstate(invalid="ignore", divide="ignore"):
+        val = S_ / np.sqrt((P - n1) * (P - n2))
+    ok = (W >= 3) & (n1 < P - 1e-9) & (n2 < P - 1e-9)
+    return np.where(ok, np.clip(val, -1.0, 1.0), np.nan)
 
 
 def _recomputed(X: np.ndarray, Y: np.ndarray, grouping: str, s: ItemSettings, axis: int, idx: np.ndarray) -> np.ndarray:
