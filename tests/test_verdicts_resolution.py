@@ -342,3 +342,19 @@ def test_length_ratio_is_a_covariate(tmp_path):
     kinds = {"mt": ["bleu"], "ir": ["map"], "human": [], "lower_is_better": []}
     (p,) = driver.correlate_run(cfg, sys_results, kinds)["confounds"]["partial"]
     assert p["covariate"] == "length_ratio" and p["tau"] > 0.5 and abs(p["partial_tau"]) < p["tau"] / 2
+
+
+def test_pairwise_caption_explains_a_ci_that_disagrees_with_the_test():
+    """A significant Δτ whose bootstrap CI includes 0 (or the reverse) gets one sentence saying which decides."""
+    from clir_eval.report.verdicts import delta_table
+
+    pair = {"a": "x", "b": "y", "delta": 0.19, "p_value": 0.006, "p_adjusted": 0.038, "n": 19, "significant": True,
+            "p_se": 0.001, "resamples": 3000, "settled": True, "delta_ci": [-0.15, 0.42], "delta_ci_level": 0.95,
+            "delta_ci_method": "bootstrap over systems"}
+    v = {"target": "map", "kind": "mt-ir", "method": "kendall", "correction": "holm", "alpha": 0.05, "pairwise": [pair]}
+    phrase = "the bootstrap CI and the permutation test disagree near the threshold: the clusters follow p_adj"
+    assert phrase in delta_table([v]).caption
+    agree = [{**v, "pairwise": [{**pair, "delta_ci": [0.02, 0.42]}]}, {**v, "pairwise": [{**pair, "significant": False,
+                                                                                        "delta_ci": [0.0, 0.4]}]}]
+    assert all(phrase not in delta_table([a]).caption for a in agree)
+    assert phrase in delta_table([{**v, "pairwise": [{**pair, "significant": False, "delta_ci": [0.05, 0.4]}]}]).caption

@@ -121,10 +121,22 @@ def delta_table(vds: Sequence[Mapping[str, Any]], labels: Mapping[str, str] | No
            f"{correction_phrase(first['correction'])} within the family; **bold** = p_adj < {first.get('alpha', 0.05):g}"
            + ("; † = decision not settled at the maximum draws" if any(
                p.get("settled") is False for v in vds for p in v["pairwise"]) else "")
+           + ("; where a significant difference has a CI that includes 0 (or the reverse), the bootstrap CI and "
+              "the permutation test disagree near the threshold: the clusters follow p_adj"
+              if any(_ci_disagrees(p) for v in vds for p in v["pairwise"]) else "")
            + ("; Williams p: Williams' test for dependent correlations (one-sided, assumes normal scores; shown "
               "beside PERM-BOTH, which decides the clusters)" if williams else "") + ".")
     return table_block(["target", "a", "b", "n", f"Δ{coef}", "CI", "p ± MC se", "p_adj", "draws"]
                        + (["Williams p"] if williams else []), rows, "lllrrrrrr" + ("r" if williams else ""), cap)
+
+
+def _ci_disagrees(p: Mapping[str, Any]) -> bool:
+    """A pairwise test whose significance and Δ CI tell different stories (CI across 0 when significant,
+    or clear of 0 when not)."""
+    ci = p.get("delta_ci")
+    if not ci or ci[0] is None or ci[1] is None or p.get("significant") is None:
+        return False
+    return bool(p["significant"]) == (ci[0] <= 0 <= ci[1])
 
 
 def confound_blocks(results: Mapping[str, Any]) -> list[Block]:
