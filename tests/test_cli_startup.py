@@ -127,3 +127,11 @@ def test_pipeline_modules_import_no_stage_libraries():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == []
+
+
+def test_a_plain_queries_path_is_told_from_an_ir_datasets_export_without_importing_it():
+    code = ("import sys\nfrom clir_eval.sources.irds import is_export\n"
+            "print(is_export('/data/queries.tsv'), 'ir_datasets' in sys.modules)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["False", "False"]

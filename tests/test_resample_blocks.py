@@ -199,3 +199,52 @@ def test_batched_answers_blocks_it_did_not_foresee_in_a_later_pass():
 
     assert batched(compute, counting, chunks=3, min_cost=0) == compute(None)
     assert calls[0] == 2 and len(calls) == 2  # the two blocks recorded; then the block of the real seed
+
+
+@pytest.mark.parametrize("q", [1, 7, 9, 60, 300])
+def test_query_means_equal_nanmean_of_each_draw_bit_for_bit(q):
+    """The queries bootstrap's vectorised means are numpy's nanmean of each draw, to the last bit
+    (NaN cells ignored, a system with no drawn query NaN), also across the memory chunks."""
+    from clir_eval.correlation.statistics import query_means
+
+    rng = np.random.default_rng(q)
+    pq = rng.random((9, q)) * 1e3
+    pq[rng.random(pq.shape) < 0.25] = np.nan
+    pq[4] = np.nan
+    idx = rng.integers(0, q, (1500, q))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = np.stack([np.nanmean(pq[:, row], axis=1) for row in idx])
+    assert query_means(pq, idx).tobytes() == want.tobytes()
+
+
+def test_a_small_computation_through_map_runs_once_in_this_process(monkeypatch):
+    """Below the cost worth spreading, blocks are computed as they are asked for: ``map`` is never
+    called and the computation runs once (no recording pass), with the serial result."""
+    from clir_eval.correlation import statistics
+
+    x, x2, y, pq = _data()
+    runs = []
+
+    def compute(m):
+        runs.append(1)
+        return (bootstrap_ci(x, y, n_resamples=300, seed=3, map=m),
+                query_bootstrap_ci(x2, pq, n_resamples=300, seed=4, map=m))
+
+    serial = compute(None)
+    runs.clear()
+    calls = []
+
+    def counting(fn, tasks):
+        calls.append(len(tasks))
+        return [fn(t) for t in tasks]
+
+    monkeypatch.setattr(statistics, "MIN_BATCH_COST", 1e30)
+    assert statistics.batched(compute, counting, chunks=4) == serial
+    assert calls == [] and len(runs) == 1
+    # a budget the first statistic's block fits in but not the second's: the first is computed
+    # here, the second is recorded and runs through map, then a last pass gives the result
+    first = statistics.block_cost(statistics.block_tasks("systems", (x, y), "kendall", "b", 300, 3)[0])
+    runs.clear()
+    assert statistics.batched(compute, counting, chunks=4, min_cost=first) == serial
+    assert calls == [1] and len(runs) == 2

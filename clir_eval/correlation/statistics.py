@@ -307,12 +307,31 @@ def joint_sample(pq: np.ndarray, rng: np.random.Generator, size: int) -> tuple[n
     n, q = pq.shape
     sys_idx = rng.integers(0, n, (size, n))
     q_idx = rng.integers(0, q, (size, q))
-    counts = np.zeros((size, q))  # how often each query is drawn in each draw
-    np.add.at(counts, (np.repeat(np.arange(size), q), q_idx.ravel()), 1.0)
+    # how often each query is drawn in each draw (whole numbers: exact as floats)
+    counts = np.bincount((np.arange(size)[:, None] * q + q_idx).ravel(), minlength=size * q).reshape(size, q)
+    counts = counts.astype(float)
     known = ~np.isnan(pq)
     with np.errstate(invalid="ignore", divide="ignore"):
         means = (counts @ np.where(known, pq, 0.0).T) / (counts @ known.T)  # (draws, all systems)
     return sys_idx, np.take_along_axis(means, sys_idx, axis=1)
+
+
+def query_means(pq: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """Each system's mean over each draw's queries, NaN ignored: row d is
+    ``np.nanmean(pq[:, idx[d]], axis=1)`` bit for bit (the same sums, each over one draw's queries
+    in order, then divided by the count), computed for many draws at once (about 2M cells at a
+    time); NaN where a system has no drawn query."""
+    known = ~np.isnan(pq)
+    filled = np.where(known, pq, 0.0)
+    out = np.empty((idx.shape[0], pq.shape[0]))
+    chunk = max(1, 2_000_000 // max(1, pq.shape[0] * idx.shape[1]))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        for s in range(0, idx.shape[0], chunk):
+            rows = idx[s:s + chunk]
+            tot = filled[:, rows].sum(axis=2)  # (systems, draws): the drawn queries innermost, as nanmean sums
+            cnt = known[:, rows].sum(axis=2, dtype=np.intp)
+            out[s:s + chunk] = (tot / cnt).T
+    return out
 
 
 def resample_block(b: ResampleBlock) -> np.ndarray:
@@ -330,7 +349,7 @@ def resample_block(b: ResampleBlock) -> np.ndarray:
         if b.kind == "queries":
             xa, pq = b.data
             idx = rng.integers(0, pq.shape[1], (b.size, pq.shape[1]))
-            ym = np.stack([np.nanmean(pq[:, row], axis=1) for row in idx])  # (draws, systems)
+            ym = query_means(pq, idx)  # (draws, systems)
             draws = _coef_batch(np.broadcast_to(xa, ym.shape), np.nan_to_num(ym, nan=0.0), b.method, b.variant)
             for i in np.flatnonzero(np.isnan(ym).any(axis=1)):  # a system without any drawn query
                 draws[i] = _coef(*_pairs(xa, ym[i]), b.method, b.variant)
@@ -444,13 +463,19 @@ def batched(compute: Callable[[Mapper], T], map: Mapper | None = None, chunks: i
     computation whose later blocks depend on earlier results (sequential Monte Carlo tests stop
     asking when they see a placeholder) thus needs one pass per round; all others one. The
     last pass, which asks for nothing new, gives the result, equal to ``compute`` run serially
-    whatever ``map`` is. Without ``map``, ``compute`` runs once, in this process; when a pass's
-    new blocks cost less than ``min_cost`` (spreading would cost more than it saves; default
-    :data:`MIN_BATCH_COST`), a last pass computes them and any later ones in this process.
+    whatever ``map`` is. Without ``map``, ``compute`` runs once, in this process.
+
+    Spreading pays only for enough work (default :data:`MIN_BATCH_COST`, or ``min_cost``): the
+    first blocks asked for are computed in this process as they come while their cost stays
+    within it, so a computation that small finishes in its first pass, computed once, and never
+    starts the executor's workers; from the first block over it, blocks are recorded for ``map``.
+    When a later pass's new blocks cost less than it, a last pass computes them in this process.
     """
     if map is None:
         return compute(_serial_map)
+    budget = MIN_BATCH_COST if min_cost is None else min_cost
     done: dict[tuple, np.ndarray] = {}
+    eager = [0.0]  # cost computed in this process as asked; -1 once a block did not fit
     for npass in range(MAX_PASSES):
         asked: dict[tuple, ResampleBlock] = {}
 
@@ -458,6 +483,13 @@ def batched(compute: Callable[[Mapper], T], map: Mapper | None = None, chunks: i
             out = []
             for t in tasks:
                 k = block_key(t)
+                if k not in done and eager[0] >= 0 and not asked:
+                    cost = block_cost(t)
+                    if eager[0] + cost <= budget:
+                        eager[0] += cost
+                        done[k] = fn(t)
+                    else:
+                        eager[0] = -1.0
                 if k in done:
                     out.append(done[k])
                 else:
@@ -468,7 +500,8 @@ def batched(compute: Callable[[Mapper], T], map: Mapper | None = None, chunks: i
         result = compute(record)
         if not asked:
             return result
-        if sum(block_cost(b) for b in asked.values()) < (MIN_BATCH_COST if min_cost is None else min_cost):
+        eager[0] = -1.0  # later passes: only what the pool's answers left open
+        if sum(block_cost(b) for b in asked.values()) < budget:
             break  # too little work left to spread: the rest in this process
         parts = map(run_block_chunk, _chunks(list(asked.values()), max(1, chunks)))
         done.update(zip(asked, (r for part in parts for r in part)))

@@ -24,7 +24,7 @@ from ..errors import UserError
 from ..io.trec import Qrels, read_run
 from ..mt.analyses import run_analyses
 from .cache import Cache, tool_versions
-from .executor import Executor, LocalExecutor, WorkerLost, get_executor
+from .executor import Executor, LocalExecutor, SerialExecutor, WorkerLost, get_executor
 from .inputs import Resolved, resolve_inputs
 from .output import cache_locked, locked, prepare_cache, prepare_out, write_outputs
 from .progress import Progress
@@ -408,7 +408,10 @@ def score_tables(cfg: Config, res: Resolved, sys_results: dict, timing: dict[str
             return ex.map(fn, tasks, blocks[0] if blocks else None)
 
         try:
-            corr = correlate_run(cfg, sys_results, ext_kinds, map=mapper if ex is not None else None,
+            # blocks through the executor only where it runs them elsewhere (in-process: one pass, no recording)
+            parallel = ex is not None and not isinstance(ex, SerialExecutor) and not (
+                isinstance(ex, LocalExecutor) and ex.jobs <= 1)
+            corr = correlate_run(cfg, sys_results, ext_kinds, map=mapper if parallel else None,
                                  chunks=4 * getattr(ex, "jobs", 1))
         except WorkerLost:
             raise UserError(

@@ -29,6 +29,8 @@ def is_irds(value: str) -> bool:
 
 def is_export(path: str) -> bool:
     """A file written by :func:`export` (its fields are already applied)."""
+    if Path(path).parent.name != "clir_eval-exports":
+        return False  # decided without importing ir_datasets (a third of a second) or creating its home
     from ir_datasets.util import home_path
 
     return Path(path).parent == Path(home_path()) / "clir_eval-exports"
