@@ -125,3 +125,32 @@ def test_checkpoint_hash_covers_content_not_hidden_files(tmp_path):
     assert h2 != h
     (tmp_path / "sub" / "b.txt").write_text("z")
     assert neural.checkpoint_hash(tmp_path) not in (h, h2)
+
+
+def test_checkpoint_hash_record_spares_other_processes_the_reading(tmp_path, monkeypatch):
+    """A run's store keeps the checkpoint files' hashes: a fresh process (empty memo) whose files
+    still have the recorded size, mtime and inode takes them without reading; a changed file is read
+    again and changes the digest."""
+    from clir_eval.pipeline.cache import Cache
+    from clir_eval.pipeline.stages import SegmentStore
+
+    ckpt = tmp_path / "ckpt"
+    _touch(ckpt, "a.bin", text="x" * 100)
+    _touch(ckpt, "sub/b.txt", text="y")
+    store = SegmentStore(Cache(tmp_path / "cache"))
+    monkeypatch.setattr(neural, "_HASHES", {})
+    h = neural.checkpoint_hash(ckpt, store)
+    assert h == neural.checkpoint_hash(ckpt)  # the same digest with or without a record
+
+    monkeypatch.setattr(neural, "_HASHES", {})  # another process
+    read = []
+    real = neural.file_checksum
+    monkeypatch.setattr(neural, "file_checksum", lambda p: read.append(str(p)) or real(p))
+    assert neural.checkpoint_hash(ckpt, store) == h and read == []
+
+    (ckpt / "sub" / "b.txt").write_text("z")
+    monkeypatch.setattr(neural, "_HASHES", {})
+    h2 = neural.checkpoint_hash(ckpt, store)
+    assert h2 != h and read == [str(ckpt / "sub" / "b.txt")]
+    monkeypatch.setattr(neural, "_HASHES", {})
+    assert neural.checkpoint_hash(ckpt) == h2  # equals a full re-hash

@@ -60,6 +60,9 @@ class SegmentStore(Protocol):
 
     def save(self, key: dict, scores: list[float]) -> None: ...
 
+    # A store may also keep a checkpoint's file hashes for the run's other processes:
+    # ``load_file_hashes(root) -> rows | None`` and ``save_file_hashes(root, rows)`` (see checkpoint_hash).
+
 
 @dataclass
 class NeuralRuntime:
@@ -123,19 +126,41 @@ def _files(root: Path) -> list[Path]:
     return sorted(out, key=lambda p: p.relative_to(root).as_posix())
 
 
-def checkpoint_hash(root: str | os.PathLike) -> str:
-    """SHA-1 over the relative paths and SHA-1s of a checkpoint directory's files (memoised per
-    file path, size, modification time and inode, so a process hashes a large checkpoint once)."""
+def checkpoint_hash(root: str | os.PathLike, record: Any = None) -> str:
+    """SHA-1 over the relative paths and SHA-1s of a checkpoint directory's files, memoised per
+    file path, size, modification time (ns) and inode: a process hashes a large checkpoint once.
+    ``record`` (a run's segment store) carries those memos between processes: the run's driver
+    hashes the files and saves (path, size, mtime, inode, SHA-1) rows; a worker whose files still
+    have the recorded size, mtime and inode takes the recorded SHA-1s without reading them. (A file
+    rewritten in place with the same size and modification time to the nanosecond would be missed,
+    as by make or rsync.)"""
     root = Path(root)
-    h = hashlib.sha1()
-    for p in _files(root):
+    rid = str(root.resolve())
+    load, save = getattr(record, "load_file_hashes", None), getattr(record, "save_file_hashes", None)
+    files = _files(root)
+    keys = []
+    for p in files:
         try:
             st = p.stat()
-            k = (str(p), st.st_size, st.st_mtime_ns, st.st_ino)
-            if k not in _HASHES:
-                _HASHES[k] = file_checksum(p)
         except OSError as e:
             raise UserError(f"cannot read {p} ({e.strerror or e}); the checkpoint directory must be readable") from None
+        keys.append((str(p), st.st_size, st.st_mtime_ns, st.st_ino))
+    recorded: set[tuple] = set()
+    if load is not None:
+        for row in load(rid) or []:
+            if isinstance(row, list) and len(row) == 5 and all(isinstance(x, int) for x in row[1:4]) and isinstance(row[4], str):
+                recorded.add(tuple(row[:4]))
+                _HASHES.setdefault(tuple(row[:4]), row[4])
+    for k in keys:
+        if k not in _HASHES:
+            try:
+                _HASHES[k] = file_checksum(k[0])
+            except OSError as e:
+                raise UserError(f"cannot read {k[0]} ({e.strerror or e}); the checkpoint directory must be readable") from None
+    if save is not None and not recorded.issuperset(keys):
+        save(rid, [[*k, _HASHES[k]] for k in keys])
+    h = hashlib.sha1()
+    for p, k in zip(files, keys):
         h.update(f"{p.relative_to(root).as_posix()}:{_HASHES[k]}\n".encode())
     return h.hexdigest()
 
@@ -250,7 +275,7 @@ class NeuralMetric(MTMetric):
     def key(self, hyps: Sequence[str], ref: Sequence[str], srcs: Sequence[str] | None) -> dict:
         """What one reference stream's segment scores depend on (the store's key)."""
         return {
-            "metric": self.base, "checkpoint": checkpoint_hash(self.root), "versions": self.versions(),
+            "metric": self.base, "checkpoint": checkpoint_hash(self.root, self.runtime.store), "versions": self.versions(),
             "hyp": text_checksum(*hyps), "ref": text_checksum(*ref), "n": len(hyps),
             "src": text_checksum(*srcs) if srcs is not None and self.uses_source else None,
         }
@@ -334,7 +359,7 @@ class NeuralMetric(MTMetric):
         self.check()
         return "|".join([
             f"nrefs:{nrefs}", *resampling_fields(extra), f"model:{self.root.name}",
-            f"sha1:{checkpoint_hash(self.root)[:12]}", *(f"{d}:{v}" for d, v in self.versions()),
+            f"sha1:{checkpoint_hash(self.root, self.runtime.store)[:12]}", *(f"{d}:{v}" for d, v in self.versions()),
         ])
 
 

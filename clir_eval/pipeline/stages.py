@@ -66,6 +66,18 @@ class SegmentStore:
     def save(self, key: dict, scores: list[float]) -> None:
         self._entry(key).save_json(scores)
 
+    def _hashes(self, root: str):
+        return self.cache.entry(SegmentScoresTask("checkpoint-files", json.dumps({"root": root})))
+
+    def load_file_hashes(self, root: str) -> list | None:
+        """The (path, size, mtime ns, inode, SHA-1) rows of a checkpoint's files hashed by an earlier
+        process (``mt.neural.checkpoint_hash``), or None."""
+        got = self._hashes(root).load_json()
+        return got if isinstance(got, list) else None
+
+    def save_file_hashes(self, root: str, rows: list) -> None:
+        self._hashes(root).save_json(rows)
+
 
 def neural_runtime(task: MTTask, cache: Cache, progress: bool) -> dict:
     """The neural metrics' runtime settings of an MT task: device, batch size, the run's segment store."""
