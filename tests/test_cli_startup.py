@@ -135,3 +135,15 @@ def test_a_plain_queries_path_is_told_from_an_ir_datasets_export_without_importi
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["False", "False"]
+
+
+def test_the_verdicts_caption_imports_no_numeric_library():
+    """Re-rendering a report needs no numpy/scipy: the verdicts caption reads its threshold from
+    the correlation settings, not from the statistics driver."""
+    code = ("import sys\nfrom clir_eval.report.verdicts import verdict_tests\n"
+            "text = verdict_tests([{'alpha': 0.05, 'method': 'kendall', 'discriminability': {'pairs_separated': 1, "
+            "'pairs': 3, 'queries': 4, 'test': 'paired randomization over queries'}}])\n"
+            f"print('10%' in text, *[m for m in {HEAVY!r} if m in sys.modules])")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["True"]

@@ -19,7 +19,7 @@ from ..errors import UserError
 from ..stats import round_half_up
 from .statistics import (Correlation, Mapper, batched, bootstrap_ci, check_method, correlate, pairwise_accuracy,
                          perm_both_setup, permutation_sigdiff, query_bootstrap_ci)
-from .settings import CORRECTIONS, FAMILIES, RESOLUTIONS, CorrelationSettings
+from .settings import CORRECTIONS, FAMILIES, MIN_SEPARATED_SHARE, RESOLUTIONS, CorrelationSettings
 from .verdict import ranking
 
 PerQuery = Callable[[str, Sequence[str]], "np.ndarray | None"]
@@ -418,7 +418,6 @@ def table_record(group: str | None, r: PairResult, rounding: Mapping[str, int], 
 
 
 # --------------------------------------------------------------------------- verdicts
-MIN_SEPARATED_SHARE = 0.10  # a target separating fewer system pairs than this is uninformative
 VERDICT_PROCEDURE = "3"  # bump when the verdict statistics change, so cached correlation results are recomputed
 DELTA_CI_RESAMPLES = 1000  # Δτ CI draws in ``correlate`` when --ci does not set them
 

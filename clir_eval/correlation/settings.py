@@ -16,6 +16,9 @@ RESOLUTIONS = ("sequential", "fixed")
 FAMILIES = ("target", "all")
 
 
+MIN_SEPARATED_SHARE = 0.10  # a target separating fewer system pairs than this is uninformative
+
+
 @dataclass(frozen=True)
 class CorrelationSettings(Settings):
     """The ``correlation:`` section: coefficient, significance level, resampling, seed, per-score rounding,

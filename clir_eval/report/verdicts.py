@@ -169,7 +169,7 @@ def verdict_tests(vds: Sequence[Mapping[str, Any]]) -> str:
     """The tests behind the verdicts' power, draws and discriminability figures (a caption)."""
     import re
 
-    from ..correlation.driver import MIN_SEPARATED_SHARE
+    from ..correlation.settings import MIN_SEPARATED_SHARE  # not the driver: reports import no numpy
 
     alpha = vds[0].get("alpha", 0.05) if vds else 0.05
     method = vds[0].get("method", "kendall") if vds else "kendall"
