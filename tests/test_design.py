@@ -70,3 +70,20 @@ def test_design_cli_json_rows(tmp_path, cli):
         >= {("a", "n_queries", "n_systems", "power", "target"), ("a", "b", "n_queries", "n_systems", "power", "target")}
     assert all(0 <= r["power"] <= 1 for r in rows)
     assert (tmp_path / "design.png").stat().st_size > 1000 and (tmp_path / "design.html").exists()
+
+
+def test_answers_bound_at_the_smallest_size_and_interpolate_inside_the_grid():
+    from clir_eval.correlation.design import answers
+
+    def rows(powers_s, powers_q):
+        out = [{"target": "map", "a": "bleu", "n_systems": n, "n_queries": 50, "power": p} for n, p in powers_s]
+        out += [{"target": "map", "a": "bleu", "n_systems": 10, "n_queries": q, "power": p} for q, p in powers_q]
+        return out
+
+    # power already 0.9 at the smallest sizes tried: the study size is at most that, not about it
+    (line,) = answers(rows([(5, 0.9), (10, 0.95)], [(30, 0.85), (50, 0.95)]), 10, 50)
+    assert "≈" not in line
+    assert "≤ 5 systems at 50 queries" in line and "≤ 30 queries at 10 systems" in line
+    # power crosses 0.8 between grid sizes: an interpolated estimate
+    (line,) = answers(rows([(5, 0.5), (10, 0.9)], [(30, 0.1), (50, 0.9)]), 10, 50)
+    assert "≈ 9 systems at 50 queries" in line and "≈ 48 queries at 10 systems" in line

@@ -160,6 +160,11 @@ def needed(points: Sequence[tuple[int, float]], goal: float) -> float | None:
     return None
 
 
+def _approx(n: float, points: Sequence[tuple[int, float]]) -> str:
+    """'≤' when ``n`` is the smallest size tried (power was already reached there), else '≈'."""
+    return "≤" if n <= min(size for size, _ in points) else "≈"
+
+
 def answers(rows: Sequence[Mapping[str, Any]], n_systems: int, n_queries: int, goal: float = 0.8) -> list[str]:
     """One line per single τ and per pair: the study size that reaches ``goal`` power."""
     keys = list(dict.fromkeys((r["target"], r["a"], r.get("b")) for r in rows))
@@ -171,10 +176,10 @@ def answers(rows: Sequence[Mapping[str, Any]], n_systems: int, n_queries: int, g
         ns, nq = needed(by_s, goal), needed(by_q, goal)
         what = f"to separate {a} from {b} on {y}" if b else f"for τ({a}, {y}) to be significant"
         opts = []
-        if ns is not None:
-            opts.append(f"≈ {math.ceil(ns)} systems at {n_queries} queries")
+        if ns is not None:  # reached already at the smallest size tried: an upper bound, not an estimate
+            opts.append(f"{_approx(ns, by_s)} {math.ceil(ns)} systems at {n_queries} queries")
         if nq is not None:
-            opts.append(f"≈ {math.ceil(nq)} queries at {n_systems} systems")
+            opts.append(f"{_approx(nq, by_q)} {math.ceil(nq)} queries at {n_systems} systems")
         tried = (f"not reachable within the sizes tried ({min(s for s, _ in by_s)}-{max(s for s, _ in by_s)} systems, "
                  f"{min(q for q, _ in by_q)}-{max(q for q, _ in by_q)} queries)")
         out.append(f"{what} with {goal:.0%} power: " + (", or ".join(opts) if opts else tried))
