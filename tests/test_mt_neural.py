@@ -383,3 +383,18 @@ def test_item_level_document_scores_are_the_mean_of_the_librarys_segment_scores(
     assert cli("run", exp, "--out", out, "-j", "1", "-q")[0] == 0
     assert neural.LOADS == []
     assert json.loads((out / "results.json").read_text())["item_level"]["correlations"] == il["correlations"]
+
+
+def test_cost_estimate_scales_with_the_checkpoints_encoder(comet_dir, bleurt_dirs):
+    """validate's estimate: the measured architecture's CPU rate times layers x hidden^2 of the
+    checkpoint's encoder relative to it (the tiny test models: 2 layers of 16)."""
+    import json
+
+    from clir_eval.mt import rates
+
+    for spec, cfg_file in ((f"comet:model={comet_dir}", comet_dir / "tiny-xlmr" / "config.json"),
+                           (f"bleurt:model={bleurt_dirs['spm']}", bleurt_dirs["spm"] / "config.json")):
+        cfg = json.loads(cfg_file.read_text())
+        assert (cfg["num_hidden_layers"], cfg["hidden_size"]) == (2, 16)
+        r, layers, hidden = rates.NEURAL_CPU_PER_1000_LINES[spec.split(":")[0]]
+        assert rates.rate(spec) == pytest.approx(r * 2 * 16 ** 2 / (layers * hidden ** 2))

@@ -154,3 +154,18 @@ def test_checkpoint_hash_record_spares_other_processes_the_reading(tmp_path, mon
     assert h2 != h and read == [str(ckpt / "sub" / "b.txt")]
     monkeypatch.setattr(neural, "_HASHES", {})
     assert neural.checkpoint_hash(ckpt) == h2  # equals a full re-hash
+
+
+def test_neural_cost_estimate_and_warning():
+    """COMET/BLEURT have CPU rates (their published architectures' measured rate when the checkpoint
+    cannot be read); on a GPU they are not estimated; the slow-metric warning says they run in the
+    main process, so the workers do not divide the time."""
+    from clir_eval.mt import rates
+
+    assert rates.rate("comet:model=/nonexistent") == rates.NEURAL_CPU_PER_1000_LINES["comet"][0]
+    assert rates.cpu_estimate("bleurt:model=/nonexistent", 2000) == pytest.approx(
+        2 * rates.NEURAL_CPU_PER_1000_LINES["bleurt"][0])
+    assert rates.cpu_estimate("comet:model=/nonexistent", 1000, "cuda") is None
+    (w,) = rates.slow_metric_warnings({"comet:model=/x": [1000] * 3, "bleu": [1000] * 3}, jobs=3)
+    assert w.startswith("comet:model=/x is slow") and "in the main process" in w and "worker" not in w
+    assert rates.slow_metric_warnings({"comet:model=/x": [1000] * 3}, jobs=3, device="cuda") == []

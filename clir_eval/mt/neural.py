@@ -165,6 +165,18 @@ def checkpoint_hash(root: str | os.PathLike, record: Any = None) -> str:
     return h.hexdigest()
 
 
+def _json(p: Path) -> dict:
+    import json
+
+    try:
+        got = json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        raise UserError(f"cannot read {p} ({_short(e)})") from None
+    if not isinstance(got, dict):
+        raise UserError(f"{p} is not a JSON object")
+    return got
+
+
 def _need(root: Path, rel: str, what: str, how: str) -> Path:
     p = root / rel
     if not p.is_file():
@@ -248,6 +260,10 @@ class NeuralMetric(MTMetric):
         raise NotImplementedError
 
     def _load(self, device: str):
+        raise NotImplementedError
+
+    def encoder_config(self) -> dict:
+        """The encoder's config.json (its size: cost estimates)."""
         raise NotImplementedError
 
     def _score(self, model, hyps: list[str], refs: list[str], srcs: list[str] | None) -> list[float]:
@@ -432,6 +448,9 @@ class CometMetric(NeuralMetric):
                             "COMET model")
         return hp
 
+    def encoder_config(self) -> dict:
+        return _json(self.encoder_dir(self.hparams()) / "config.json")
+
     def encoder_dir(self, hp: dict) -> Path:
         """The directory holding the pretrained encoder's tokenizer and config.json."""
         name = str(hp["pretrained_model"])
@@ -507,6 +526,9 @@ class BleurtMetric(NeuralMetric):
     """BLEURT segment scores (Sellam et al. 2020) through bleurt-pytorch's model and tokenizer."""
 
     library = "bleurt-pytorch"
+
+    def encoder_config(self) -> dict:
+        return _json(self.root / "config.json")
 
     def check_layout(self) -> None:
         import json

@@ -22,7 +22,15 @@ CPU_PER_1000_LINES = {
     "microf1": 0.023,
     "microf": 0.023,
 }
-MEASURED_WITH = {"ter": "scripts/bench_ter.py, News Commentary de-en, 5000 segments"}
+# Neural metrics on CPU: (CPU-s per 1000 lines, encoder layers, hidden size) of the architecture
+# measured by ``python scripts/bench_neural.py --n 64`` (random-weight checkpoints of the published
+# architectures, WMT21 de-en, batch 16, 2 torch threads, a shared 2-core machine: COMET 0.81-1.17,
+# BLEURT 0.07-0.20 CPU-s per segment over two runs; the machine's load moves them 2-15x). Another
+# checkpoint's rate is scaled by layers x hidden^2 of its encoder (config.json). On a GPU: not estimated.
+NEURAL_CPU_PER_1000_LINES = {"comet": (1000.0, 24, 1024), "bleurt": (120.0, 12, 768)}
+MEASURED_WITH = {"ter": "scripts/bench_ter.py, News Commentary de-en, 5000 segments",
+                 "comet": "scripts/bench_neural.py, XLM-R large on CPU, scaled to the checkpoint's encoder size",
+                 "bleurt": "scripts/bench_neural.py, 12x768 BLEURT on CPU, scaled to the checkpoint's encoder size"}
 MEASURED_DEFAULT = "scripts/measure_mt_rates.py, WMT21 de-en, 5000 lines"
 SLOW = 1.0  # CPU-s per 1000 lines at or above which a metric is slow
 WARN_CPU = 60.0  # warn before a slow metric whose estimated CPU over the run reaches this
@@ -32,8 +40,11 @@ def base(metric: str) -> str:
     return metric.split(":", 1)[0].strip().lower()
 
 
-def rate(metric: str) -> float | None:
-    """CPU-seconds per 1000 lines of ``metric`` (None when never measured)."""
+def rate(metric: str, device: str = "cpu") -> float | None:
+    """CPU-seconds per 1000 lines of ``metric`` (None when never measured, and for a neural metric
+    on a GPU)."""
+    if base(metric) in NEURAL_CPU_PER_1000_LINES:
+        return neural_rate(metric) if device == "cpu" else None
     if base(metric) == "ter":
         from .sacrebleu_metrics import TER_SEGMENTS_PER_CPU_S
 
@@ -41,29 +52,51 @@ def rate(metric: str) -> float | None:
     return CPU_PER_1000_LINES.get(base(metric))
 
 
-def cpu_estimate(metric: str, lines: int) -> float | None:
+def neural_rate(metric: str) -> float:
+    """The measured CPU rate of a neural metric's architecture, scaled by layers x hidden^2 of the
+    checkpoint's encoder (unscaled when its config.json cannot be read)."""
+    from ..errors import UserError
+    from .base import load_metric
+
+    r, layers, hidden = NEURAL_CPU_PER_1000_LINES[base(metric)]
+    try:
+        cfg = load_metric(metric).encoder_config()
+        return r * (int(cfg["num_hidden_layers"]) * int(cfg["hidden_size"]) ** 2) / (layers * hidden ** 2)
+    except (UserError, KeyError, TypeError, ValueError):
+        return r
+
+
+def is_neural(metric: str) -> bool:
+    return base(metric) in NEURAL_CPU_PER_1000_LINES
+
+
+def cpu_estimate(metric: str, lines: int, device: str = "cpu") -> float | None:
     """Estimated CPU-seconds of ``metric`` on ``lines`` lines (None for an unmeasured metric)."""
-    r = rate(metric)
+    r = rate(metric, device)
     return None if r is None else r * lines / 1000
 
 
-def slow_metric_warnings(lines_per_metric: Mapping[str, Iterable[int]], jobs: int) -> list[str]:
+def slow_metric_warnings(lines_per_metric: Mapping[str, Iterable[int]], jobs: int, device: str = "cpu") -> list[str]:
     """One warning per slow metric whose estimated CPU over the systems still to score reaches
-    :data:`WARN_CPU`: ``{metric: [lines of each system]}``."""
+    :data:`WARN_CPU`: ``{metric: [lines of each system]}``. Neural metrics are scored in the main
+    process before the systems run (torch's own threads), so the workers do not divide their time."""
     out = []
     for metric, lines in lines_per_metric.items():
         lines = list(lines)
-        r = rate(metric)
+        r = rate(metric, device)
         if r is None or r < SLOW or not lines:
             continue
         cpu = r * sum(lines) / 1000
         if cpu < WARN_CPU:
             continue
-        wall = cpu / max(1, min(jobs, len(lines)))
         how = MEASURED_WITH.get(base(metric), MEASURED_DEFAULT)
+        if is_neural(metric):
+            where = "in the main process (device: cuda is faster where there is a GPU)"
+        else:
+            where = f"{_human(cpu / max(1, min(jobs, len(lines))))} with {min(jobs, len(lines))} worker(s)"
         out.append(f"{metric} is slow: {r:.2f} CPU-s per 1000 lines (measured: {how}); "
-                   f"{len(lines)} system(s), {sum(lines):,} lines: about {_human(cpu)} CPU, {_human(wall)} with "
-                   f"{min(jobs, len(lines))} worker(s). Leave it out of mt.metrics if you do not need it.")
+                   f"{len(lines)} system(s), {sum(lines):,} lines: about {_human(cpu)} CPU, {where}. "
+                   "Leave it out of mt.metrics if you do not need it.")
     return out
 
 

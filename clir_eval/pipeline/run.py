@@ -311,10 +311,11 @@ def mt_plan(tasks: list[SystemTask], cache: Cache, jobs: int, log: Callable[[str
     for t in todo:
         for m in t.mt.metrics:
             per_metric.setdefault(m, []).append(lines[t.hyp])
+    device = todo[0].mt.device
     if log is not None:
-        for w in slow_metric_warnings(per_metric, jobs):
+        for w in slow_metric_warnings(per_metric, jobs, device):
             log(w)
-    return sum(cpu_estimate(m, n) or 0.0 for m, ns in per_metric.items() for n in ns)
+    return sum(cpu_estimate(m, n, device) or 0.0 for m, ns in per_metric.items() for n in ns)
 
 
 def run_systems(ex: Executor, tasks: list[SystemTask], cache: Cache, on_done: Callable[[int], None] | None) -> list[dict]:

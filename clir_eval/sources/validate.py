@@ -157,7 +157,8 @@ def _cost(cfg: Config, facts: dict, n_systems: int, metrics: list[str]) -> str:
     refs = cfg.mt.refs if cfg.mt is not None else ()
     lines = _count_lines(refs[0]) if refs and not str(refs[0]).startswith("irds:") else None
     if metrics and lines:
-        per = {m: cpu_estimate(m, lines) for m in metrics}
+        device = cfg.mt.device if cfg.mt is not None else "cpu"
+        per = {m: cpu_estimate(m, lines, device) for m in metrics}
         known = {m: n_systems * v for m, v in per.items() if v is not None}
         total += sum(known.values())
         slow = sorted(known, key=known.get, reverse=True)[:1]
@@ -165,7 +166,8 @@ def _cost(cfg: Config, facts: dict, n_systems: int, metrics: list[str]) -> str:
         if slow and known[slow[0]] >= 0.5 * sum(known.values()) and len(known) > 1:
             part += f", of which {slow[0]} ~{known[slow[0]]:.0f}"
         unknown = [m for m, v in per.items() if v is None]
-        parts.append(part + (f"; not estimated: {', '.join(unknown)}" if unknown else ""))
+        parts.append(part + (f"; not estimated: {', '.join(unknown)}" if unknown else "")
+                     + (f" (neural metrics on {device} are not estimated)" if device != "cpu" and unknown else ""))
     if not parts:
         return "not estimated here (the sizes are known only at run time)"
     return (f"~{max(total, 1):.0f} CPU-s ({'; '.join(parts)}) plus correlations and reports; a rough estimate "
