@@ -138,6 +138,21 @@ def test_local_executor_reports_a_dead_worker(bad):
     assert bad in e.value.indices and len(e.value.indices) <= 2
 
 
+def _pid(_: int) -> int:
+    import time
+
+    time.sleep(0.05)  # long enough that both workers take tasks
+    return os.getpid()
+
+
+def test_local_executor_starts_its_workers_once_for_all_maps():
+    """A run's stages share the pool: a second map runs in the workers the first one started."""
+    with get_executor("local", 2) as ex:
+        first = ex.map(_pid, list(range(6)))
+        second = ex.map(_pid, list(range(6)))
+    assert os.getpid() not in first and len(set(first) | set(second)) <= 2
+
+
 def test_executor_is_chosen_by_name_from_the_registry():
     assert {"serial", "local"} <= set(EXECUTORS)
     assert isinstance(get_executor("serial"), SerialExecutor)

@@ -87,7 +87,30 @@ class SerialExecutor(_Base):
 class LocalExecutor(_Base):
     """A pool of ``jobs`` spawned worker processes on this machine (serial for one job or task).
 
-    At most ``jobs`` tasks are in flight, so a dead worker is narrowed to the tasks running."""
+    At most ``jobs`` tasks are in flight, so a dead worker is narrowed to the tasks running.
+    The workers are started by the first ``map`` that needs them and kept for the next ones
+    until ``close()`` (a run's stages share them: each worker starts and imports once); a
+    failed ``map`` shuts them down."""
+
+    def __init__(self, jobs: int = 1):
+        super().__init__(jobs)
+        self._pool: ProcessPoolExecutor | None = None
+        self._workers = 0
+
+    def _get_pool(self, workers: int) -> ProcessPoolExecutor:
+        if self._pool is None or self._workers < workers:
+            self.close()
+            self._pool = ProcessPoolExecutor(
+                max_workers=workers, mp_context=get_context("spawn"), initializer=_die_with_parent,
+                initargs=(os.getpid(), threading.current_thread() is threading.main_thread()),
+            )
+            self._workers = workers
+        return self._pool
+
+    def close(self) -> None:
+        if self._pool is not None:
+            pool, self._pool = self._pool, None
+            pool.shutdown(wait=True, cancel_futures=True)
 
     def map(self, fn, tasks, on_done=None) -> list:
         if self.jobs <= 1 or len(tasks) <= 1:
@@ -96,26 +119,23 @@ class LocalExecutor(_Base):
         results: list[Any] = [None] * len(tasks)
         todo = iter(enumerate(tasks))
         inflight: dict[Future, int] = {}
-        pool = ProcessPoolExecutor(
-            max_workers=workers, mp_context=get_context("spawn"), initializer=_die_with_parent,
-            initargs=(os.getpid(), threading.current_thread() is threading.main_thread()),
-        )
-        with pool as ex:
-            try:
+        ex = self._get_pool(workers)
+        try:
+            _fill(ex, fn, todo, inflight, workers)
+            while inflight:
+                done, _ = wait(inflight, return_when=FIRST_COMPLETED)
+                _raise_first_failure(done, inflight)
+                for f in sorted(done, key=inflight.__getitem__):
+                    i = inflight.pop(f)
+                    results[i] = f.result()
+                    if on_done:
+                        on_done(i)
                 _fill(ex, fn, todo, inflight, workers)
-                while inflight:
-                    done, _ = wait(inflight, return_when=FIRST_COMPLETED)
-                    _raise_first_failure(done, inflight)
-                    for f in sorted(done, key=inflight.__getitem__):
-                        i = inflight.pop(f)
-                        results[i] = f.result()
-                        if on_done:
-                            on_done(i)
-                    _fill(ex, fn, todo, inflight, workers)
-            except BaseException:
-                for f in inflight:
-                    f.cancel()
-                raise
+        except BaseException:
+            for f in inflight:
+                f.cancel()
+            self.close()
+            raise
         return results
 
 
