@@ -79,8 +79,9 @@ def index_task(docs: str, shard_docs: int):
 
     from clir_eval.pipeline.shards import span_tasks
     from clir_eval.pipeline.tasks import IndexTask
+    from clir_eval.retrieval.settings import IndexSettings
 
-    task = IndexTask("bench", docs, "lines", "sparse", "default", None, None, "okapi", 1.5, 0.75, 0.25, None)
+    task = IndexTask("bench", docs, "lines", IndexSettings())  # sparse backend, default analyzer, okapi
     return replace(task, shards=span_tasks(task, shard_docs)[0]) if shard_docs else task
 
 
