@@ -34,6 +34,7 @@ def test_demo_runs_end_to_end(cli, tmp_path):
     verdict = {v["target"]: v for v in res["verdicts"]}
     assert verdict["map"]["winner"] == "macrof1" and verdict["map"]["clusters"][0] == ["macrof1"]
     assert any("map" in line and "winner macrof1" in line for line in lines)
+    assert any("PERM-BOTH at Holm-adjusted p < 0.05" in line for line in lines)  # the test behind the winners
     assert verdict["recip_rank"]["winner"] is None
     assert not any(p["significant"] for p in verdict["recip_rank"]["pairwise"])
     notes = " ".join(res["notes"])

@@ -11,7 +11,7 @@ from .analyses import analyses_blocks
 from .blocks import (Block, Bullets, Code, Heading, Para, Table, _md_table, blocks_markdown, fmt_num, fmt_p, fmt_tau,
                      natural_key, table_block)
 from .latex import PDFTEX_MISSING_NOTE, PREAMBLE, blocks_latex, latex_escape, latex_tabular, pdftex_missing
-from .verdicts import confound_blocks, verdict_blocks
+from .verdicts import confound_blocks, correction_phrase, family_phrase, verdict_blocks
 
 KIND_TITLES = {
     "mt-ir": "MT metric vs IR measure",
@@ -180,6 +180,9 @@ def console_summary(results: Mapping[str, Any], limit: int = 5) -> list[str]:
         lines.append(f"  {v['target']:<24} {win}; clusters {cl}")
     if len(vds) > limit:
         lines.append(f"  ... {len(vds) - limit} more target(s) in report.md")
+    first = vds[0]
+    lines.append(f"  (clusters: PERM-BOTH at {correction_phrase(first['correction'])} p < {first['alpha']:g}, family: "
+                 f"{family_phrase(vds)}; a winner is alone in the first cluster; Δτ CIs and p in report.md)")
     return lines
 
 
