@@ -41,7 +41,7 @@ import scipy.stats
 
 from .kendall_rows import kendall_rows
 from .pairsums import group_sums, tau_draws
-from .statistics import _coef_batch, check_method, correlate
+from .statistics import _coef_batch, _percentile_ci, check_method, correlate
 
 GROUPINGS = ("none", "item", "system")
 VERDICT_GROUPING = "item"
@@ -129,12 +129,8 @@ def grouped(X: np.ndarray, Y: np.ndarray, grouping: str, method: str = "kendall"
 
 
 def _ci(draws: np.ndarray, level: float) -> list[float] | None:
-    d = draws[~np.isnan(draws)]
-    if not len(d):
-        return None
-    tail = (1 - level) / 2 * 100
-    lo, hi = np.percentile(d, [tail, 100 - tail])
-    return [float(lo), float(hi)]
+    lo, hi = _percentile_ci(draws, level)
+    return None if lo is None else [lo, hi]
 
 
 def _resampled_means(per_group: np.ndarray, rng: np.random.Generator, k: int) -> np.ndarray:
