@@ -177,15 +177,18 @@ def _coef_batch(X: np.ndarray, Y: np.ndarray, method: str, variant: str | None) 
     if n < 3:
         return out
     fixed_y = Y.ndim == 2 and Y.strides[0] == 0  # np.broadcast_to of one vector
+    if method == "kendall":
+        iu, ju = np.triu_indices(n, k=1)
+        # every row's y is the same vector: its pair signs once, for all chunks
+        y_signs = np.sign(Y[0, iu] - Y[0, ju]) if fixed_y and B else None
     chunk = max(1, 2_000_000 // (n * n))
     for s in range(0, B, chunk):
         x, y = X[s:s + chunk], Y[s:s + chunk]
         ok = (np.ptp(x, axis=1) > 0) & (np.ptp(y, axis=1) > 0)
         if method == "kendall":
-            iu, ju = np.triu_indices(n, k=1)
             sx = np.sign(x[:, iu] - x[:, ju])  # (rows, pairs i<j)
-            if fixed_y:  # every row's y is the same vector: its pair signs once
-                sy = np.broadcast_to(np.sign(y[0, iu] - y[0, ju]), sx.shape)
+            if y_signs is not None:
+                sy = np.broadcast_to(y_signs, sx.shape)
             else:
                 sy = np.sign(y[:, iu] - y[:, ju])
             prod = sx * sy
