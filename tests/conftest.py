@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -30,3 +31,14 @@ def cli(capsys):
         return code, out, err
 
     return run
+
+
+def assert_one_line_error(code: int, err: str, expect: str) -> str:
+    """A failed command's stderr is exactly one line ``error: ...`` matching ``expect`` (exit 2, no
+    traceback); returns that line."""
+    assert "Traceback" not in err
+    assert code == 2, err
+    lines = err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), err
+    assert re.search(expect, lines[0]), lines[0]
+    return lines[0]

@@ -14,7 +14,6 @@ from __future__ import annotations
 import gzip
 import json
 import os
-import re
 import stat
 import zlib
 from dataclasses import dataclass, field
@@ -24,6 +23,7 @@ from typing import Callable
 import pytest
 
 from clir_eval.cli import main
+from conftest import assert_one_line_error
 from test_bad_inputs import SENTINEL, W, _disk_full, _snapshot
 
 BOMB_BOUND = "65536"  # CLIR_EVAL_MAX_INPUT_BYTES in the bomb cases: a 2 MB bomb is refused after 64 kB
@@ -253,11 +253,7 @@ def test_bad_file(case: Case, tmp_path, capsys, monkeypatch):
     finally:
         monkeypatch.undo()
     out, err = capsys.readouterr()
-    assert "Traceback" not in err
-    assert code == 2, err
-    lines = err.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), err
-    assert re.search(case.expect, lines[0]), lines[0]
+    assert_one_line_error(code, err, case.expect)
     if case.guard == "good":
         assert w.good.read_text() == SENTINEL, "a previous output was clobbered"
     if case.guard == "out":

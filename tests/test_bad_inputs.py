@@ -14,7 +14,6 @@ import errno
 import gzip
 import json
 import os
-import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +23,7 @@ import pytest
 import yaml
 
 from clir_eval.cli import main
+from conftest import assert_one_line_error
 
 GOOD_RUN = "".join(f"q{q} Q0 d{d} {r} {10 - r}.5 t\n" for q in (1, 2, 3) for r, d in enumerate((1, 2, 3, 4, 5), 1))
 GOOD_QRELS = "q1 0 d1 1\nq1 0 d3 1\nq2 0 d2 1\nq3 0 d5 2\n"
@@ -453,11 +453,7 @@ def test_bad_input(case: Case, tmp_path, capsys, monkeypatch):
         w.ro.chmod(0o755)
         monkeypatch.undo()
     out, err = capsys.readouterr()
-    assert "Traceback" not in err
-    assert code == 2, err
-    lines = err.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), err
-    assert re.search(case.expect, lines[0]), lines[0]
+    assert_one_line_error(code, err, case.expect)
     if case.guard:
         target = getattr(w, case.guard)
         if case.guard == "out":
