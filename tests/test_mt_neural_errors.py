@@ -39,6 +39,17 @@ def _touch(root, *names, text=""):
         p.write_text(text, encoding="utf-8")
 
 
+def _layout_error(metric, d, files, message):
+    """Loading ``metric`` from directory ``d`` holding ``files`` (name -> text; None: no directory) is the
+    UserError ``metric: message`` (``{d}`` in ``message`` stands for the directory)."""
+    if files is not None:
+        d.mkdir()
+        for name, text in files.items():
+            _touch(d, name, text=text)
+    with pytest.raises(UserError, match=re.escape(f"{metric}: " + message.format(d=d))):
+        load_metric(f"{metric}:model={d}")
+
+
 HP = "class_identifier: regression_metric\npretrained_model: xlm-roberta-large\n"
 
 
@@ -59,13 +70,7 @@ HP = "class_identifier: regression_metric\npretrained_model: xlm-roberta-large\n
      "{d}/xlm-roberta-large lacks a tokenizer file (tokenizer.json or sentencepiece.bpe.model"),
 ])
 def test_comet_layout(installed, tmp_path, files, message):
-    d = tmp_path / "wmt22-comet-da"
-    if files is not None:
-        d.mkdir()
-        for name, text in files.items():
-            _touch(d, name, text=text)
-    with pytest.raises(UserError, match=re.escape("comet: " + message.format(d=d))):
-        load_metric(f"comet:model={d}")
+    _layout_error("comet", tmp_path / "wmt22-comet-da", files, message)
 
 
 def test_comet_complete_layout_loads_without_the_library(installed, tmp_path):
@@ -87,13 +92,7 @@ def test_comet_complete_layout_loads_without_the_library(installed, tmp_path):
      "{d} lacks a tokenizer file (tokenizer.json or vocab.txt or spm.model)"),
 ])
 def test_bleurt_layout(installed, tmp_path, files, message):
-    d = tmp_path / "BLEURT-20-D12"
-    if files is not None:
-        d.mkdir()
-        for name, text in files.items():
-            _touch(d, name, text=text)
-    with pytest.raises(UserError, match=re.escape("bleurt: " + message.format(d=d))):
-        load_metric(f"bleurt:model={d}")
+    _layout_error("bleurt", tmp_path / "BLEURT-20-D12", files, message)
 
 
 def test_cli_error_is_one_line(cli, tmp_path):
