@@ -60,10 +60,9 @@ class _Section:
         return v
 
     def int(self, key: str, default: Any = None, *, minimum: int | None = None, maximum: int | None = None):
-        if key not in self.data or self.data[key] is None:
-            self.data.pop(key, None)
+        v = self.data.pop(key, None)
+        if v is None:
             return default
-        v = self.data.pop(key)
         if isinstance(v, bool) or not isinstance(v, int):
             raise self.err(key, f"expected an integer, got {v!r}")
         if minimum is not None and v < minimum:
@@ -73,10 +72,9 @@ class _Section:
         return v
 
     def float(self, key: str, default: Any = None, *, lo: float | None = None, hi: float | None = None):
-        if key not in self.data or self.data[key] is None:
-            self.data.pop(key, None)
+        v = self.data.pop(key, None)
+        if v is None:
             return default
-        v = self.data.pop(key)
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             raise self.err(key, f"expected a number, got {v!r}")
         if not math.isfinite(v):
@@ -96,10 +94,9 @@ class _Section:
     def str_list(self, key: str, default: tuple[str, ...] = (), *, nonempty: str | None = None) -> tuple[str, ...]:
         """A list of strings (or one comma-separated string); ``nonempty`` names what the list
         holds when an empty list is an error (e.g. "metric")."""
-        if key not in self.data or self.data[key] is None:
-            self.data.pop(key, None)
+        v = self.data.pop(key, None)
+        if v is None:
             return default
-        v = self.data.pop(key)
         if isinstance(v, str):
             out = tuple(split_list(v))
         elif not isinstance(v, list) or not all(isinstance(x, (str, int, float)) and not isinstance(x, bool) for x in v):
@@ -111,10 +108,8 @@ class _Section:
         return out
 
     def section(self, key: str) -> "_Section | None":
-        if key not in self.data or self.data[key] is None:
-            self.data.pop(key, None)
-            return None
-        return _Section(self.data.pop(key), self._p(key), self.cfg)
+        v = self.data.pop(key, None)
+        return None if v is None else _Section(v, self._p(key), self.cfg)
 
     def settings(self, cls: type, **given: Any) -> Any:
         """The whole section as the settings record ``cls``: each declared field read with its type (absent
