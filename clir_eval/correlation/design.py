@@ -60,13 +60,18 @@ def _draw(rng: np.random.Generator, pool: int, size: int, reps: int) -> np.ndarr
     return rng.integers(0, pool, (reps, size))
 
 
+def _tied(M: np.ndarray) -> np.ndarray:
+    """Per row: whether any value occurs twice (each row sorted once)."""
+    srt = np.sort(M, axis=1)
+    return (srt[:, 1:] == srt[:, :-1]).any(axis=1)
+
+
 def _significant(tau: np.ndarray, X: np.ndarray, Y: np.ndarray, alpha: float) -> np.ndarray:
     """Per study: p < alpha for Kendall τ-b (exact untied null as the run uses; ties: scipy asymptotic)."""
     n = X.shape[1]
     mst = min_significant_tau(n, alpha, "b")
     out = np.zeros(len(tau), bool)
-    ties = (np.sort(X, axis=1)[:, 1:] == np.sort(X, axis=1)[:, :-1]).any(axis=1) | \
-        (np.sort(Y, axis=1)[:, 1:] == np.sort(Y, axis=1)[:, :-1]).any(axis=1)
+    ties = _tied(X) | _tied(Y)
     ok = ~np.isnan(tau)
     if mst is not None:
         out[ok & ~ties] = np.abs(tau[ok & ~ties]) >= mst - 1e-12
