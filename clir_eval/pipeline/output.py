@@ -17,20 +17,31 @@ CACHE_LOCK_FILE = ".clir-eval-cache.lock"
 _HELD: dict[str, int] = {}  # shared caches this process holds (a run's per-direction runs reuse its lock)
 
 
-def prepare_out(out_dir: str | os.PathLike) -> Path:
-    """Create ``out_dir`` (a directory, writable) and return it."""
-    out = Path(out_dir)
-    if out.exists() and not out.is_dir():
-        raise UserError(f"--out {out}: exists and is not a directory; choose another path")
+def _writable_dir(path: Path, flag: str, shown: Any, parents: bool) -> Path:
+    """Create ``path`` (a directory, writable) or raise a one-line error naming ``flag`` and ``shown``."""
+    if path.exists() and not path.is_dir():
+        raise UserError(f"{flag} {shown}: exists and is not a directory; choose another path")
     try:
-        out.mkdir(exist_ok=True)
-    except FileNotFoundError:
-        raise UserError(f"--out {out}: the directory {out.parent} does not exist; create it first or fix the path") from None
+        path.mkdir(parents=parents, exist_ok=True)
     except OSError as e:
-        raise UserError(f"--out {out}: cannot create the directory ({e.strerror}); choose another path") from None
-    if not os.access(out, os.W_OK | os.X_OK):
-        raise UserError(f"--out {out}: directory is not writable; choose another path or fix its permissions")
-    return out
+        if isinstance(e, FileNotFoundError) and not parents:
+            raise UserError(f"{flag} {shown}: the directory {path.parent} does not exist; create it first or fix the path") from None
+        raise UserError(f"{flag} {shown}: cannot create the directory ({e.strerror}); choose another path") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise UserError(f"{flag} {shown}: directory is not writable; choose another path or fix its permissions")
+    return path
+
+
+def prepare_out(out_dir: str | os.PathLike) -> Path:
+    """Create ``out_dir`` (a directory, writable; its parent must exist) and return it."""
+    out = Path(out_dir)
+    return _writable_dir(out, "--out", out, parents=False)
+
+
+def _stamp(fd: int) -> None:
+    """Record who holds a lock file (shown to a run that finds it taken)."""
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"pid {os.getpid()} on {socket.gethostname()} since {time.strftime('%Y-%m-%d %H:%M:%S')}".encode(), 0)
 
 
 @contextlib.contextmanager
@@ -55,8 +66,7 @@ def locked(out: Path) -> Iterator[None]:
                 f"--out {out}: another clir-eval run is writing into this directory ({holder}); "
                 "wait for it to finish or choose another --out"
             ) from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"pid {os.getpid()} on {socket.gethostname()} since {time.strftime('%Y-%m-%d %H:%M:%S')}".encode(), 0)
+        _stamp(fd)
         yield
     finally:
         os.close(fd)
@@ -64,16 +74,7 @@ def locked(out: Path) -> Iterator[None]:
 
 def prepare_cache(cache_dir: str | os.PathLike) -> Path:
     """Create a shared cache directory (``--cache``/``$CLIR_EVAL_CACHE``), writable; return its absolute path."""
-    root = Path(cache_dir).absolute()
-    if root.exists() and not root.is_dir():
-        raise UserError(f"--cache {cache_dir}: exists and is not a directory; choose another path")
-    try:
-        root.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise UserError(f"--cache {cache_dir}: cannot create the directory ({e.strerror}); choose another path") from None
-    if not os.access(root, os.W_OK | os.X_OK):
-        raise UserError(f"--cache {cache_dir}: directory is not writable; choose another path or fix its permissions")
-    return root
+    return _writable_dir(Path(cache_dir).absolute(), "--cache", cache_dir, parents=True)
 
 
 @contextlib.contextmanager
@@ -102,8 +103,7 @@ def cache_locked(root: Path, log) -> Iterator[None]:
             holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip() or "another process"
             log(f"--cache {root}: another clir-eval run is using this cache ({holder}); waiting for it to finish")
             fcntl.flock(fd, fcntl.LOCK_EX)
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"pid {os.getpid()} on {socket.gethostname()} since {time.strftime('%Y-%m-%d %H:%M:%S')}".encode(), 0)
+        _stamp(fd)
         _HELD[key] = 1
         try:
             yield
