@@ -432,11 +432,8 @@ def _load_item_level(top: _Section) -> ItemLevelConfig:
     sec = top.section("item_level")
     if sec is None:
         return ItemLevelConfig()
-    enabled = sec.raw("enabled", True)
-    if not isinstance(enabled, bool):
-        raise sec.err("enabled", f"expected true or false, got {enabled!r}")
     cfg = ItemLevelConfig(
-        enabled=enabled, metrics=tuple(sec.str_list("metrics")),
+        enabled=sec.bool("enabled", True), metrics=sec.str_list("metrics"),
         bootstrap=sec.int("bootstrap", None, minimum=0, maximum=MAX_RESAMPLES),
         permutation=sec.int("permutation", None, minimum=0, maximum=MAX_RESAMPLES),
     )
