@@ -143,8 +143,6 @@ def read_table(path: PathLike) -> Table:
             raise UserError(f"{p}: cannot parse CSV ({e}); check quoting") from None
     header_line, header = records[0]
     header = _without_trailing_empty([h.strip() for h in header], 1)
-    if header and header[0].startswith("\ufeff"):
-        header[0] = header[0][1:]
     seen = set()
     for h in header:
         if not h:
