@@ -96,8 +96,8 @@ _BLEU_PARAMS = (
 
 @register("bleu", _BLEU_PARAMS, "sacrebleu BLEU")
 class BLEUMetric(SacreMetric):
-    streamable = True  # integer counts: chunk sums are the corpus sums exactly
     """sacrebleu BLEU (Papineni et al. 2002; 13a tokenizer, exp smoothing by default)."""
+    streamable = True  # integer counts: chunk sums are the corpus sums exactly
 
     def _make(self, references=None):
         p = self.params
@@ -148,8 +148,8 @@ class BLEUMetric(SacreMetric):
     "chrf++": ({"word_order": 2}, "chrF++ (word_order=2, β=2)"),
 })
 class CHRFMetric(SacreMetric):
-    streamable = True  # integer counts: chunk sums are the corpus sums exactly
     """sacrebleu chrF / chrF++ (Popović 2015/2017); no word tokenizer, ``lowercase`` applies."""
+    streamable = True  # integer counts: chunk sums are the corpus sums exactly
 
     def _make(self, references=None):
         p = self.params
