@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 from ..correlation.settings import CorrelationSettings
 from ..ir.settings import IRSettings
 from ..retrieval.settings import RetrievalSettings
+from ..settings import default
 from ..sources.settings import CollectionConfig, EuroparlSource, QueriesConfig, WMTSource
 
 if TYPE_CHECKING:  # the mt package registers its metrics (sacrebleu) when imported: only configs with mt: load it
@@ -119,10 +120,10 @@ class Config:
         d.pop("executor")
         d.pop("shard_docs")
         for section, keys in _LISTED_WHEN_SET.items():
-            sec = d.get(section)
-            if isinstance(sec, dict):
-                for k, default in keys.items():
-                    if k in sec and sec[k] == default:
+            record, sec = getattr(self, section), d.get(section)
+            if record is not None and isinstance(sec, dict):
+                for k in keys:
+                    if k in sec and sec[k] == _plain(default(type(record), k)):
                         del sec[k]
         if d["analyses"] is None:  # configs without analyses record what they did before
             d.pop("analyses")
@@ -131,10 +132,11 @@ class Config:
         return d
 
 
-_LISTED_WHEN_SET: dict[str, dict[str, Any]] = {
-    "mt": {"source": None, "device": "cpu", "batch_size": 16},
-    "wmt": {"domains": [], "docs": [], "headline_domains": ["news"], "direction": None},
-    "collection": {"distractors": []},
+# settings left out of results.json while they have their record's declared default
+_LISTED_WHEN_SET: dict[str, tuple[str, ...]] = {
+    "mt": ("source", "device", "batch_size"),
+    "wmt": ("domains", "docs", "headline_domains", "direction"),
+    "collection": ("distractors",),
 }
 
 
