@@ -286,21 +286,28 @@ def test_run_without_a_source_for_comet_is_one_error(cli, comet_dir, bleurt_dirs
     assert "metric comet needs the source segments" in err
 
 
+def _run(cli, tmp_path, cfg):
+    """``clir-eval run`` of ``cfg`` (written to tmp_path/exp.yaml) into tmp_path/out, one job, quiet; it succeeds."""
+    import yaml
+
+    exp = tmp_path / "exp.yaml"
+    exp.write_text(yaml.safe_dump(cfg, sort_keys=False))
+    out = tmp_path / "out"
+    code, _, err = cli("run", exp, "--out", out, "-j", "1", "-q")
+    assert code == 0, err
+    return out
+
+
 def test_wmt_run_takes_the_source_from_the_xml(cli, comet_dir, tmp_path):
     import json
 
-    import yaml
     from wmt_gen import make_set
 
     xml = make_set(tmp_path / "t.xml", 6, rates=(0.1, 0.5, 0.9))
     cfg = {"name": "gen", "wmt": {"xml": str(xml), "reference": "A"}, "queries": {"generate": "headline"},
            "mt": {"metrics": [f"comet:model={comet_dir}"]}, "retrieval": {"depth": 20}, "ir": {"measures": ["map"]},
            "correlation": {"bootstrap": 0, "permutation": 0}}
-    exp = tmp_path / "exp.yaml"
-    exp.write_text(yaml.safe_dump(cfg, sort_keys=False))
-    out = tmp_path / "out"
-    code, _, err = cli("run", exp, "--out", out, "-j", "1", "-q")
-    assert code == 0, err
+    out = _run(cli, tmp_path, cfg)
     res = json.loads((out / "results.json").read_text())
     d = next((out / "cache" / "sources").glob("wmt-*"))
     src = next(d.glob("src.*.txt"))
@@ -334,7 +341,6 @@ def test_item_level_document_scores_are_the_mean_of_the_librarys_segment_scores(
     the model once (before the systems run), and the items stage reads the stored segment scores."""
     import json
 
-    import yaml
     from wmt_gen import documents, make_set, noisy
 
     from clir_eval.sources.wmt import read_wmt_xml
@@ -345,11 +351,7 @@ def test_item_level_document_scores_are_the_mean_of_the_librarys_segment_scores(
            "mt": {"metrics": ["chrf", spec], "batch_size": 4}, "retrieval": {"depth": 20},
            "ir": {"measures": ["map"]}, "correlation": {"bootstrap": 0, "permutation": 0},
            "item_level": {"bootstrap": 20, "permutation": 0}}
-    exp = tmp_path / "exp.yaml"
-    exp.write_text(yaml.safe_dump(cfg, sort_keys=False))
-    out = tmp_path / "out"
-    code, _, err = cli("run", exp, "--out", out, "-j", "1", "-q")
-    assert code == 0, err
+    out = _run(cli, tmp_path, cfg)
     assert len(neural.LOADS) == 1  # the pre-pass; the items stage loaded nothing
     il = json.loads((out / "results.json").read_text())["item_level"]
     assert spec in il["metrics"] and il["signatures"][spec].endswith("|doc:mean-of-segments")
@@ -380,7 +382,7 @@ def test_item_level_document_scores_are_the_mean_of_the_librarys_segment_scores(
     neural._MODELS.clear()
     neural.LOADS.clear()
     (out / "cache" / "items").rename(out / "cache" / "items-old")  # the items stage re-runs from the store
-    assert cli("run", exp, "--out", out, "-j", "1", "-q")[0] == 0
+    assert cli("run", tmp_path / "exp.yaml", "--out", out, "-j", "1", "-q")[0] == 0
     assert neural.LOADS == []
     assert json.loads((out / "results.json").read_text())["item_level"]["correlations"] == il["correlations"]
 
