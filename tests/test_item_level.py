@@ -263,3 +263,53 @@ def test_item_grouping_system_draws_equal_recomputing_each_item():
             keep = ~(np.isnan(x) | np.isnan(y))
             ref = scipy.stats.kendalltau(x[keep], y[keep]).statistic if keep.sum() >= 3 else np.nan
             assert got[b, j] == pytest.approx(ref, nan_ok=True)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_full_matrix_fast_paths_equal_the_general_sign_count(seed):
+    """The permutation test's rank path and PERM-BOTH's quadratic forms (no missing cell, τ-b)
+    give exactly item_coefs of the permuted / swapped matrices (same draws), ties included."""
+    from clir_eval.correlation.items import _column_ranks, _permuted_tau_b, _swapped_tau_b, item_coefs
+
+    r = np.random.default_rng(seed)
+    S, I, k = int(r.integers(3, 14)), int(r.integers(1, 30)), int(r.integers(1, 200))
+    X = r.integers(0, 4, (S, I)).astype(float)
+    B = r.normal(size=(S, I)).round(1)
+    Y = r.integers(0, 3, (S, I)).astype(float)
+    Y[:, 0] = 1.0  # an item where every system ties on the target: NaN
+    Xp = np.random.default_rng(5).permuted(np.broadcast_to(X, (k, S, I)).copy(), axis=1)
+    Rp = np.random.default_rng(5).permuted(np.broadcast_to(_column_ranks(X), (k, S, I)).copy(), axis=1)
+    assert np.array_equal(_permuted_tau_b(Rp, X, Y), item_coefs(Xp, Y, "kendall", "b"), equal_nan=True)
+    swap = r.random((k, S, I)) < 0.5
+    ca, cb = _swapped_tau_b(X, B, Y, swap)
+    assert np.array_equal(ca, item_coefs(np.where(swap, B, X), Y, "kendall", "b"), equal_nan=True)
+    assert np.array_equal(cb, item_coefs(np.where(swap, X, B), Y, "kendall", "b"), equal_nan=True)
+    ref = np.array([[scipy.stats.kendalltau(np.where(swap[d, :, j], B[:, j], X[:, j]), Y[:, j]).statistic
+                     for j in range(I)] for d in range(min(k, 5))])
+    assert np.allclose(ca[:len(ref)], ref, equal_nan=True, atol=1e-12)
+
+
+def test_group_sums_are_the_pair_counts_of_the_cells():
+    """Aggregated pair matrices equal a plain double loop over the cells (absent cells left out)."""
+    r = np.random.default_rng(3)
+    X = r.integers(0, 4, (5, 7)).astype(float)
+    Y = r.integers(0, 3, (5, 7)).astype(float)
+    X[1, 2] = Y[3, 4] = np.nan
+    for axis in (0, 1):
+        gs = group_sums(X, Y, axis)
+        A, B = (X, Y) if axis == 0 else (X.T, Y.T)
+        G, n = A.shape
+        ref = {k: np.zeros((G, G)) for k in ("c", "tx", "ty", "txy")}
+        for g in range(G):
+            for h in range(G):
+                for i in range(n):
+                    for j in range(n):
+                        vals = (A[g, i], B[g, i], A[h, j], B[h, j])
+                        if any(np.isnan(v) for v in vals):
+                            continue
+                        ref["c"][g, h] += np.sign(vals[0] - vals[2]) * np.sign(vals[1] - vals[3])
+                        ref["tx"][g, h] += vals[0] == vals[2]
+                        ref["ty"][g, h] += vals[1] == vals[3]
+                        ref["txy"][g, h] += vals[0] == vals[2] and vals[1] == vals[3]
+        for k, v in ref.items():
+            assert np.array_equal(getattr(gs, k), v), (axis, k)

@@ -40,7 +40,7 @@ import numpy as np
 import scipy.stats
 
 from .kendall_rows import kendall_rows
-from .pairsums import group_sums, tau_draws
+from .pairsums import group_sums, quad_forms, tau_draws, tau_draws_many
 from .statistics import _coef_batch, _percentile_ci, check_method, correlate
 
 GROUPINGS = ("none", "item", "system")
@@ -166,8 +166,7 @@ def _draw_coefs(X: np.ndarray, Y: np.ndarray, grouping: str, s: ItemSettings, ax
         per = np.stack([tau_draws(group_sums(X[:, j:j + 1], Y[:, j:j + 1], 0), U, s.variant)
                         for j in range(X.shape[1])], axis=1)
     else:  # system grouping, items resampled; per system across the drawn items
-        per = np.stack([tau_draws(group_sums(X[i:i + 1], Y[i:i + 1], 1), U, s.variant) for i in range(X.shape[0])],
-                       axis=1)
+        per = tau_draws_many([group_sums(X[i:i + 1], Y[i:i + 1], 1) for i in range(X.shape[0])], U, s.variant)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return np.nanmean(per, axis=1)
@@ -182,14 +181,15 @@ def _items_tau_b(X: np.ndarray, Y: np.ndarray, U: np.ndarray) -> np.ndarray:
     w = (pres[:, :, None] & pres[:, None, :]).astype(float)
     dx, dy = xs[:, :, None] - xs[:, None, :], ys[:, :, None] - ys[:, None, :]
 
-    def q(M: np.ndarray) -> np.ndarray:
-        return np.einsum("ks,ist,kt->ki", U, M, U, optimize=True)
-
     W = U @ pres.T.astype(float)  # (k, I)
+    I, S = Xt.shape
+    # each item's S x S matrices side by side: the draws' quadratic forms are one matrix product
+    mats = [M.transpose(1, 0, 2).reshape(S, I * S) for M in (np.sign(dx) * np.sign(dy) * w, (dx == 0) * w, (dy == 0) * w)]
+    q = quad_forms(U, mats, W).reshape(len(U), 3, I)
     P = W * (W - 1) / 2
-    S_ = q(np.sign(dx) * np.sign(dy) * w) / 2
-    n1 = (q((dx == 0) * w) - W) / 2
-    n2 = (q((dy == 0) * w) - W) / 2
+    S_ = q[:, 0] / 2
+    n1 = (q[:, 1] - W) / 2
+    n2 = (q[:, 2] - W) / 2
     with np.errstate(invalid="ignore", divide="ignore"):
         val = S_ / np.sqrt((P - n1) * (P - n2))
     ok = (W >= 3) & (n1 < P - 1e-9) & (n2 < P - 1e-9)
@@ -240,6 +240,82 @@ def item_coefs(Xd: np.ndarray, Y: np.ndarray, method: str, variant: str | None) 
     return out
 
 
+def _full_tau_b(s: ItemSettings, *mats: np.ndarray) -> bool:
+    """Whether the exact integer fast paths apply: τ-b, no missing cell, fewer than 128 systems."""
+    return (s.method == "kendall" and s.variant == "b" and mats[0].shape[0] < 128
+            and not any(np.isnan(m).any() for m in mats))
+
+
+def _column_ranks(X: np.ndarray) -> np.ndarray:
+    """Dense ranks (0..) of each column's values, int8 (fewer than 128 rows)."""
+    order = np.argsort(X, axis=0, kind="stable")
+    vs = np.take_along_axis(X, order, axis=0)
+    new = np.zeros(X.shape, np.int8)
+    new[1:] = vs[1:] != vs[:-1]
+    ranks = np.empty(X.shape, np.int8)
+    np.put_along_axis(ranks, order, np.cumsum(new, axis=0, dtype=np.int8), axis=0)
+    return ranks
+
+
+def _tau_b_of(num: np.ndarray, nx: np.ndarray, ny: np.ndarray, cells: int) -> np.ndarray:
+    """τ-b from integer pair counts, as :func:`item_coefs` computes it (NaN where undefined)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        val = num / np.sqrt(nx * ny)
+    return np.where((cells >= 3) & (nx > 0) & (ny > 0), np.clip(val, -1, 1), np.nan)
+
+
+def _permuted_tau_b(Rp: np.ndarray, X: np.ndarray, Y: np.ndarray) -> np.ndarray:
+    """:func:`item_coefs` of the permuted X whose ranks within items are ``Rp`` (k, S, I), for
+    full matrices and τ-b: a permutation keeps each item's pairs tied in x, so only the sum of
+    sign products changes; it is counted on int8 ranks, pairs of systems at a time."""
+    k, S, I = Rp.shape
+    iu, ju = np.triu_indices(S, k=1)
+    sy = np.sign(Y.T[:, iu] - Y.T[:, ju]).astype(np.int8)  # (I, pairs)
+    ny = np.abs(sy).sum(axis=1, dtype=np.int64)
+    R = _column_ranks(X).T
+    nx = (R[:, iu] != R[:, ju]).sum(axis=1, dtype=np.int64)
+    num = np.empty((k, I), np.int64)
+    step = max(1, 4_000_000 // max(1, I * len(iu)))
+    for a in range(0, k, step):
+        Rt = np.ascontiguousarray(Rp[a:a + step].transpose(0, 2, 1))  # (c, I, S)
+        num[a:a + step] = (np.sign(Rt[:, :, iu] - Rt[:, :, ju]) * sy).sum(axis=2, dtype=np.int64)
+    return _tau_b_of(num, nx[None], ny[None], S)
+
+
+def _swapped_tau_b(a: np.ndarray, b: np.ndarray, Y: np.ndarray, swap: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(:func:`item_coefs` of where(swap, b, a), of where(swap, a, b)) for full matrices and τ-b.
+    Per item, a pair of systems' sign product (and whether x ties) depends only on the two cells'
+    swap bits: a quadratic form of the bits (linear terms on the diagonal, as s² = s for a bit),
+    so every draw's integer counts are one batched matrix product per item."""
+    k, S, I = swap.shape
+    iu, ju = np.triu_indices(S, k=1)
+    Yt = Y.T
+    sy = np.sign(Yt[:, iu] - Yt[:, ju])  # (I, pairs)
+    ny = np.abs(sy).sum(axis=1).astype(np.int64)
+    forms = []
+    for v0, v1 in ((a.T, b.T), (b.T, a.T)):  # cell value when its bit is 0, 1: first where(swap, b, a)
+        vals = (v0, v1)
+        sx = {(e, f): np.sign(vals[e][:, iu] - vals[f][:, ju]) for e in (0, 1) for f in (0, 1)}
+        for h in ({ef: v * sy for ef, v in sx.items()}, {ef: np.abs(v) for ef, v in sx.items()}):
+            Q = np.zeros((I, S, S))
+            Q[:, iu, ju] = h[1, 1] - h[1, 0] - h[0, 1] + h[0, 0]
+            np.add.at(Q, (slice(None), iu, iu), (h[1, 0] - h[0, 0]))
+            np.add.at(Q, (slice(None), ju, ju), (h[0, 1] - h[0, 0]))
+            forms.append((h[0, 0].sum(axis=1), Q))
+    const = np.stack([c for c, _ in forms], axis=1)  # (I, 4)
+    # integers below S² in every partial sum: exact in float32 (S < 128)
+    Qs = np.concatenate([q for _, q in forms], axis=2).astype(np.float32)  # (I, S, 4S)
+    out = np.empty((4, I, k), np.int64)
+    step = max(1, 2_000_000 // max(1, I * S))
+    for a0 in range(0, k, step):
+        sw = np.ascontiguousarray(swap[a0:a0 + step].transpose(2, 0, 1)).astype(np.float32)  # (I, c, S)
+        q = np.matmul(np.matmul(sw, Qs).reshape(I, -1, 4, S), sw[:, :, :, None])[..., 0]  # (I, c, 4)
+        out[:, :, a0:a0 + step] = (np.rint(q).astype(np.int64) + const[:, None, :].astype(np.int64)).transpose(2, 0, 1)
+    ca = _tau_b_of(out[0].T, out[1].T, ny[None], S)
+    cb = _tau_b_of(out[2].T, out[3].T, ny[None], S)
+    return ca, cb
+
+
 def _p_value(X: np.ndarray, Y: np.ndarray, grouping: str, obs: float, per_group: np.ndarray, s: ItemSettings,
              rng: np.random.Generator) -> tuple[float | None, str]:  # fmt: skip
     if grouping == "none":
@@ -259,8 +335,10 @@ def _p_value(X: np.ndarray, Y: np.ndarray, grouping: str, obs: float, per_group:
     if k < 1:
         return None, "no permutation test (permutation: 0)"
     S, I = X.shape
-    Xp = rng.permuted(np.broadcast_to(X, (k, S, I)).copy(), axis=1)
-    c = item_coefs(Xp, Y, s.method, s.variant)
+    if _full_tau_b(s, X, Y):  # same draws as below: a permutation of the ranks is that of the values
+        c = _permuted_tau_b(rng.permuted(np.broadcast_to(_column_ranks(X), (k, S, I)).copy(), axis=1), X, Y)
+    else:
+        c = item_coefs(rng.permuted(np.broadcast_to(X, (k, S, I)).copy(), axis=1), Y, s.method, s.variant)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         means = np.nanmean(c, axis=1)
@@ -317,8 +395,11 @@ def perm_both_items(Xa: np.ndarray, Xb: np.ndarray, Y: np.ndarray, s: ItemSettin
     k = s.permutation
     S, I = Y.shape
     swap = rng.random((k, S, I)) < 0.5
-    ca = item_coefs(np.where(swap, b, a), Y, s.method, s.variant)
-    cb = item_coefs(np.where(swap, a, b), Y, s.method, s.variant)
+    if _full_tau_b(s, a, b, Y):
+        ca, cb = _swapped_tau_b(a, b, Y, swap)
+    else:
+        ca = item_coefs(np.where(swap, b, a), Y, s.method, s.variant)
+        cb = item_coefs(np.where(swap, a, b), Y, s.method, s.variant)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         diffs = np.nan_to_num(np.nanmean(ca, axis=1) - np.nanmean(cb, axis=1), nan=0.0)

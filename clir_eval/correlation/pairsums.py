@@ -44,33 +44,46 @@ def group_sums(X: np.ndarray, Y: np.ndarray, axis: int) -> GroupSums:
     if axis == 1:
         X, Y = X.T, Y.T
     present = ~(np.isnan(X) | np.isnan(Y))
-    G = X.shape[0]
-    xs = np.where(present, X, 0.0)
-    ys = np.where(present, Y, 0.0)
+    G, n = X.shape
     pm = present.astype(float)
-    out = {k: np.zeros((G, G)) for k in ("c", "tx", "ty", "txy")}
-    if X.shape[1] == 1:  # one cell per group: the pair matrices themselves
-        dx = xs[:, 0][:, None] - xs[:, 0][None, :]
-        dy = ys[:, 0][:, None] - ys[:, 0][None, :]
-        w = pm[:, 0][:, None] * pm[:, 0][None, :]
-        ex, ey = (dx == 0), (dy == 0)
-        out = {"c": np.sign(dx) * np.sign(dy) * w, "tx": ex * w, "ty": ey * w, "txy": (ex & ey) * w}
-    for g in range(G if X.shape[1] > 1 else 0):  # one group against all: G x n x n cells at a time
-        dx = xs[g][None, :, None] - xs[:, None, :]  # (G, n_g, n_h)
-        dy = ys[g][None, :, None] - ys[:, None, :]
-        w = pm[g][None, :, None] * pm[:, None, :]
-        ex, ey = (dx == 0), (dy == 0)
-        out["c"][g] = (np.sign(dx) * np.sign(dy) * w).sum(axis=(1, 2))
-        out["tx"][g] = (ex * w).sum(axis=(1, 2))
-        out["ty"][g] = (ey * w).sum(axis=(1, 2))
-        out["txy"][g] = ((ex & ey) * w).sum(axis=(1, 2))
     vx = np.unique(X[present])
     vy = np.unique(Y[present])
+    # dense ranks: their differences have the signs of the values' differences; absent cells
+    # get rank 0 and weight 0
+    rx = np.where(present, np.searchsorted(vx, np.where(present, X, vx[0] if vx.size else 0.0)), 0).ravel()
+    ry = np.where(present, np.searchsorted(vy, np.where(present, Y, vy[0] if vy.size else 0.0)), 0).ravel()
+    rdt = np.int16 if max(len(vx), len(vy)) < 2**15 else np.int64
+    rx, ry = rx.astype(rdt), ry.astype(rdt)
+    pres = present.ravel().astype(np.int8)
+    c = np.zeros((G, G))
+    N = G * n
+    step = max(1, 4_000_000 // max(1, n * N))  # groups per chunk: at most ~4M cell pairs at a time
+    for g0 in range(0, G, step):
+        g1 = min(G, g0 + step)
+        a = slice(g0 * n, g1 * n)
+        prod = np.sign(rx[a, None] - rx[None, :]).astype(np.int8)  # (cells of the chunk, all cells)
+        prod *= np.sign(ry[a, None] - ry[None, :]).astype(np.int8)
+        prod *= pres[None, :]
+        per_cell = prod.reshape(-1, G, n).sum(axis=2, dtype=np.int64) * pres[a, None]
+        c[g0:g1] = per_cell.reshape(g1 - g0, n, G).sum(axis=1)
+
+    def ties(*ranks: np.ndarray) -> np.ndarray:
+        """Pairs of cells (with their own diagonal) equal in ``ranks``, per pair of groups: the
+        product of the groups' value counts."""
+        key = ranks[0].astype(np.int64)
+        for r in ranks[1:]:
+            key = key * (int(r.max(initial=0)) + 1) + r
+        _, v = np.unique(key, return_inverse=True)
+        counts = np.zeros((G, int(v.max(initial=-1)) + 1))
+        np.add.at(counts, (np.repeat(np.arange(G), n), v.ravel()), pres.astype(float))
+        return counts @ counts.T
+
+    out = {"c": c, "tx": ties(rx), "ty": ties(ry), "txy": ties(rx, ry)}
     has_x = np.zeros((G, len(vx)), bool)
     has_y = np.zeros((G, len(vy)), bool)
-    for g in range(G):
-        has_x[g, np.searchsorted(vx, X[g][present[g]])] = True
-        has_y[g, np.searchsorted(vy, Y[g][present[g]])] = True
+    rows = np.nonzero(present)[0]
+    has_x[rows, np.searchsorted(vx, X[present])] = True
+    has_y[rows, np.searchsorted(vy, Y[present])] = True
     return GroupSums(out["c"], out["tx"], out["ty"], out["txy"], pm.sum(axis=1), has_x, has_y)
 
 
@@ -79,24 +92,46 @@ def cell_sums(x: np.ndarray, y: np.ndarray) -> GroupSums:
     return group_sums(np.asarray(x, float)[:, None], np.asarray(y, float)[:, None], axis=0)
 
 
+def quad_forms(U: np.ndarray, Ms: list[np.ndarray], W: np.ndarray) -> np.ndarray:
+    """``uᵀ M u`` for each row u of U (k x G) and each G x G block of the matrices ``Ms`` (each
+    G x m·G: m blocks side by side): (k, total blocks), one matrix product for all. The entries are integers (multiplicities, pair counts) and every
+    partial sum is at most W² (W: the draws' cell counts), so float32 is exact below W = 4096
+    and float64 is used above it."""
+    k, G = U.shape
+    exact32 = W.size == 0 or float(np.max(W)) < 4096
+    dt = np.float32 if exact32 else np.float64
+    Uc = np.ascontiguousarray(U, dtype=dt)
+    UM = Uc @ np.concatenate(Ms, axis=1).astype(dt)  # (k, len(Ms) * G)
+    q = np.matmul(UM.reshape(k, -1, G), Uc[:, :, None])[..., 0]
+    return q.astype(np.float64)
+
+
 def tau_draws(gs: GroupSums, U: np.ndarray, variant: str | None = "b") -> np.ndarray:
     """Kendall coefficient for each row of group multiplicities U (k x G); NaN where undefined
     (fewer than 3 cells, x or y constant)."""
+    return tau_draws_many([gs], U, variant)[:, 0]
+
+
+def tau_draws_many(gss: list[GroupSums], U: np.ndarray, variant: str | None = "b") -> np.ndarray:
+    """:func:`tau_draws` of several pair sums over the same groups, (k, len(gss)): all quadratic
+    forms in one matrix product."""
     U = np.asarray(U, float)
+    W = U @ np.stack([gs.cells for gs in gss], axis=1)  # (k, n)
+    mats = [m for gs in gss for m in ((gs.c, gs.tx, gs.ty, gs.txy) if variant == "acc23" else (gs.c, gs.tx, gs.ty))]
+    qs = quad_forms(U, mats, W).reshape(len(U), len(gss), -1)
+    return np.stack([_tau(gs, U, W[:, i], qs[:, i], variant) for i, gs in enumerate(gss)], axis=1)
 
-    def q(M: np.ndarray) -> np.ndarray:
-        return ((U @ M) * U).sum(axis=1)
 
-    W = U @ gs.cells
+def _tau(gs: GroupSums, U: np.ndarray, W: np.ndarray, qs: np.ndarray, variant: str | None) -> np.ndarray:
     P = W * (W - 1) / 2
-    S = q(gs.c) / 2
-    n1 = (q(gs.tx) - W) / 2
-    n2 = (q(gs.ty) - W) / 2
+    S = qs[:, 0] / 2
+    n1 = (qs[:, 1] - W) / 2
+    n2 = (qs[:, 2] - W) / 2
     with np.errstate(invalid="ignore", divide="ignore"):
         if variant == "b":
             val = S / np.sqrt((P - n1) * (P - n2))
         elif variant == "acc23":
-            n3 = (q(gs.txy) - W) / 2
+            n3 = (qs[:, 3] - W) / 2
             val = ((S + P - n1 - n2 + n3) / 2 + n3) / P
         elif variant == "c":
             drawn = (U > 0).astype(float)
