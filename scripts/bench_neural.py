@@ -8,12 +8,17 @@ the architecture and the token counts, not on the weight values):
 * COMET: wmt22-comet-da's (XLM-R large encoder: 24 layers, hidden 1024, 16 heads, FF 4096,
   vocabulary 250,002; estimator 3072-1024; layer mix, avg pooling), scored by ``comet:model=DIR``
   and by comet's ``model.predict(samples, gpus=0)``;
-* BLEURT: a 12-layer, hidden-768 BLEURT (BERT-base sized), scored by ``bleurt:model=DIR`` and by
-  bleurt-pytorch's README usage.
+* BLEURT: BLEURT-20-D12's layout and depth (SentencePiece ``spm.model``, 12 layers; the widths,
+  which the BLEURT checkpoints page does not publish, are assumed: hidden 768, 12 heads, FF 3072,
+  256-wide input embedding as RemBERT's), scored by ``bleurt:model=DIR`` and by bleurt-pytorch's
+  README usage (in input order, batch by batch).
 
-The tokenizers are trained here on the benchmark's own text (Unigram / WordPiece, 32k pieces), so
-token counts are of the same order as, but not equal to, the real models' tokenizers'. Input: the
-first N segments of WMT21 de-en (source, Facebook-AI output, reference A) from ../shared/data.
+The tokenizers are trained here on WMT21 de-en text (Unigram 32k pieces for COMET, SentencePiece
+8k for BLEURT), so token counts are of the same order as, but not equal to, the real tokenizers';
+the script prints them. Input: N segments evenly spaced over WMT21 de-en (source, Facebook-AI
+output, reference A) from ../shared/data. It prints wall time and the process's CPU time (on a
+shared machine other users' load slows wall time; CPU-seconds per segment move less) and the load
+average before and after each step.
 
     python scripts/bench_neural.py [--n 64] [--batch 16] [--data ../shared/data]
 """
@@ -72,22 +77,25 @@ def build_comet(root: Path, text: list[str]) -> Path:
     return root
 
 
-def build_bleurt(root: Path, text: list[str]) -> Path:
+def build_bleurt(root: Path, text: list[str], vocab: int) -> Path:
+    """BLEURT-20-D12's layout and depth: ``config.json`` (model_type bleurt, 12 layers), weights and a
+    SentencePiece ``spm.model``. Published are 12 layers and 167M parameters; the widths are
+    assumptions (hidden 768, 12 heads, FF 3072, a 256-wide factorised input embedding as RemBERT's)."""
+    import sentencepiece as spm
     import torch
     from bleurt_pytorch import BleurtConfig, BleurtForSequenceClassification
-    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, trainers
 
     root.mkdir(parents=True)
-    tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
-    tok.normalizer = normalizers.BertNormalizer(lowercase=False)
-    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    tok.train_from_iterator(text, trainers.WordPieceTrainer(
-        vocab_size=32000, special_tokens=["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]))
-    vocab = [t for t, _ in sorted(tok.get_vocab().items(), key=lambda kv: kv[1])]
-    (root / "vocab.txt").write_text("".join(t + "\n" for t in vocab), encoding="utf-8")
-    (root / "tokenizer_config.json").write_text('{"do_lower_case": false, "model_max_length": 512}')
+    train = root.parent / "spm-train.txt"
+    train.write_text("\n".join(text), encoding="utf-8")
+    spm.SentencePieceTrainer.train(
+        input=str(train), model_prefix=str(root / "spm"), vocab_size=vocab, pad_id=0, unk_id=1, bos_id=-1, eos_id=-1,
+        user_defined_symbols=["[CLS]", "[SEP]", "[MASK]"], pad_piece="[PAD]", unk_piece="[UNK]", minloglevel=2,
+        hard_vocab_limit=False)
+    (root / "spm.vocab").unlink()
+    n = spm.SentencePieceProcessor(model_file=str(root / "spm.model")).get_piece_size()
     torch.manual_seed(0)
-    cfg = BleurtConfig(vocab_size=len(vocab), hidden_size=768, num_hidden_layers=12, num_attention_heads=12,
+    cfg = BleurtConfig(vocab_size=n, embedding_size=256, hidden_size=768, num_hidden_layers=12, num_attention_heads=12,
                        intermediate_size=3072, max_position_embeddings=512)
     BleurtForSequenceClassification(cfg).save_pretrained(root)
     return root
@@ -95,53 +103,79 @@ def build_bleurt(root: Path, text: list[str]) -> Path:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n", type=int, default=64)
+    ap.add_argument("--n", type=int, default=64, help="segments, evenly spaced over the test set")
     ap.add_argument("--batch", type=int, default=16)
+    ap.add_argument("--metrics", default="comet,bleurt")
     ap.add_argument("--data", type=Path, default=Path(__file__).resolve().parent.parent.parent / "shared" / "data")
     args = ap.parse_args()
     os.environ["HF_HUB_OFFLINE"] = "1"
     d = args.data / "wmt21" / "de-en"
     src_all = _lines(d / "newstest2021.de-en.src.de.gz")
     ref_all = _lines(d / "newstest2021.de-en.ref.A.en.gz")
-    src, ref = src_all[:args.n], ref_all[:args.n]
-    hyp = _lines(d / "newstest2021.de-en.hyp.Facebook-AI.en.gz", args.n)
+    hyp_all = _lines(d / "newstest2021.de-en.hyp.Facebook-AI.en.gz")
+    pick = [round(i * (len(ref_all) - 1) / max(args.n - 1, 1)) for i in range(args.n)]
+    src, ref, hyp = ([x[i] for i in pick] for x in (src_all, ref_all, hyp_all))
     import numpy as np
     import torch
 
     from clir_eval.mt import neural
     from clir_eval.mt.base import load_metric
 
-    print(f"load average {os.getloadavg()[0]:.1f}; {args.n} WMT21 de-en segments (mean {np.mean([len(h.split()) for h in hyp]):.1f} hypothesis words), "
-          f"batch {args.batch}, torch {torch.__version__} on {torch.get_num_threads()} CPU threads")
+    print(f"{args.n} WMT21 de-en segments, evenly spaced over {len(ref_all)} (words per segment: source "
+          f"{np.mean([len(x.split()) for x in src]):.1f}, hypothesis {np.mean([len(x.split()) for x in hyp]):.1f}, "
+          f"reference {np.mean([len(x.split()) for x in ref]):.1f}); batch {args.batch}; torch {torch.__version__} "
+          f"on {torch.get_num_threads()} threads, {os.cpu_count()} CPUs; load average {_load()}")
     with tempfile.TemporaryDirectory() as tmp:
+        specs = []
         t = time.perf_counter()
-        cdir = build_comet(Path(tmp) / "comet", src_all + ref_all)
-        bdir = build_bleurt(Path(tmp) / "bleurt", ref_all)
-        print(f"built checkpoints in {time.perf_counter() - t:.0f} s "
-              f"(model.ckpt {(cdir / 'checkpoints' / 'model.ckpt').stat().st_size / 2**30:.2f} GiB)")
-        for spec in (f"comet:model={cdir}", f"bleurt:model={bdir}"):
+        if "comet" in args.metrics:
+            cdir = build_comet(Path(tmp) / "wmt22-comet-da", src_all + ref_all)
+            specs.append(f"comet:model={cdir}")
+        if "bleurt" in args.metrics:
+            specs.append(f"bleurt:model={build_bleurt(Path(tmp) / 'BLEURT-20-D12', ref_all + hyp_all, 8000)}")
+        print(f"built the checkpoints in {time.perf_counter() - t:.0f} s")
+        for spec in specs:
             m = load_metric(spec)
             neural.set_runtime([m], batch_size=args.batch, progress=False)
             t = time.perf_counter()
             m.model()
             load = time.perf_counter() - t
-            t, c = time.perf_counter(), time.process_time()
-            ours = m.segment_stats(hyp, [ref], sources=src)[:, 0] if m.uses_source else m.segment_stats(hyp, [ref])[:, 0]
-            ours_s, ours_c = time.perf_counter() - t, time.process_time() - c
-            t, c = time.perf_counter(), time.process_time()
-            lib = library_scores(m, hyp, ref, src, args.batch)
-            lib_s, lib_c = time.perf_counter() - t, time.process_time() - c
-            t, c = time.perf_counter(), time.process_time()  # ours again, after the library's (warm-up effects)
-            m.segment_stats(hyp, [ref], sources=src) if m.uses_source else m.segment_stats(hyp, [ref])
-            ours_s, ours_c = min(ours_s, time.perf_counter() - t), min(ours_c, time.process_time() - c)
-            print(f"{m.base}: load {load:.1f} s; clir-eval (best of 2) {args.n / ours_s:.2f} segments/s wall, "
-                  f"{ours_c / args.n:.2f} CPU-s per segment; library API {args.n / lib_s:.2f} segments/s wall, "
-                  f"{lib_c / args.n:.2f} CPU-s per segment (CPU ratio library/clir-eval {lib_c / ours_c:.2f}); "
-                  f"max |difference| {np.abs(ours - np.asarray(lib)).max():.2e}")
-        neural._HASHES.clear()
-        t = time.perf_counter()
-        neural.checkpoint_hash(cdir)
-        print(f"checkpoint hash of the COMET directory (first time in a process): {time.perf_counter() - t:.1f} s")
+            print(f"{m.base}: {_tokens(m, hyp, ref, src)}; load {load:.1f} s; load average {_load()}")
+            runs = []
+            for who in ("clir-eval", "library API", "clir-eval"):  # ours before and after the library's (warm-up)
+                t, c = time.perf_counter(), time.process_time()
+                got = (library_scores(m, hyp, ref, src, args.batch) if who == "library API" else
+                       m.segment_stats(hyp, [ref], sources=src if m.uses_source else None)[:, 0])
+                wall, cpu = time.perf_counter() - t, time.process_time() - c
+                runs.append((who, wall, cpu, np.asarray(got, dtype=np.float64)))
+                print(f"  {who}: {args.n / wall:.2f} segments/s wall, {cpu / args.n:.2f} CPU-s per segment "
+                      f"({cpu / wall:.1f} CPUs busy); load average {_load()}")
+            print(f"  max |clir-eval - library API| {np.abs(runs[0][3] - runs[1][3]).max():.2e}")
+        if "comet" in args.metrics:
+            neural._HASHES.clear()
+            t = time.perf_counter()
+            neural.checkpoint_hash(cdir)
+            print(f"checkpoint hash of the COMET directory (first time in a process): {time.perf_counter() - t:.1f} s")
+
+
+def _load() -> str:
+    return "/".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+def _tokens(m, hyp, ref, src) -> str:
+    """Mean input length in the model's own tokens (what the speed depends on)."""
+    from clir_eval.mt import neural
+
+    if m.base == "comet":
+        model = neural._MODELS[next(k for k in neural._MODELS if k[0] == "CometMetric")]
+        tok = model.encoder.tokenizer
+        n = [len(tok(x)["input_ids"]) for x in src + hyp + ref]
+        k = len(hyp)
+        return (f"tokens per segment: source {sum(n[:k]) / k:.1f}, hypothesis {sum(n[k:2 * k]) / k:.1f}, "
+                f"reference {sum(n[2 * k:]) / k:.1f} (encoded one by one)")
+    tok = neural._MODELS[next(k for k in neural._MODELS if k[0] == "BleurtMetric")][0]
+    n = [len(tok(r, h)["input_ids"]) for r, h in zip(ref, hyp)]
+    return f"tokens per (reference, hypothesis) pair: {sum(n) / len(n):.1f}"
 
 
 def library_scores(m, hyp, ref, src, batch):

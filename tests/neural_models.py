@@ -1,5 +1,6 @@
 """Tiny COMET and BLEURT checkpoints for the tests, built in a temp dir in each library's published
-layout: random weights, tokenizers trained here on a few sentences (nothing downloaded)."""
+layout: random weights, tokenizers trained (or, for WordPiece, built) here from a few sentences
+(nothing downloaded)."""
 
 from __future__ import annotations
 
@@ -61,14 +62,15 @@ def bleurt_checkpoint(root: Path, tokenizer: str = "wordpiece") -> Path:
 
     root.mkdir(parents=True, exist_ok=True)
     if tokenizer == "wordpiece":
-        from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, trainers
+        from tokenizers import normalizers, pre_tokenizers
 
-        tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
-        tok.normalizer = normalizers.BertNormalizer(lowercase=True)
-        tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-        tok.train_from_iterator(TEXT, trainers.WordPieceTrainer(
-            vocab_size=120, special_tokens=["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]))
-        vocab = [t for t, _ in sorted(tok.get_vocab().items(), key=lambda kv: kv[1])]
+        # the vocabulary is built, not trained (the WordPiece trainer orders tied pieces differently
+        # from run to run): every character, as a word start and as a continuation, and every word
+        norm, pre = normalizers.BertNormalizer(lowercase=True), pre_tokenizers.BertPreTokenizer()
+        words = {w for t in TEXT for w, _ in pre.pre_tokenize_str(norm.normalize_str(t))}
+        chars = sorted({c for w in words for c in w})
+        vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *chars, *(f"##{c}" for c in chars),
+                 *sorted(words - set(chars))]
         (root / "vocab.txt").write_text("".join(t + "\n" for t in vocab), encoding="utf-8")
         n_vocab = len(vocab)
     else:

@@ -29,6 +29,8 @@ NOT_AFFECTING_RESULTS = {
     ("RetrieveTask", "shard_docs"): "span size before planning: the same index and run",
     ("MTSettings", "device"): "where neural metrics run: scores equal up to float32 rounding (the segment store keeps the first)",
     ("MTSettings", "batch_size"): "neural metrics' batch size: padding is masked, scores equal up to float32 rounding",
+    ("ItemsTask", "device"): "where neural metrics run (as MTSettings.device)",
+    ("ItemsTask", "batch_size"): "neural metrics' batch size (as MTSettings.batch_size)",
 }
 
 NAMESPACE = {**vars(task_module), "MTSettings": MTSettings}  # annotations the task module imports for typing only

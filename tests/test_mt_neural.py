@@ -127,21 +127,36 @@ def test_comet_encoder_named_by_a_local_path(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("kind", ["wordpiece", "spm"])
 def test_bleurt_equals_the_library_api(bleurt_dirs, kind, no_network):
+    """Our scores are bleurt-pytorch's README usage applied to the batches we form, exactly. The
+    library's own float32 scores move with a batch's composition (its padded length changes the
+    order of the sums), so across batch sizes they agree to float32 rounding only."""
     import torch
     from bleurt_pytorch import BleurtForSequenceClassification, BleurtTokenizer
 
     path = bleurt_dirs[kind]
     tok = BleurtTokenizer.from_pretrained(str(path))
     model = BleurtForSequenceClassification.from_pretrained(str(path)).eval()
-    with torch.no_grad():  # bleurt-pytorch's README usage
-        want = model(**tok(REF, HYP, padding="longest", return_tensors="pt")).logits.flatten().tolist()
-    assert np.ptp(want) > 0.01
+
+    def library(rows):  # bleurt-pytorch's README usage on the segments ``rows``
+        with torch.no_grad():
+            inputs = tok([REF[i] for i in rows], [HYP[i] for i in rows], padding="longest", return_tensors="pt")
+            return model(**inputs).logits.flatten().tolist()
+
+    whole = np.asarray(library(range(len(HYP))))
+    assert np.ptp(whole) > 0.01
     m = load_metric(f"bleurt:model={path}")
     for bs in (1, 4, 16):
         neural.set_runtime([m], batch_size=bs)
-        st = m.segment_stats(HYP, [REF])
-        np.testing.assert_allclose(st[:, 0], want, rtol=0, atol=1e-6)
-    assert m.corpus_score(HYP, [REF]).score == pytest.approx(np.mean(want), abs=1e-6)
+        batches = m.batches(HYP, REF, None)
+        assert sorted(i for b in batches for i in b) == list(range(len(HYP))) and max(map(len, batches)) <= bs
+        want = np.zeros(len(HYP))
+        for rows in batches:
+            want[rows] = library(rows)
+        got = m.segment_stats(HYP, [REF])[:, 0]
+        np.testing.assert_array_equal(got, want)  # same batches: the same numbers
+        ulp = np.spacing(np.float32(np.abs(whole).max()))
+        assert np.abs(got - whole).max() <= 16 * ulp  # other batches: float32 rounding of the library itself
+    assert m.corpus_score(HYP, [REF]).score == pytest.approx(np.mean(whole), abs=1e-6)
     assert m.corpus_score(HYP, [REF]).signature.startswith(f"nrefs:1|model:{path.name}|sha1:")
     assert "|bleurt-pytorch:" in m.signature(1) and len(neural.LOADS) == 1
 
@@ -257,7 +272,8 @@ def test_run_scores_caches_and_correlates_neural_metrics(cli, comet_dir, bleurt_
     assert res["signature"]["mt"][comet].startswith("nrefs:1|model:tiny-comet|sha1:")
     assert res["signature"]["mt_settings"]["source"].startswith("sha1:")
     entries = [p.name for p in (out / "cache" / "neural").glob("*.manifest.json")]
-    assert len([n for n in entries if n.startswith(("comet-", "bleurt-"))]) == 6  # 2 metrics x 3 systems
+    # 2 metrics x 3 systems' MT test sets + bleurt's item-level lines of 3 systems' collections
+    assert len([n for n in entries if n.startswith(("comet-", "bleurt-"))]) == 9
     assert len([n for n in entries if n.startswith("checkpoint-files-")]) == 2  # hashed once, for the workers
     assert len(neural.LOADS) == 2  # one load per metric for the whole run (scored before the systems run)
 
@@ -400,3 +416,83 @@ def test_cost_estimate_scales_with_the_checkpoints_encoder(comet_dir, bleurt_dir
         assert (cfg["num_hidden_layers"], cfg["hidden_size"]) == (2, 16)
         r, layers, hidden = rates.NEURAL_CPU_PER_1000_LINES[spec.split(":")[0]]
         assert rates.rate(spec) == pytest.approx(r * 2 * 16 ** 2 / (layers * hidden ** 2))
+
+
+def test_item_level_scores_collection_documents_line_by_line(cli, comet_dir, bleurt_dirs, tmp_path):
+    """Without a WMT source, BLEURT scores each judged collection document as the mean of its lines
+    against the English side's lines (bleurt-pytorch's README usage on the same batches, exactly);
+    a document whose line count differs from the English side's is a missing cell; COMET, which
+    needs each line's source, is left out with its note. One model load per metric for the run;
+    the items stage re-runs from the store without loading."""
+    import json
+
+    exp = _experiment(tmp_path, comet_dir, bleurt_dirs["wordpiece"])
+    english = [json.loads(x) for x in (tmp_path / "english.jsonl").read_text().splitlines()]
+
+    def lines(text):  # 6 words a line
+        w = text.split()
+        return "\n".join(" ".join(w[i:i + 6]) for i in range(0, len(w), 6))
+
+    (tmp_path / "english.jsonl").write_text("".join(json.dumps({"id": d["id"], "text": lines(d["text"])}) + "\n"
+                                                    for d in english))
+    texts = {}
+    for k in range(3):
+        f = tmp_path / "systems" / f"sys{k}.jsonl"
+        rows = [json.loads(x) for x in f.read_text().splitlines()]
+        by_line = {r["id"]: [" ".join(ln.split()[:max(1, len(ln.split()) - k)]) for ln in lines(e["text"]).split("\n")]
+                   for r, e in zip(rows, english)}
+        if k == 2:
+            by_line["d000"] = [" ".join(by_line["d000"])]  # one line where the English side has several
+        texts[f"sys{k}"] = by_line
+        f.write_text("".join(json.dumps({"id": d, "text": "\n".join(t)}) + "\n" for d, t in by_line.items()))
+    code, _, err = cli("run", exp, "--out", tmp_path / "out", "-j", "1", "-q")
+    assert code == 0, err
+    assert len(neural.LOADS) == 2  # comet and bleurt once each, for the MT test set and the documents
+    comet, bleurt = f"comet:model={comet_dir}", f"bleurt:model={bleurt_dirs['wordpiece']}"
+    il = json.loads((tmp_path / "out" / "results.json").read_text())["item_level"]
+    assert bleurt in il["metrics"] and comet not in il["metrics"]
+    assert il["signatures"][bleurt].endswith("|doc:mean-of-lines")
+    assert any(n.startswith(f"{comet}: not scored per document (it reads each segment's source") for n in il["notes"])
+    note = next(n for n in il["notes"] if n.startswith(f"{bleurt}: a document's score is the mean of its lines"))
+    items = [e["value"] for e in (json.loads(p.read_text()) for p in (tmp_path / "out" / "cache" / "items").glob("*.json"))
+             if "cache_key" in e]
+    assert len(items) == 3
+
+    import torch
+    from bleurt_pytorch import BleurtForSequenceClassification, BleurtTokenizer
+
+    tok = BleurtTokenizer.from_pretrained(str(bleurt_dirs["wordpiece"]))
+    model = BleurtForSequenceClassification.from_pretrained(str(bleurt_dirs["wordpiece"])).eval()
+    m = load_metric(bleurt)
+    neural.set_runtime([m], batch_size=4)  # the config's
+    docs = items[0]["documents"]
+    eng = {d["id"]: lines(d["text"]).split("\n") for d in english}
+    matched = set()
+    for name, by_line in texts.items():
+        hyps, refs, where = [], [], {}
+        for d in docs:
+            if len(by_line[d]) == len(eng[d]):
+                where[d] = range(len(hyps), len(hyps) + len(eng[d]))
+                hyps += by_line[d]
+                refs += eng[d]
+        lib = np.zeros(len(hyps))
+        for rows in m.batches(hyps, refs, None):  # bleurt-pytorch's README usage on the same batches
+            with torch.no_grad():
+                inputs = tok([refs[i] for i in rows], [hyps[i] for i in rows], padding="longest", return_tensors="pt")
+                lib[rows] = model(**inputs).logits.flatten().tolist()
+        want = [float(np.mean(lib[list(where[d])])) if d in where else None for d in docs]
+        got = [v for v in items if v["mt"][bleurt] == want]
+        assert len(got) == 1, name
+        matched.add(name)
+        assert (None in want) == (name == "sys2") and ("d000" not in where) == (name == "sys2")
+    assert len(matched) == 3
+    assert f"; 1 of {len(docs)} documents have a different number of lines" in note
+    assert {(r["mt_metric"], r["grouping"]) for r in il["correlations"] if r["items"] == "documents"} >= {
+        (bleurt, g) for g in ("none", "item", "system")}
+
+    neural._MODELS.clear()
+    neural.LOADS.clear()
+    (tmp_path / "out" / "cache" / "items").rename(tmp_path / "out" / "cache" / "items-old")
+    assert cli("run", exp, "--out", tmp_path / "out", "-j", "1", "-q")[0] == 0
+    assert neural.LOADS == []  # the items stage read the stored line scores
+    assert json.loads((tmp_path / "out" / "results.json").read_text())["item_level"]["correlations"] == il["correlations"]

@@ -72,6 +72,8 @@ class NeuralRuntime:
     batch_size: int = DEFAULT_BATCH
     store: SegmentStore | None = None
     progress: bool = True  # a bar with ETA on a terminal, else a line every 30 s once scoring takes long
+    # or the caller's display: (label, segments) -> advance(n) (a row of its own live display), or None
+    display: Callable[[str, int], Callable[[int], None] | None] | None = field(default=None, repr=False)
     on_load: Callable[[str], None] | None = field(default=None, repr=False)
 
 
@@ -341,26 +343,34 @@ class NeuralMetric(MTMetric):
             got.append(row)
         if todo:
             total = sum(len(items[i][0]) for i, _, _ in todo)
-            progress = _Progress(f"{self.base} ({self.root.name})", total, self.runtime.progress)
+            label = f"{self.base} ({self.root.name})"
+            shown = self.runtime.display(label, total) if self.runtime.display is not None else None
+            progress = _Progress(label, total, self.runtime.progress and shown is None)
             try:
                 for i, j, key in todo:
                     hyps, refs, srcs = items[i]
-                    got[i][j] = self.compute(hyps, refs[j], srcs, progress.advance)
+                    got[i][j] = self.compute(hyps, refs[j], srcs, shown or progress.advance)
                     if store is not None:
                         store.save(key, [float(x) for x in got[i][j]])
             finally:
                 progress.close()
         return [[np.asarray(g, dtype=np.float64) for g in row] for row in got]
 
+    def batches(self, hyps: Sequence[str], ref: Sequence[str], srcs: Sequence[str] | None) -> list[list[int]]:
+        """The segments of each batch, in scoring order: sorted by length in characters (ties by
+        position), ``batch_size`` at a time. A float32 model's score of a segment depends on its
+        batch (the padded length changes the order of the sums) by a few units in the last place;
+        scoring the same batches through the library's own API gives the same numbers exactly."""
+        bs = self.runtime.batch_size
+        order = sorted(range(len(hyps)), key=lambda i: (len(hyps[i]) + len(ref[i]) + (len(srcs[i]) if srcs else 0), i))
+        return [order[s:s + bs] for s in range(0, len(order), bs)]
+
     def compute(self, hyps: list[str], ref: list[str], srcs: list[str] | None,
                 advance: Callable[[int], None] = lambda n: None) -> np.ndarray:
         """Scores of every segment against one reference stream, in length-sorted batches."""
         model = self.model()
-        bs = self.runtime.batch_size
-        order = sorted(range(len(hyps)), key=lambda i: (len(hyps[i]) + len(ref[i]) + (len(srcs[i]) if srcs else 0), i))
         out = np.zeros(len(hyps), dtype=np.float64)
-        for s in range(0, len(order), bs):
-            idx = order[s:s + bs]
+        for idx in self.batches(hyps, ref, srcs):
             scores = self._score(model, [hyps[i] for i in idx], [ref[i] for i in idx],
                                  [srcs[i] for i in idx] if srcs is not None else None)
             out[idx] = scores

@@ -22,8 +22,9 @@ TARGET_DOCS = "retrievability"
 
 def item_metric_names(cfg: Config, segmented: bool = False) -> tuple[list[str], list[str], list[str]]:
     """(metrics scored per item from statistics, neural metrics scored per document as the mean of
-    its MT test-set segments' scores (when ``segmented``: the segments' documents are known), the
-    metrics left out)."""
+    its segments' scores, the metrics left out). The segments are the MT test set's when
+    ``segmented`` (the segments' documents are known), else the document's lines against the
+    English side's lines: then a metric that reads the source (COMET) is left out."""
     if cfg.mt is None:
         return [], [], []
     from ..mt.items import item_metrics
@@ -31,7 +32,7 @@ def item_metric_names(cfg: Config, segmented: bool = False) -> tuple[list[str], 
 
     specs = list(cfg.item_level.metrics or cfg.mt.metrics)
     ok, left = item_metrics(specs, cfg.mt.tokenize, cfg.mt.lowercase)
-    neural = [s for s in specs if segmented and isinstance(_load(s, cfg), NeuralMetric)]
+    neural = [s for s in specs if isinstance(m := _load(s, cfg), NeuralMetric) and (segmented or not m.uses_source)]
     names = {s: _load(s, cfg).name for s in neural}
     return [m.name for m in ok], neural, [n for n in left if n not in names.values()]
 
@@ -58,11 +59,13 @@ def skip_reason(cfg: Config, res: Resolved, english: EnglishSide | None) -> str 
 
 
 def items_tasks(cfg: Config, res: Resolved, english: EnglishSide, tasks: Sequence[SystemTask]) -> list[ItemsTask]:
-    names, neural, _ = item_metric_names(cfg, segmented(res))
+    seg = segmented(res)
+    names, neural, _ = item_metric_names(cfg, seg)
     return [ItemsTask(system=t.system, docs=t.retrieve.docs, english=res.english, format=res.doc_format,
                       metrics=tuple(names), tokenize=cfg.mt.tokenize, lowercase=cfg.mt.lowercase,
-                      run=t.retrieve, qrels=english.qrels, neural=tuple(neural) if t.mt is not None else (),
-                      segments=t.mt if neural else None, seg_docids=res.mt_docids if neural else None)
+                      run=t.retrieve, qrels=english.qrels, neural=tuple(neural) if t.mt is not None or not seg else (),
+                      segments=t.mt if neural and seg else None, seg_docids=res.mt_docids if neural and seg else None,
+                      device=cfg.mt.device, batch_size=cfg.mt.batch_size)
             for t in tasks if t.retrieve is not None]  # fmt: skip
 
 
@@ -124,11 +127,11 @@ def item_level_block(cfg: Config, outputs: Sequence[Mapping[str, Any]], systems:
     scored = set(outputs[0]["mt"]) if outputs else set()
     _, neural, left_out = item_metric_names(cfg, segmented=True)
     notes = [f"{m}: not scored per item (it needs a model or the whole corpus)" for m in left_out]
-    for name in (_load(n, cfg).name for n in neural):
-        notes.append(f"{name}: a document's score is the mean of its MT test-set segments' scores (as the "
-                     "library averages segments to a system score)" if name in scored else
-                     f"{name}: not scored per document (that needs the MT test set's document boundaries, "
-                     "which a WMT XML source gives)")
+    for m in (_load(n, cfg) for n in neural):
+        notes.append(_neural_note(m, outputs, doc_mat) if m.name in scored else
+                     f"{m.name}: not scored per document (it reads each segment's source, which only a WMT XML "
+                     "source gives with the MT test set's document boundaries)" if m.uses_source else
+                     f"{m.name}: not scored per document")
     notes.append("grouping none mixes item difficulty with translation quality (an easy item is easy for every "
                  "system): read it as a description, not as evidence that a metric predicts retrieval")
     rows = correlate_matrix(doc_mat, s, cc.seed) + correlate_matrix(q_mat, s, cc.seed + 1)
@@ -157,6 +160,17 @@ def item_level_block(cfg: Config, outputs: Sequence[Mapping[str, Any]], systems:
         "verdicts": verdicts,
         "notes": notes,
     }
+
+
+def _neural_note(m, outputs: Sequence[Mapping[str, Any]], doc_mat) -> str:
+    if outputs[0]["signatures"][m.name].endswith("|doc:mean-of-segments"):
+        return (f"{m.name}: a document's score is the mean of its MT test-set segments' scores (as the library "
+                "averages segments to a system score)")
+    missing = int(np.isnan(doc_mat.x[m.name]).any(axis=0).sum())
+    return (f"{m.name}: a document's score is the mean of its lines' scores against the English side's lines "
+            f"(line i against line i; as the library averages segments to a system score); {missing} of "
+            f"{len(doc_mat.ids)} documents have a different number of lines than the English side in at least one "
+            "system and are missing cells there")
 
 
 def _ties(s) -> str:

@@ -30,7 +30,7 @@ from .output import cache_locked, locked, prepare_cache, prepare_out, write_outp
 from .progress import Progress
 from .memory import available_memory, bound_jobs, build_memory
 from .shards import drop_stale_spans
-from .stages import check_same_ids, ir_stage, neural_prepass, qrels_stage, run_file, system_stage
+from .stages import check_same_ids, ir_stage, neural_items_prepass, neural_prepass, qrels_stage, run_file, system_stage
 from .tasks import CorrelationTask, EnglishSide, IRTask, MTTask, QrelsTask, RetrieveTask, SystemTask, ids_checksum
 
 __all__ = ["run_experiment", "resolve_inputs", "Resolved", "Cache"]
@@ -147,6 +147,7 @@ def item_scores(cfg: Config, res: Resolved, english: EnglishSide, tasks: list[Sy
         return {"skipped": why}
     t0 = time.perf_counter()
     itasks = items_tasks(cfg, res, english, tasks)
+    neural_items_prepass(itasks, cache, progress)
     out = run_items(ex, itasks, cache, progress.bar("item scores", len(itasks)))
     timing["items"] = time.perf_counter() - t0
     return {"systems": [t.system for t in itasks], "outputs": out, "english": english_signals(english, cache)}

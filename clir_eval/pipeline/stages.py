@@ -257,8 +257,9 @@ def items_stage(task: ItemsTask, cache: Cache) -> dict:
         hyp = _texts(read_documents(task.docs, fmt=task.format), wanted)
         ref = _texts(read_documents(task.english, fmt=task.format), wanted)
         out["mt"], out["signatures"] = item_scores(list(task.metrics), hyp, [ref], task.tokenize, task.lowercase)
-    if task.neural and task.segments is not None and task.seg_docids is not None:
-        scores, sigs = neural_document_scores(task, cache, wanted)
+    if task.neural:
+        segmented = task.segments is not None and task.seg_docids is not None
+        scores, sigs = (neural_document_scores if segmented else neural_line_scores)(task, cache, wanted)
         out["mt"].update(scores)
         out["signatures"].update(sigs)
     out.update(signals)
@@ -292,6 +293,84 @@ def neural_document_scores(task: ItemsTask, cache: Cache, docs: list[str]) -> tu
         scores[m.name] = [float(seg[rows[d]].mean()) if d in rows else None for d in docs]
         sigs[m.name] = m.signature(len(refs)) + "|doc:mean-of-segments"
     return scores, sigs
+
+
+def collection_lines(task: ItemsTask, docs: list[str]) -> tuple[list[str], list[str], dict[str, list[int]]]:
+    """The aligned lines of ``docs``: (system lines, English lines, document -> its line numbers).
+    A document whose text has as many lines in the system's collection as on the English side
+    contributes them, line i against line i; a document whose line counts differ has none."""
+    from ..io.readers import read_documents
+
+    hyp = _texts(read_documents(task.docs, fmt=task.format), docs)
+    ref = _texts(read_documents(task.english, fmt=task.format), docs)
+    hyps: list[str] = []
+    refs: list[str] = []
+    rows: dict[str, list[int]] = {}
+    for d, h, r in zip(docs, hyp, ref):
+        hl, rl = h.split("\n"), r.split("\n")
+        if len(hl) == len(rl):
+            rows[d] = list(range(len(hyps), len(hyps) + len(hl)))
+            hyps += hl
+            refs += rl
+    return hyps, refs, rows
+
+
+def judged_documents(qrels: str) -> list[str]:
+    """The documents some query judges relevant, in id order (the item-level documents)."""
+    from ..ir.items import relevant_pairs
+
+    return sorted({d for _, d in relevant_pairs(read_qrels(qrels))})
+
+
+def neural_line_scores(task: ItemsTask, cache: Cache, docs: list[str]) -> tuple[dict, dict]:
+    """Each neural metric's score of each of ``docs``: the mean of the scores of its lines against
+    the English side's lines (:func:`collection_lines`), from the segment store where
+    :func:`neural_items_prepass` put them; None for a document whose line counts differ."""
+    import numpy as np
+
+    from ..mt.base import load_metrics
+    from ..mt.neural import set_runtime
+
+    hyps, refs, rows = collection_lines(task, docs)
+    metrics = load_metrics(list(task.neural), task.tokenize, task.lowercase)
+    set_runtime(metrics, device=task.device, batch_size=task.batch_size, store=SegmentStore(cache), progress=False)
+    scores, sigs = {}, {}
+    for m in metrics:
+        seg = m.segment_stats(hyps, [refs])[:, 0] if hyps else np.zeros(0)
+        scores[m.name] = [float(seg[rows[d]].mean()) if d in rows else None for d in docs]
+        sigs[m.name] = m.signature(1) + "|doc:mean-of-lines"
+    return scores, sigs
+
+
+def neural_items_prepass(tasks: list[ItemsTask], cache: Cache, progress: Any = None) -> None:
+    """Score the aligned lines of every system's item-level documents with each neural metric in
+    this process before the items stage runs (one model load per metric, a row with ETA in the
+    run's ``progress`` display); the workers' items stage then reads the scores from the store.
+    Cached systems are skipped."""
+    from ..mt.base import load_metrics
+    from ..mt.neural import neural_metrics, set_runtime
+
+    todo = [t for t in tasks if t.neural and t.seg_docids is None and not cache.child().entry(t).verified("json")]
+    if not todo:
+        return
+    docs = judged_documents(todo[0].qrels)
+    items = []
+    for t in todo:
+        hyps, refs, _ = collection_lines(t, docs)
+        if hyps:
+            items.append((hyps, [refs], None))
+    for m in neural_metrics(load_metrics(list(todo[0].neural), todo[0].tokenize, todo[0].lowercase)):
+        set_runtime([m], device=todo[0].device, batch_size=todo[0].batch_size, store=SegmentStore(cache),
+                    progress=False, display=_rows(progress))
+        m.fill(items)
+
+
+def _rows(progress: Any):
+    """(label, total) -> advance(n) on a new row of the run's progress display (None when it is off)."""
+    def make(label: str, total: int):
+        stage = progress.stage(f"{label}: item-level segments", total) if progress is not None else None
+        return None if stage is None else (lambda n: [stage() for _ in range(n)] and None)
+    return make
 
 
 def _texts(docs, ids: list[str]) -> list[str]:

@@ -121,11 +121,14 @@ class ItemsTask:
     lowercase: bool
     run: RetrieveTask
     qrels: str = field(metadata=INPUT)
-    # neural metrics (COMET, BLEURT): a document's score is the mean of its MT test-set segments'
-    # scores, read from the segment store (mt/neural.py); ``segments`` names those segments' files
+    # neural metrics (COMET, BLEURT): a document's score is the mean of its segments' scores (segment
+    # store, mt/neural.py): its MT test-set segments when ``seg_docids`` names each segment's document
+    # (``segments``: those segments' files), else its lines against the English side's lines
     neural: tuple[str, ...] = ()
     segments: MTTask | None = None
     seg_docids: str | None = field(default=None, metadata=INPUT)  # the document id of each segment
+    device: str = field(default="cpu", metadata=NOT_KEYED)  # where the neural metrics run
+    batch_size: int = field(default=16, metadata=NOT_KEYED)  # their batch size
 
 
 @dataclass(frozen=True)
