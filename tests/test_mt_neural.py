@@ -276,6 +276,12 @@ def test_run_scores_caches_and_correlates_neural_metrics(cli, comet_dir, bleurt_
     assert len([n for n in entries if n.startswith(("comet-", "bleurt-"))]) == 9
     assert len([n for n in entries if n.startswith("checkpoint-files-")]) == 2  # hashed once, for the workers
     assert len(neural.LOADS) == 2  # one load per metric for the whole run (scored before the systems run)
+    code, table, err = cli("correlate", "--table", out / "scores.tsv", "--x", f"{comet},{bleurt}", "--y", "map",
+                           "--ci", "0")  # the run's scores table, read back by correlate
+    assert code == 0, err
+    got = {r["x"]: r["tau"] for r in json.loads(table)}
+    want = {c["mt_metric"]: c["tau"] for c in res["correlations"] if c["ir_measure"] == "map" and c["kind"] == "mt-ir"}
+    assert got == {comet: want[comet], bleurt: want[bleurt]}
 
     neural._MODELS.clear()
     neural.LOADS.clear()

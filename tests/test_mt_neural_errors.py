@@ -168,3 +168,47 @@ def test_neural_cost_estimate_and_warning():
     (w,) = rates.slow_metric_warnings({"comet:model=/x": [1000] * 3, "bleu": [1000] * 3}, jobs=3)
     assert w.startswith("comet:model=/x is slow") and "in the main process" in w and "worker" not in w
     assert rates.slow_metric_warnings({"comet:model=/x": [1000] * 3}, jobs=3, device="cuda") == []
+
+
+def test_progress_line_gives_rate_and_time_left(monkeypatch, capsys):
+    """Off a terminal, scoring that takes long prints a line every 30 s: done, rate, time left."""
+    clock = iter([0.0, 10.0, 40.0, 50.0])
+    monkeypatch.setattr(neural.time, "perf_counter", lambda: next(clock))
+    p = neural._Progress("comet (wmt22-comet-da)", 100, True)
+    p.advance(10)  # 10 s: nothing yet
+    p.advance(20)  # 40 s: 30 done at 0.75/s, 70 left
+    p.advance(70)  # done: nothing
+    p.close()
+    assert capsys.readouterr().err == "comet (wmt22-comet-da): 30/100 segments, 0.8/s, about 1m33s left\n"
+
+
+class _Lengths(neural.NeuralMetric):
+    """A stand-in model (no library): a segment's score is its hypothesis' length."""
+
+    library = "none"
+
+    def check(self):
+        pass
+
+    def check_layout(self):
+        pass
+
+    def _load(self, device):
+        return "model"
+
+    def _score(self, model, hyps, refs, srcs):
+        return [float(len(h)) for h in hyps]
+
+
+def test_batches_and_a_callers_progress_display(monkeypatch, tmp_path):
+    monkeypatch.setattr(neural, "_MODELS", {})
+    monkeypatch.setattr(neural, "LOADS", [])
+    monkeypatch.setattr(neural, "_offline", lambda: None)
+    m = _Lengths("lengths", {"model": str(tmp_path)}, "13a", False)
+    rows, steps = [], []
+    neural.set_runtime([m], batch_size=3, display=lambda label, total: rows.append((label, total)) or steps.append)
+    hyps = ["aaaa", "b", "ccc", "dd", "eeeee"]
+    assert m.batches(hyps, ["x"] * 5, None) == [[1, 3, 2], [0, 4]]  # by length, 3 at a time
+    (scores,), = m.fill([(hyps, [["x"] * 5], None)])
+    assert scores.tolist() == [4.0, 1.0, 3.0, 2.0, 5.0]
+    assert rows == [(f"{m.base} ({tmp_path.name})", 5)] and steps == [3, 2] and len(neural.LOADS) == 1
