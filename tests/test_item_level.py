@@ -313,3 +313,37 @@ def test_group_sums_are_the_pair_counts_of_the_cells():
                         ref["txy"][g, h] += vals[0] == vals[2] and vals[1] == vals[3]
         for k, v in ref.items():
             assert np.array_equal(getattr(gs, k), v), (axis, k)
+
+
+def test_item_correlations_are_cached_and_equal_through_worker_processes(tmp_path):
+    """The item-level rows and verdicts are the same computed here, through 2 worker processes and
+    read back from the cache; another matrix value or setting is another cache entry."""
+    from clir_eval.correlation.items import ItemMatrix, ItemSettings
+    from clir_eval.pipeline.cache import Cache
+    from clir_eval.pipeline.executor import LocalExecutor
+    from clir_eval.pipeline.item_level import item_correlations
+
+    r = np.random.default_rng(11)
+    X = r.normal(size=(6, 20)).round(2)
+    Y = (X + r.normal(size=(6, 20))).round(1)
+    B = r.normal(size=(6, 20)).round(2)
+    docs = ItemMatrix("documents", tuple(f"s{i}" for i in range(6)), tuple(f"d{j}" for j in range(20)),
+                      {"chrf": X, "bleu": B}, {"retrievability": Y})
+    queries = ItemMatrix("queries", docs.systems, tuple(f"q{j}" for j in range(8)),
+                         {"chrf": X[:, :8], "bleu": B[:, :8]}, {"map": Y[:, :8]})
+    s = ItemSettings(bootstrap=50, permutation=50)
+    here = item_correlations([docs, queries], s, 13, [])
+    with LocalExecutor(2) as ex:
+        there = item_correlations([docs, queries], s, 13, [], None, ex.map)
+    assert there == here and len(here["correlations"]) == 12 and len(here["verdicts"]) == 2
+    cache = Cache(tmp_path / "cache")
+    assert item_correlations([docs, queries], s, 13, [], cache) == here
+    entries = sorted((tmp_path / "cache" / "item_level").glob("*.manifest.json"))
+    assert len(entries) == 1
+    assert item_correlations([docs, queries], s, 13, [], cache) == json.loads(json.dumps(here))
+    X2 = X.copy()
+    X2[0, 0] += 1
+    other = ItemMatrix("documents", docs.systems, docs.ids, {"chrf": X2, "bleu": B}, docs.y)
+    item_correlations([other, queries], s, 13, [], cache)
+    item_correlations([docs, queries], ItemSettings(bootstrap=50, permutation=60), 13, [], cache)
+    assert len(list((tmp_path / "cache" / "item_level").glob("*.manifest.json"))) == 3

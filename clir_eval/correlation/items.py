@@ -34,17 +34,21 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
-import scipy.stats
+import scipy  # scipy.stats loads on first use (a worker drawing resamples never needs it)
 
 from .kendall_rows import kendall_rows
 from .pairsums import group_sums, quad_forms, tau_draws, tau_draws_many
 from .statistics import _coef_batch, _percentile_ci, check_method, correlate
 
+# version of the item-level computation: change it when a change alters its results (cached
+# results of another version are not reused)
+ITEM_PROCEDURE = "1"
 GROUPINGS = ("none", "item", "system")
 VERDICT_GROUPING = "item"
+Mapper = Callable[[Callable[[tuple], Any], list], list]  # map(function, jobs) -> results in order, e.g. an executor's
 BATCH_MAX_N = 40  # rows up to this length: all-pairs sign matrices; longer: O(n log n) merge counts
 
 
@@ -347,14 +351,24 @@ def _p_value(X: np.ndarray, Y: np.ndarray, grouping: str, obs: float, per_group:
                                   f"k={k}, two-sided, p=(c+1)/(k+1)")
 
 
-def correlate_matrix(m: ItemMatrix, s: ItemSettings, seed: int) -> list[dict[str, Any]]:
-    """Every (metric, target, grouping) row of one item kind; pair i uses seed ``seed + i``."""
-    rows = []
+def correlate_matrix(m: ItemMatrix, s: ItemSettings, seed: int, map: Mapper | None = None) -> list[dict[str, Any]]:
+    """Every (metric, target, grouping) row of one item kind; pair i uses seed ``seed + i``.
+    ``map`` (e.g. an executor's) runs the resampling of each row elsewhere; results never depend on it."""
+    rows, jobs = plan_rows(m, s, seed)
+    return finish_rows(rows, jobs, run_jobs(jobs, map), s)
+
+
+def plan_rows(m: ItemMatrix, s: ItemSettings, seed: int) -> tuple[list[dict[str, Any]], list[tuple]]:
+    """The rows of one item kind with their coefficients and the p-values that need no draws
+    (``none``, ``system``), and one job (:func:`run_jobs`) per row for its draws: the ``item``
+    permutation test and the CIs, from the row's own generator (seed ``[seed, i]``)."""
+    rows: list[dict[str, Any]] = []
+    jobs: list[tuple] = []
     i = 0
     for y, Y in m.y.items():
         for x, X in m.x.items():
             for grouping in GROUPINGS:
-                rng = np.random.default_rng([seed, i])
+                key = (seed, i)
                 i += 1
                 keep = ~(np.isnan(X) | np.isnan(Y))
                 per = group_coefs(X, Y, grouping, s.method, s.variant)
@@ -364,17 +378,53 @@ def correlate_matrix(m: ItemMatrix, s: ItemSettings, seed: int) -> list[dict[str
                     "n_systems": int(keep.any(axis=1).sum()), "n_items": int(keep.any(axis=0).sum()),
                     "n_cells": int(keep.sum()), "n_groups": int((~np.isnan(per)).sum()),
                 }
+                rows.append(row)
                 if tau is None:
                     row.update(p_value=None, significant=None, reason="no group with a defined coefficient")
-                    rows.append(row)
                     continue
-                p, test = _p_value(X, Y, grouping, tau, per, s, rng)
-                row.update(p_value=p, p_test=test, significant=None if p is None else bool(p < s.alpha))
-                if s.bootstrap > 0:
-                    row["ci_items"] = _ci(_draw_coefs(X, Y, grouping, s, 1, rng), s.level)
-                    row["ci_systems"] = _ci(_draw_coefs(X, Y, grouping, s, 0, rng), s.level)
-                rows.append(row)
+                if grouping != "item":  # these tests draw nothing
+                    p, test = _p_value(X, Y, grouping, tau, per, s, None)
+                    row.update(p_value=p, p_test=test, significant=None if p is None else bool(p < s.alpha))
+                jobs.append((len(rows) - 1, (_row_draws, X, Y, grouping, s, key, tau)))
+    return rows, jobs
+
+
+def _row_draws(X: np.ndarray, Y: np.ndarray, grouping: str, s: ItemSettings, key: tuple[int, int],
+               tau: float) -> dict[str, Any]:  # fmt: skip
+    """One row's draws, in the order of its generator: the ``item`` permutation test, then the CI
+    over items, then the CI over systems."""
+    rng = np.random.default_rng(list(key))
+    out: dict[str, Any] = {}
+    if grouping == "item":
+        out["p"] = _p_value(X, Y, grouping, tau, np.empty(0), s, rng)
+    if s.bootstrap > 0:
+        out["ci_items"] = _ci(_draw_coefs(X, Y, grouping, s, 1, rng), s.level)
+        out["ci_systems"] = _ci(_draw_coefs(X, Y, grouping, s, 0, rng), s.level)
+    return out
+
+
+def finish_rows(rows: list[dict[str, Any]], jobs: list[tuple], results: Sequence[dict[str, Any]],
+                s: ItemSettings) -> list[dict[str, Any]]:  # fmt: skip
+    """The planned rows completed with their jobs' results (:func:`plan_rows`)."""
+    for (ri, _), res in zip(jobs, results):
+        row = rows[ri]
+        if "p" in res:
+            p, test = res["p"]
+            row.update(p_value=p, p_test=test, significant=None if p is None else bool(p < s.alpha))
+        row.update({k: v for k, v in res.items() if k != "p"})
     return rows
+
+
+def _call(job: tuple) -> Any:
+    return job[0](*job[1:])
+
+
+def run_jobs(jobs: Sequence[tuple], map: Mapper | None = None) -> list:
+    """Each planned job's result (``(index, (function, *args))``), in order: through ``map`` (an
+    executor's) when given, else here. Each job seeds its own generator, so results never depend
+    on where it runs."""
+    calls = [job for _, job in jobs]
+    return list(map(_call, calls)) if map is not None and len(calls) > 1 else [_call(c) for c in calls]
 
 
 def perm_both_items(Xa: np.ndarray, Xb: np.ndarray, Y: np.ndarray, s: ItemSettings, rng: np.random.Generator
@@ -408,14 +458,21 @@ def perm_both_items(Xa: np.ndarray, Xb: np.ndarray, Y: np.ndarray, s: ItemSettin
 
 
 def item_verdicts(mats: Sequence[ItemMatrix], rows: Sequence[Mapping[str, Any]], lower: Sequence[str],
-                  s: ItemSettings, seed: int) -> list[dict[str, Any]]:  # fmt: skip
+                  s: ItemSettings, seed: int, map: Mapper | None = None) -> list[dict[str, Any]]:  # fmt: skip
     """Per (item kind, target), ``item`` grouping: metrics ranked, PERM-BOTH within items on every
     pair, p adjusted over all pairs of all targets (one family), clusters, and the answer in words."""
-    from .significance import adjust
-    from .verdict import clusters, oriented, ranking
+    plan, jobs = plan_verdicts(mats, rows, lower, s, seed)
+    return finish_verdicts(plan, jobs, run_jobs(jobs, map), rows, lower, s)
+
+
+def plan_verdicts(mats: Sequence[ItemMatrix], rows: Sequence[Mapping[str, Any]], lower: Sequence[str],
+                  s: ItemSettings, seed: int) -> tuple[list[tuple], list[tuple]]:  # fmt: skip
+    """The metrics' ranking per (item kind, target) from the rows' coefficients, and one
+    PERM-BOTH job per pair of metrics (seed ``[seed, pair number]``)."""
+    from .verdict import ranking
 
     sign = lambda name: -1.0 if name in lower else 1.0  # noqa: E731
-    plan, tests = [], []
+    plan, jobs = [], []
     for m in mats:
         for y, Y in m.y.items():
             taus = {r["mt_metric"]: r["tau"] for r in rows
@@ -424,9 +481,22 @@ def item_verdicts(mats: Sequence[ItemMatrix], rows: Sequence[Mapping[str, Any]],
             plan.append((m, y, order))
             for i, a in enumerate(order):
                 for b in order[i + 1:]:
-                    rng = np.random.default_rng([seed, len(tests)])
-                    d, p = perm_both_items(sign(a) * m.x[a], sign(b) * m.x[b], Y, s, rng)
-                    tests.append((len(plan) - 1, a, b, d, p))
+                    jobs.append(((len(plan) - 1, a, b),
+                                 (_pair_test, sign(a) * m.x[a], sign(b) * m.x[b], Y, s, (seed, len(jobs)))))
+    return plan, jobs
+
+
+def _pair_test(Xa: np.ndarray, Xb: np.ndarray, Y: np.ndarray, s: ItemSettings, key: tuple[int, int]):
+    return perm_both_items(Xa, Xb, Y, s, np.random.default_rng(list(key)))
+
+
+def finish_verdicts(plan: list[tuple], jobs: list[tuple], results: Sequence[tuple], rows: Sequence[Mapping[str, Any]],
+                    lower: Sequence[str], s: ItemSettings) -> list[dict[str, Any]]:  # fmt: skip
+    """The verdicts of :func:`plan_verdicts` from its jobs' (delta, p) and the finished rows."""
+    from .significance import adjust
+    from .verdict import clusters
+
+    tests = [(*key, d, p) for (key, _), (d, p) in zip(jobs, results)]
     tested = [k for k, t in enumerate(tests) if t[4] is not None]
     adjusted = dict(zip(tested, adjust([tests[k][4] for k in tested], s.correction))) if tested else {}
     out = []

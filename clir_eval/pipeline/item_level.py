@@ -15,7 +15,7 @@ from .cache import Cache
 from .executor import Executor
 from .inputs import Resolved
 from .stages import items_stage, run_file
-from .tasks import EnglishSide, ItemsTask, SystemTask
+from .tasks import EnglishSide, ItemLevelTask, ItemsTask, SystemTask
 
 TARGET_DOCS = "retrievability"
 
@@ -113,11 +113,48 @@ def _mean(v: np.ndarray) -> float:
     return float(np.mean(v)) if v.size else np.nan
 
 
+def item_correlations(mats: Sequence[Any], s: Any, seed: int, lower: Sequence[str], cache: Cache | None = None,
+                      map: Callable | None = None) -> dict[str, Any]:  # fmt: skip
+    """``{"correlations": rows, "verdicts": [...]}`` of the documents and queries matrices: every
+    row's draws and every PERM-BOTH pair are one job, all through ``map`` (an executor's) at once;
+    cached (:class:`ItemLevelTask`) when ``cache`` is given. Each job seeds its own generator
+    (documents' rows ``[seed, i]``, queries' ``[seed + 1, i]``, pairs ``[seed + 2, i]``), so
+    results never depend on where the jobs ran."""
+    import dataclasses
+
+    from ..correlation.items import ITEM_PROCEDURE, finish_rows, finish_verdicts, plan_rows, plan_verdicts, run_jobs
+
+    entry = None
+    if cache is not None:
+        entry = cache.entry(ItemLevelTask(
+            matrices={m.items: {"systems": list(m.systems), "ids": list(m.ids),
+                                "x": {k: v.tolist() for k, v in m.x.items()},
+                                "y": {k: v.tolist() for k, v in m.y.items()}} for m in mats},
+            settings=dataclasses.asdict(s), lower=tuple(lower), procedure=ITEM_PROCEDURE))
+        cached = entry.load_json()
+        if cached is not None:
+            return cached
+    planned = [plan_rows(m, s, seed + k) for k, m in enumerate(mats)]
+    rows = [r for rs, _ in planned for r in rs]
+    plan, vjobs = plan_verdicts(mats, rows, lower, s, seed + len(mats)) if s.permutation > 0 else ([], [])
+    results = run_jobs([j for _, js in planned for j in js] + vjobs, map)
+    at = 0
+    for rs, js in planned:
+        finish_rows(rs, js, results[at:at + len(js)], s)
+        at += len(js)
+    out = {"correlations": rows,
+           "verdicts": finish_verdicts(plan, vjobs, results[at:], rows, lower, s) if s.permutation > 0 else []}
+    if entry is not None:
+        entry.save_json(out)
+    return out
+
+
 def item_level_block(cfg: Config, outputs: Sequence[Mapping[str, Any]], systems: Sequence[str],
                      sys_results: Mapping[str, Any], ir_measures: Sequence[str], english: Mapping[str, Any],
-                     lower: Sequence[str], timing: dict[str, float]) -> dict[str, Any]:  # fmt: skip
-    """results.json's ``item_level`` block."""
-    from ..correlation.items import GROUPINGS, VERDICT_GROUPING, ItemSettings, correlate_matrix, item_verdicts
+                     lower: Sequence[str], timing: dict[str, float], cache: Cache | None = None,
+                     mapper: Callable | None = None) -> dict[str, Any]:  # fmt: skip
+    """results.json's ``item_level`` block; its correlations come from :func:`item_correlations`."""
+    from ..correlation.items import GROUPINGS, VERDICT_GROUPING, ItemSettings
 
     t0 = time.perf_counter()
     cc, il = cfg.correlation, cfg.item_level
@@ -134,8 +171,8 @@ def item_level_block(cfg: Config, outputs: Sequence[Mapping[str, Any]], systems:
                      f"{m.name}: not scored per document")
     notes.append("grouping none mixes item difficulty with translation quality (an easy item is easy for every "
                  "system): read it as a description, not as evidence that a metric predicts retrieval")
-    rows = correlate_matrix(doc_mat, s, cc.seed) + correlate_matrix(q_mat, s, cc.seed + 1)
-    verdicts = item_verdicts([doc_mat, q_mat], rows, lower, s, cc.seed + 2) if s.permutation > 0 else []
+    corr = item_correlations([doc_mat, q_mat], s, cc.seed, lower, cache, mapper)
+    rows, verdicts = corr["correlations"], corr["verdicts"]
     rr_eng = dict(zip(map(tuple, english["pairs"]), english["rr"]))
     signals = {}
     for name, o in zip(systems, outputs):

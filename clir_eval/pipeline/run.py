@@ -120,13 +120,15 @@ def _run(cfg: Config, out: Path, ex: Executor, quiet: bool, log: Callable[[str],
         sys_results, stage_times = assemble_systems(res, outputs, signature)
         timing.update({f"cpu_{k}": v for k, v in stage_times.items()})
         ext_kinds, corr = score_tables(cfg, res, sys_results, timing, cache, ex, progress)
+        item_block = item_level(cfg, res, english, items, sys_results, ext_kinds, timing, cache, ex, progress) \
+            if items is not None else None
     signature.update(settings_signature(cfg, res, english))
     for note in worker_notes + cache.notes:
         log(note)
         res.notes.append(note)
     results = assemble_results(cfg, res, sys_results, corr, english, english_ir, ext_kinds, signature) | analyses
-    if items is not None:
-        results["item_level"] = item_level(cfg, res, english, items, sys_results, ext_kinds, timing)
+    if item_block is not None:
+        results["item_level"] = item_block
     results["timing"] = {k: round(v, 3) for k, v in timing.items()}
     if cfg.wmt is not None and cfg.wmt.direction == "both":
         from ..sources.direction import add_direction
@@ -154,16 +156,25 @@ def item_scores(cfg: Config, res: Resolved, english: EnglishSide, tasks: list[Sy
 
 
 def item_level(cfg: Config, res: Resolved, english: EnglishSide, items: dict, sys_results: dict,
-               kinds: dict, timing: dict[str, float]) -> dict:  # fmt: skip
-    """results.json's ``item_level`` block (or ``{"skipped": why}``)."""
+               kinds: dict, timing: dict[str, float], cache: Cache | None = None, ex: Executor | None = None,
+               progress: Progress | None = None) -> dict:  # fmt: skip
+    """results.json's ``item_level`` block (or ``{"skipped": why}``): cached; its permutation
+    tests and bootstraps run through ``ex`` where it runs work elsewhere (results never depend on it)."""
     if "skipped" in items:
         return {"skipped": items["skipped"]}
     from .item_level import item_level_block
 
     if not items["outputs"] or not items["outputs"][0]["documents"]:
         return {"skipped": "no document is judged relevant by any query"}
+    parallel = ex is not None and not isinstance(ex, SerialExecutor) and not (isinstance(ex, LocalExecutor) and ex.jobs <= 1)
+
+    def mapper(fn, jobs):
+        row = progress.stage("item-level statistics", len(jobs), ex.jobs) if progress is not None else None
+        return ex.map(fn, jobs, row)
+
     return item_level_block(cfg, items["outputs"], items["systems"], sys_results, list(kinds.get("ir", [])),
-                            items["english"], list(kinds.get("lower_is_better", [])), timing)
+                            items["english"], list(kinds.get("lower_is_better", [])), timing, cache,
+                            mapper if parallel else None)
 
 
 def _check_unique_names(systems: list[SystemSpec]) -> None:

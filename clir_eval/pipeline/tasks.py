@@ -171,6 +171,20 @@ class CorrelationTask:
 
 
 @dataclass(frozen=True)
+class ItemLevelTask:
+    """Item-level correlations and verdicts of a run (:mod:`clir_eval.correlation.items`), keyed by
+    the item matrices' values and the settings: cached, so a re-run whose item scores and settings
+    did not change does not redo their permutation tests and bootstraps."""
+
+    STAGE: ClassVar[str] = "item_level"
+    matrices: dict  # {item kind: {"systems", "ids", "x": {metric: rows}, "y": {target: rows}}}
+    settings: dict  # correlation.items.ItemSettings as a dict
+    lower: tuple[str, ...]  # metrics where lower is better (their verdict orientation)
+    system: str = "item_level"
+    procedure: str = ""  # version of the computation (correlation.items.ITEM_PROCEDURE): results of another are not reused
+
+
+@dataclass(frozen=True)
 class EnglishSide:
     """The human-English side after its retrieval: the RBO reference run, the qrels every
     system is scored against, and the collection's ids and size."""
