@@ -8,10 +8,10 @@ the architecture and the token counts, not on the weight values):
 * COMET: wmt22-comet-da's (XLM-R large encoder: 24 layers, hidden 1024, 16 heads, FF 4096,
   vocabulary 250,002; estimator 3072-1024; layer mix, avg pooling), scored by ``comet:model=DIR``
   and by comet's ``model.predict(samples, gpus=0)``;
-* BLEURT: BLEURT-20-D12's layout and depth (SentencePiece ``spm.model``, 12 layers; the widths,
-  which the BLEURT checkpoints page does not publish, are assumed: hidden 768, 12 heads, FF 3072,
-  256-wide input embedding as RemBERT's), scored by ``bleurt:model=DIR`` and by bleurt-pytorch's
-  README usage (in input order, batch by batch).
+* BLEURT: BLEURT-20-D12's layout and size (SentencePiece ``spm.model``, 12 layers; hidden 1024,
+  16 heads, FF 4096, inferred from the published 167M parameters, since the BLEURT checkpoints page
+  does not give the widths), scored by ``bleurt:model=DIR`` and by bleurt-pytorch's README usage
+  (in input order, batch by batch).
 
 The tokenizers are trained here on WMT21 de-en text (Unigram 32k pieces for COMET, SentencePiece
 8k for BLEURT), so token counts are of the same order as, but not equal to, the real tokenizers';
@@ -78,9 +78,10 @@ def build_comet(root: Path, text: list[str]) -> Path:
 
 
 def build_bleurt(root: Path, text: list[str], vocab: int) -> Path:
-    """BLEURT-20-D12's layout and depth: ``config.json`` (model_type bleurt, 12 layers), weights and a
-    SentencePiece ``spm.model``. Published are 12 layers and 167M parameters; the widths are
-    assumptions (hidden 768, 12 heads, FF 3072, a 256-wide factorised input embedding as RemBERT's)."""
+    """BLEURT-20-D12's layout and size: ``config.json`` (model_type bleurt), weights and a
+    SentencePiece ``spm.model``. Published are 12 layers and 167M parameters, not the widths: hidden
+    1024 (16 heads, FF 4096) is inferred from them (12 such layers are 151M; the distilled models'
+    counts and CPU runtimes on the BLEURT checkpoints page fit it, 768 does not)."""
     import sentencepiece as spm
     import torch
     from bleurt_pytorch import BleurtConfig, BleurtForSequenceClassification
@@ -95,8 +96,8 @@ def build_bleurt(root: Path, text: list[str], vocab: int) -> Path:
     (root / "spm.vocab").unlink()
     n = spm.SentencePieceProcessor(model_file=str(root / "spm.model")).get_piece_size()
     torch.manual_seed(0)
-    cfg = BleurtConfig(vocab_size=n, embedding_size=256, hidden_size=768, num_hidden_layers=12, num_attention_heads=12,
-                       intermediate_size=3072, max_position_embeddings=512)
+    cfg = BleurtConfig(vocab_size=n, embedding_size=128, hidden_size=1024, num_hidden_layers=12, num_attention_heads=16,
+                       intermediate_size=4096, max_position_embeddings=512)
     BleurtForSequenceClassification(cfg).save_pretrained(root)
     return root
 

@@ -24,14 +24,14 @@ CPU_PER_1000_LINES = {
 }
 # Neural metrics on CPU: (CPU-s per 1000 lines, encoder layers, hidden size) of the architecture
 # measured by ``python scripts/bench_neural.py --n 64`` and ``--n 128`` (random-weight checkpoints of
-# wmt22-comet-da's and BLEURT-20-D12's architectures, WMT21 de-en segments evenly spaced, batch 16,
-# 2 torch threads on a shared 2-core machine at load 1-3: COMET 0.57-0.69, BLEURT 0.09-0.13 CPU-s per
-# segment over both runs, clir-eval and the libraries' APIs). Another checkpoint's rate is scaled by
-# layers x hidden^2 of its encoder (config.json). On a GPU: not estimated.
-NEURAL_CPU_PER_1000_LINES = {"comet": (650.0, 24, 1024), "bleurt": (110.0, 12, 768)}
+# wmt22-comet-da's and BLEURT-20-D12's size (12 x 1024, inferred from its 167M parameters), WMT21
+# de-en segments evenly spaced, batch 16, 2 torch threads on a shared 2-core machine at load 1-4:
+# COMET 0.57-0.69, BLEURT 0.17-0.27 CPU-s per segment, clir-eval and the libraries' APIs). Another
+# checkpoint's rate is scaled by layers x hidden^2 of its encoder (config.json). On a GPU: not estimated.
+NEURAL_CPU_PER_1000_LINES = {"comet": (650.0, 24, 1024), "bleurt": (220.0, 12, 1024)}
 MEASURED_WITH = {"ter": "scripts/bench_ter.py, News Commentary de-en, 5000 segments",
                  "comet": "scripts/bench_neural.py, XLM-R large on CPU, scaled to the checkpoint's encoder size",
-                 "bleurt": "scripts/bench_neural.py, BLEURT-20-D12 (12x768) on CPU, scaled to the checkpoint's encoder size"}
+                 "bleurt": "scripts/bench_neural.py, BLEURT-20-D12 size (12x1024) on CPU, scaled to the checkpoint's encoder size"}
 MEASURED_DEFAULT = "scripts/measure_mt_rates.py, WMT21 de-en, 5000 lines"
 SLOW = 1.0  # CPU-s per 1000 lines at or above which a metric is slow
 WARN_CPU = 60.0  # warn before a slow metric whose estimated CPU over the run reaches this
