@@ -347,3 +347,16 @@ def test_item_correlations_are_cached_and_equal_through_worker_processes(tmp_pat
     item_correlations([other, queries], s, 13, [], cache)
     item_correlations([docs, queries], ItemSettings(bootstrap=50, permutation=60), 13, [], cache)
     assert len(list((tmp_path / "cache" / "item_level").glob("*.manifest.json"))) == 3
+
+
+@pytest.mark.parametrize("spec", ["macrof1", "microf1", "microf:k=0"])
+def test_type_f_item_scores_equal_each_rows_corpus_score(spec):
+    """MacroF/MicroF item scores read row by row from one CSR copy equal the generic per-row
+    corpus score (slicing the row), number for number, also for empty items."""
+    from clir_eval.mt.base import MTMetric, load_metric
+
+    m = load_metric(spec)
+    hyps = ["the cat sat on the mat", "", "a rare word appears", "the the the", "x"]
+    refs = [["the cat is on the mat", "nothing here", "", "the dog", "a rare word appears here"]]
+    stats = m.segment_stats(hyps, refs)
+    assert np.array_equal(m.item_scores(stats), MTMetric.item_scores(m, stats))

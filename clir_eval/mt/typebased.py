@@ -196,6 +196,20 @@ class TypeFMetric(MTMetric):
             return np.ones_like(refs)
         return refs + self.params["k"]
 
+    def item_scores(self, stats) -> np.ndarray:
+        """As :meth:`MTMetric.item_scores` (each row's :meth:`score_totals`, the same numbers),
+        the rows read from one CSR copy instead of slicing and summing a sparse row each."""
+        m = sparse.csr_array(stats, copy=True)
+        m.sum_duplicates()
+        out = np.empty(m.shape[0])
+        row = np.zeros(m.shape[1], dtype=m.dtype)
+        for i in range(m.shape[0]):
+            lo, hi = m.indptr[i], m.indptr[i + 1]
+            row[:] = 0
+            row[m.indices[lo:hi]] = m.data[lo:hi]
+            out[i] = self.score_totals(row)[0]
+        return out
+
     def score_totals(self, totals):
         preds, refs, match = self._split(totals)
         present = (preds + refs) > 0  # the union vocabulary of this (possibly resampled) corpus
