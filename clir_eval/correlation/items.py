@@ -160,8 +160,7 @@ def _draw_coefs(X: np.ndarray, Y: np.ndarray, grouping: str, s: ItemSettings, ax
     idx = rng.integers(0, n, (k, n))
     if s.method != "kendall":
         return _recomputed(X, Y, grouping, s, axis, idx)
-    U = np.zeros((k, n))
-    np.add.at(U, (np.repeat(np.arange(k), n), idx.ravel()), 1.0)
+    U = np.bincount((idx + n * np.arange(k)[:, None]).ravel(), minlength=k * n).reshape(k, n).astype(float)
     if grouping == "none":
         return tau_draws(group_sums(X, Y, axis), U, s.variant)
     if grouping == "item" and s.variant == "b":  # systems resampled; every item at once
@@ -415,16 +414,27 @@ def finish_rows(rows: list[dict[str, Any]], jobs: list[tuple], results: Sequence
     return rows
 
 
+JOB_CHUNKS = 8  # jobs go to the executor in this many chunks (a few per worker: balance without many round trips)
+
+
 def _call(job: tuple) -> Any:
     return job[0](*job[1:])
 
 
+def _call_all(jobs: list[tuple]) -> list:
+    return [_call(j) for j in jobs]
+
+
 def run_jobs(jobs: Sequence[tuple], map: Mapper | None = None) -> list:
     """Each planned job's result (``(index, (function, *args))``), in order: through ``map`` (an
-    executor's) when given, else here. Each job seeds its own generator, so results never depend
-    on where it runs."""
+    executor's, in :data:`JOB_CHUNKS` chunks of consecutive jobs) when given, else here. Each job
+    seeds its own generator, so results never depend on where it runs."""
     calls = [job for _, job in jobs]
-    return list(map(_call, calls)) if map is not None and len(calls) > 1 else [_call(c) for c in calls]
+    if map is None or len(calls) < 2:
+        return _call_all(calls)
+    n = min(JOB_CHUNKS, len(calls))
+    bounds = [len(calls) * i // n for i in range(n + 1)]
+    return [r for part in map(_call_all, [calls[a:b] for a, b in zip(bounds, bounds[1:])]) for r in part]
 
 
 def perm_both_items(Xa: np.ndarray, Xb: np.ndarray, Y: np.ndarray, s: ItemSettings, rng: np.random.Generator
