@@ -120,6 +120,12 @@ class Settings:
         object.__setattr__(self, name, value)
 
 
+def check_value(cls: type, name: str, value: Any) -> Any:
+    """``value`` checked against the declaration of field ``name`` of ``cls`` (type, bounds, choices), as
+    creating the record would check it (its cross-field rules aside); raises :class:`SettingError`."""
+    return _valid(cls, name, rules(cls)[name], value)
+
+
 def _valid(cls: type, name: str, rule: Rule, value: Any) -> Any:
     kind, optional = field_type(cls, name)
     if value is None:

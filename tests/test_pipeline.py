@@ -261,6 +261,13 @@ def _edit(path: Path, fn):
         (lambda c: c.update(relevance={}), "relevance: give either"),
         (lambda c: c["ir"].update(measures=["map", "mapp"]), "mapp"),
         (lambda c: c["correlation"].update(variant="d"), "correlation.variant"),
+        (lambda c: c.update(item_level={"bootstrap": -1}), "item_level.bootstrap: must be >= 0 and <= 100000, got -1"),
+        (lambda c: c.update(item_level={"permutation": 10**6}), "item_level.permutation: 1000000 is too large"),
+        (lambda c: c.update(external=[{"file": "ref.txt"}]), "external[0].kind: missing; this field is required"),
+        (lambda c: c.update(external=[{"file": "ref.txt", "kind": "mt", "columns": ["a"], "format": "csv"}]),
+         "external[0].format: unknown table format 'csv'; choose one of table, wmt-human, mtme"),
+        (lambda c: c.update(external=[{"file": "ref.txt", "kind": "mt", "columns": []}]),
+         "external[0].columns: give the columns to use"),
     ],
 )
 def test_config_errors_name_the_yaml_path(experiment, cli, tmp_path, edit, expect):

@@ -164,7 +164,7 @@ def test_lignos_translations_plug_in_per_system(layout, data_root, shared_data, 
 
 # --------------------------------------------------------------------------- external tables with stand-ins
 def _table(tmp_path: Path):
-    from clir_eval.config.schema import ExternalTable
+    from clir_eval.sources.settings import ExternalTable
 
     f = tmp_path / "bleurt.tsv"
     f.write_text("System\tBLEURTMean\nnc.en-cs.025000.bpe16000.fconv\t-0.2\n", encoding="utf-8")

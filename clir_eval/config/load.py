@@ -19,29 +19,23 @@ from typing import Any, Mapping
 
 import yaml
 
-from ..correlation.settings import CorrelationSettings
+from ..correlation.settings import CorrelationSettings, ItemLevelSettings
 from ..errors import UserError
 from ..io.files import check_system_name, read_bytes
 from ..io.mtme import read_scores
 from ..io import readers  # its format tuples are read at check time (the registry may grow)
 from ..io.safe_yaml import load_yaml
 from ..ir.settings import IRSettings
-from ..limits import MAX_CONFIG_BYTES, MAX_DEPTH, MAX_JOBS, MAX_RESAMPLES, MAX_SEED
+from ..limits import MAX_CONFIG_BYTES, MAX_DEPTH, MAX_JOBS, MAX_SEED
 from ..pipeline.executor import EXECUTORS
 from ..retrieval.analysis import STOPWORD_LISTS
 from ..retrieval.settings import RetrievalSettings
 from ..sources import irds
-from ..sources.materialize import EXTERNAL_FORMATS, EXTERNAL_KINDS
-from ..sources.settings import QUERY_KINDS, CollectionConfig, DistractorSource, EuroparlSource, QueriesConfig, WMTSource
+from ..sources.settings import (QUERY_KINDS, CollectionConfig, DistractorSource, EuroparlSource, ExternalTable,
+                               QueriesConfig, WMTSource)
 from ..templates import substitute
 from .analyses import load_analyses
-from .schema import (
-    Config,
-    ExternalTable,
-    ItemLevelConfig,
-    RelevanceConfig,
-    SystemSpec,
-)
+from .schema import Config, RelevanceConfig, SystemSpec
 from .sections import _Loader, _Section
 
 
@@ -388,30 +382,21 @@ def _load_external(s: _Loader, raw: Any) -> tuple[ExternalTable, ...]:
 
 
 def _external_table(s: _Loader, es: _Section) -> ExternalTable:
+    """An ``external:`` entry: its file resolved (format mtme: score files named by a pattern, every metric of
+    them unless ``columns`` are given), ``key``/``system_key`` as the one-column ``match`` they stand for."""
     w = es.where
-    fmt = es.str("format", "table", choices=EXTERNAL_FORMATS)
+    fmt = es.setting(ExternalTable, "format")
     file_ = s.path_of(es.str("file", required=True), f"{w}.file", must_exist=fmt != "mtme")
-    kind = es.str("kind", required=True, choices=EXTERNAL_KINDS)
     cols = es.raw("columns")
-    if fmt == "mtme":  # every metric of the matching score files unless columns are given
+    if fmt == "mtme":
         names = {f.name for f in read_scores(file_)[1]}
         cols = {n: n for n in sorted(names)} if cols in (None, "all") else cols
-    if isinstance(cols, list):
-        cols = {str(c): str(c) for c in cols}
-    if not isinstance(cols, dict) or not cols:
-        raise es.err("columns", "give the columns to use, as a list or a mapping column: score_name")
-    match = es.raw("match", None)
-    key = es.str("key")
+    match = es.raw("match")
+    key, system_key = es.str("key"), es.str("system_key")
     if match is None:
-        match = {key or "system": es.str("system_key", "{name}")}
-    else:
-        es.str("system_key")
-        if not isinstance(match, dict):
-            raise es.err("match", "expected a mapping table_column: template, e.g. {lang: cs, size: '{size}'}")
-    es.done()
-    return ExternalTable(
-        file_, kind, {str(k): str(v) for k, v in cols.items()}, {str(k): str(v) for k, v in match.items()}, fmt, w
-    )
+        match = {key or "system": system_key or "{name}"}
+    return es.settings(ExternalTable, file=file_, format=fmt, columns={} if cols is None else cols, match=match,
+                       where=w)
 
 
 def _load_correlation(s: _Loader, sec: _Section | None, seed: int) -> CorrelationSettings:
@@ -423,22 +408,14 @@ def _load_correlation(s: _Loader, sec: _Section | None, seed: int) -> Correlatio
     return sec.settings(CorrelationSettings, **given)
 
 
-def _load_item_level(top: _Section) -> ItemLevelConfig:
+def _load_item_level(top: _Section) -> ItemLevelSettings:
     """``item_level: false`` switches the item-level analysis off; a mapping sets it."""
     raw = top.data.get("item_level")
     if isinstance(raw, bool):
         top.raw("item_level")
-        return ItemLevelConfig(enabled=raw)
+        return ItemLevelSettings(enabled=raw)
     sec = top.section("item_level")
-    if sec is None:
-        return ItemLevelConfig()
-    cfg = ItemLevelConfig(
-        enabled=sec.bool("enabled", True), metrics=sec.str_list("metrics"),
-        bootstrap=sec.int("bootstrap", None, minimum=0, maximum=MAX_RESAMPLES),
-        permutation=sec.int("permutation", None, minimum=0, maximum=MAX_RESAMPLES),
-    )
-    sec.done()
-    return cfg
+    return ItemLevelSettings() if sec is None else sec.settings(ItemLevelSettings)
 
 
 def _check_consistency(cfg: Config, p: Path) -> None:

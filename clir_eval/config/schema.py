@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping
 
-from ..correlation.settings import CorrelationSettings
+from ..correlation.settings import CorrelationSettings, ItemLevelSettings
 from ..ir.settings import IRSettings
 from ..retrieval.settings import RetrievalSettings
 from ..settings import default
-from ..sources.settings import CollectionConfig, EuroparlSource, QueriesConfig, WMTSource
+from ..sources.settings import CollectionConfig, EuroparlSource, ExternalTable, QueriesConfig, WMTSource
 
 if TYPE_CHECKING:  # the mt package registers its metrics (sacrebleu) when imported: only configs with mt: load it
     from ..mt.settings import MTSettings
@@ -29,32 +29,6 @@ class SystemSpec:
 class RelevanceConfig:
     qrels: str | None = None
     pseudo_top_k: int | None = None
-
-
-@dataclass(frozen=True)
-class ExternalTable:
-    """A score table joined to the systems: extra MT metrics, published IR scores, or
-    human judgements. ``match`` maps table columns to templates over system attributes
-    (``{name}``, ``{size}``, ...); a row joins a system when every column matches."""
-
-    file: str
-    kind: str  # mt | ir | human
-    columns: Mapping[str, str]  # table column -> score name
-    match: Mapping[str, str]
-    format: str = "table"  # table | wmt-human
-    where: str = ""  # the YAML path, for messages
-
-
-@dataclass(frozen=True)
-class ItemLevelConfig:
-    """The ``item_level:`` section: document- and query-level meta-evaluation (``docs/item-level.md``).
-    ``metrics`` empty = every MT metric that scores single items; ``bootstrap``/``permutation``
-    None = the correlation section's."""
-
-    enabled: bool = True
-    metrics: tuple[str, ...] = ()
-    bootstrap: int | None = None
-    permutation: int | None = None
 
 
 @dataclass(frozen=True)
@@ -106,7 +80,7 @@ class Config:
     executor: str = "local"  # how systems run (pipeline/executor.py); never changes a result
     analyses: AnalysesConfig | None = None
     shard_docs: int = 500_000  # collections with more lines are indexed in spans (pipeline/shards.py); never changes a result
-    item_level: ItemLevelConfig = field(default_factory=ItemLevelConfig)
+    item_level: ItemLevelSettings = field(default_factory=ItemLevelSettings)
 
     @property
     def has_retrieval(self) -> bool:
@@ -127,7 +101,7 @@ class Config:
                         del sec[k]
         if d["analyses"] is None:  # configs without analyses record what they did before
             d.pop("analyses")
-        if self.item_level == ItemLevelConfig():  # the default is recorded in results.json's item_level block
+        if self.item_level == ItemLevelSettings():  # the default is recorded in results.json's item_level block
             d.pop("item_level")
         return d
 

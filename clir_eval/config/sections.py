@@ -8,13 +8,13 @@ import math
 
 import os
 import re
-from dataclasses import fields
+from dataclasses import MISSING, fields
 from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
 from ..params import split_list
-from ..settings import SettingError, field_type, rules
+from ..settings import SettingError, check_value, default, field_type, rules
 
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -115,20 +115,39 @@ class _Section:
         """The whole section as the settings record ``cls``: each declared field read with its type (absent
         or null: the record's default), the ``given`` values (already read, e.g. resolved paths) as they
         are; an unknown key, or a value the record refuses, is an error naming the field."""
-        readers = {float: self.float, int: self.int, str: self.str, bool: self.bool, tuple: self.str_list}
         values = {k: v for k, v in given.items() if v is not None}
         for f in fields(cls):
             name = f.name
-            if name in rules(cls) and name not in given and self.has(name):
-                kind = field_type(cls, name)[0]
-                v = self.str_list(name, nonempty=f.metadata.get("nonempty")) if kind is tuple else readers[kind](name)
+            if name in rules(cls) and name not in given:
+                v = self._typed(cls, name) if self.has(name) else None
                 if v is not None:
                     values[name] = v
+                elif f.default is MISSING and f.default_factory is MISSING:
+                    raise self.err(name, "missing; this field is required")
         self.done()
         try:
             return cls(**values)
         except SettingError as e:
             raise self.err(e.name, e.detail()) from None
+
+    def setting(self, cls: type, name: str) -> Any:
+        """One field of the settings record ``cls``, read with its type and checked against its declaration
+        (absent or null: its default), for a value the loader needs before the record can be made (e.g. a
+        format that decides how a path is resolved)."""
+        v = self._typed(cls, name) if self.has(name) else None
+        if v is None:
+            return default(cls, name)
+        try:
+            return check_value(cls, name, v)
+        except SettingError as e:
+            raise self.err(name, e.detail()) from None
+
+    def _typed(self, cls: type, name: str) -> Any:
+        kind = field_type(cls, name)[0]
+        if kind is tuple:
+            nonempty = next(f for f in fields(cls) if f.name == name).metadata.get("nonempty")
+            return self.str_list(name, nonempty=nonempty)
+        return {float: self.float, int: self.int, str: self.str, bool: self.bool}[kind](name)
 
     def done(self) -> None:
         if self.data:

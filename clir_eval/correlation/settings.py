@@ -1,5 +1,5 @@
-"""The correlation stage's settings, declared once: the config's ``correlation:`` section, read into this
-record, and the choices the statistics accept."""
+"""The correlation stage's settings, declared once: the config's ``correlation:`` and ``item_level:`` sections,
+read into these records, and the choices the statistics accept."""
 
 from __future__ import annotations
 
@@ -52,3 +52,18 @@ class CorrelationSettings(Settings):
                 raise SettingError(f"round.{k}", v, f"{v} decimals is out of range; use 0 to {MAX_DECIMALS}",
                                    shows_value=True)
         self.set("round", {str(k): int(v) for k, v in rnd.items()})
+
+
+@dataclass(frozen=True)
+class ItemLevelSettings(Settings):
+    """The ``item_level:`` section: document- and query-level meta-evaluation (``docs/item-level.md``).
+    ``bootstrap``/``permutation`` None = the correlation section's."""
+
+    enabled: bool = setting(True, "Run the item-level analysis when the run has MT metrics and a collection with "
+                                  "an English side (item_level: false switches it off).")
+    metrics: tuple[str, ...] = setting((), "MT metrics scored per item (empty: every metric of mt.metrics that "
+                                           "scores single items).")
+    bootstrap: int | None = setting(None, "Bootstrap resamples of the item-level τ intervals (default: "
+                                          "correlation.bootstrap).", ge=0, le=MAX_RESAMPLES)
+    permutation: int | None = setting(None, "Permutation draws of the item-level tests between two metrics' τ "
+                                            "(default: correlation.permutation).", ge=0, le=MAX_RESAMPLES)

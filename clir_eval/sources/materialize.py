@@ -8,14 +8,12 @@ import math
 from pathlib import Path
 from typing import Any, Mapping
 
-from ..config.schema import Config, ExternalTable, SystemSpec
+from ..config.schema import Config, SystemSpec
 from ..errors import UserError
 from ..templates import substitute
 from ..io.files import safe_filename
+from .settings import ExternalTable
 from .wmt import UNNAMED_TRANSLATOR as UNNAMED_REF
-
-EXTERNAL_KINDS = ("mt", "ir", "human")  # what an external table's columns are joined as
-EXTERNAL_FORMATS = ("table", "wmt-human", "mtme")  # a TSV/CSV score table, a WMT DA system table, mt-metrics-eval score files
 
 
 # --------------------------------------------------------------------------- external tables

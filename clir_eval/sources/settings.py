@@ -1,5 +1,5 @@
-"""The sources' settings, declared once: the config's ``wmt:``, ``europarl:``, ``queries:`` and ``collection:``
-sections are read into these records (the loader resolves their paths and templates relative to the config file)."""
+"""The sources' settings, declared once: the config's ``wmt:``, ``europarl:``, ``queries:``, ``collection:`` and
+``external:`` sections are read into these records (the loader resolves their paths and templates relative to the config file)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,8 @@ from ..settings import SettingError, Settings, setting
 DIRECTIONS = ("source-original", "target-original", "both")
 GRANULARITIES = ("speaker", "file")
 QUERY_KINDS = ("headline", "first-sentence", "keywords")  # generated queries (querygen.py)
+EXTERNAL_KINDS = ("mt", "ir", "human")  # what an external table's columns are joined as
+EXTERNAL_FORMATS = ("table", "wmt-human", "mtme")  # a TSV/CSV score table, a WMT DA system table, mt-metrics-eval score files
 
 
 @dataclass(frozen=True)
@@ -93,3 +95,35 @@ class CollectionConfig(Settings):
             raise SettingError("ids", self.ids, f"an id file applies to format: lines (one document per line), not "
                                f"{self.format or 'a format guessed from the file name'}; set format: lines or drop ids "
                                "(JSONL/TSV documents carry their own ids)", shows_value=True)
+
+
+@dataclass(frozen=True)
+class ExternalTable(Settings):
+    """A score table joined to the systems: extra MT metrics, published IR scores,
+    or human judgements. ``match`` maps table columns to templates over system attributes
+    (``{name}``, ``{size}``, ...); a row joins a system when every column matches."""
+
+    file: str = setting(help="The score table (TSV/CSV, plain or .gz), WMT human table, or mt-metrics-eval score "
+                             "files (a path or glob).")
+    kind: str = setting(help="What the columns are joined as: mt, ir or human.", choices=EXTERNAL_KINDS,
+                        label="table kind")
+    columns: Mapping[str, str] = setting(help="The columns to use: a list, or a mapping column: score_name (format "
+                                              "mtme: every metric of the score files when left out).")
+    match: Mapping[str, str] = setting(help="Table column -> template over system attributes; a row joins a system "
+                                            "when every column matches (default: {system: '{name}'}).")
+    format: str = setting("table", "table (TSV/CSV), wmt-human (a WMT DA system table) or mtme (mt-metrics-eval "
+                                   "score files).", choices=EXTERNAL_FORMATS, label="table format")
+    where: str = ""  # the YAML path, for messages
+
+    def check(self) -> None:
+        cols = self.columns
+        if isinstance(cols, (list, tuple)):
+            cols = {str(c): str(c) for c in cols}
+        if not isinstance(cols, Mapping) or not cols:
+            raise SettingError("columns", cols, "give the columns to use, as a list or a mapping column: score_name",
+                               shows_value=True)
+        if not isinstance(self.match, Mapping):
+            raise SettingError("match", self.match, "expected a mapping table_column: template, e.g. "
+                               "{lang: cs, size: '{size}'}", shows_value=True)
+        self.set("columns", {str(k): str(v) for k, v in cols.items()})
+        self.set("match", {str(k): str(v) for k, v in self.match.items()})
