@@ -1,14 +1,24 @@
-"""Benchmark: what the item-level analysis adds to a run. Runs a config twice from an empty cache, with
-`item_level: false` and with the default (on), and prints both wall and CPU times and the ratio.
+"""Benchmark: what the item-level analysis adds to a run. Runs a config from an empty cache with
+`item_level: false` and with the default (on), and prints wall and CPU time (the process tree:
+the command and its workers, user + system) of both and the ratio, with the machine's load.
+
+`--before DIR` measures another checkout (e.g. the code before a change) in the same run, the
+cases alternating, and checks that its results.json equals this checkout's apart from timing;
+`--repeat N` runs every case N times and prints medians. The machine may be shared: CPU time is
+less noisy than wall time.
 
     python scripts/bench_item_level.py configs/wmt21_ru_en.yaml [--jobs 2] [--data-root ../shared/data]
+    python scripts/bench_item_level.py configs/wmt21_ru_en.yaml --before /path/to/old/checkout --repeat 3
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -17,20 +27,21 @@ from pathlib import Path
 
 import yaml
 
+ROOT = Path(__file__).resolve().parent.parent
 
-def _run(cfg: Path, out: Path, jobs: int, data_root: str | None) -> tuple[float, float, dict]:
-    import json
 
+def _run(checkout: Path, cfg: Path, out: Path, jobs: int, data_root: str | None) -> tuple[float, float, dict]:
     args = [sys.executable, "-m", "clir_eval", "run", str(cfg), "--out", str(out), "--jobs", str(jobs), "--quiet"]
     if data_root:
         args += ["--data-root", data_root]
+    env = {**{k: v for k, v in os.environ.items() if k != "PYTHONPATH"}, "PYTHONPATH": str(checkout)}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    subprocess.run(args, check=True)
+    subprocess.run(args, check=True, env=env)
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return wall, cpu, json.loads((out / "results.json").read_text())["timing"]
+    return wall, cpu, json.loads((out / "results.json").read_text())
 
 
 def main() -> None:
@@ -38,21 +49,45 @@ def main() -> None:
     ap.add_argument("config")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--data-root", default=None)
+    ap.add_argument("--before", type=Path, help="another checkout to measure in the same run")
+    ap.add_argument("--repeat", type=int, default=1)
     a = ap.parse_args()
     src = Path(a.config).resolve()
     tmp = Path(tempfile.mkdtemp(prefix="bench-item-level-"))
+    checkouts = {"this": ROOT} | ({"before": a.before.resolve()} if a.before else {})
     try:
         cfg = yaml.safe_load(src.read_text())
         cfg.setdefault("data_root", None)
         data_root = a.data_root or str((src.parent / (cfg.get("data_root") or ".")).resolve())
-        off = dict(cfg, item_level=False)
-        for name, c in (("off", off), ("on", cfg)):
+        for name, c in (("off", dict(cfg, item_level=False)), ("on", cfg)):
             (tmp / f"{name}.yaml").write_text(yaml.safe_dump(c, allow_unicode=True))
-        w0, c0, t_off = _run(tmp / "off.yaml", tmp / "out-off", a.jobs, data_root)
-        w1, c1, t_on = _run(tmp / "on.yaml", tmp / "out-on", a.jobs, data_root)
-        print(f"{src.name}: item level off: wall {w0:.1f} s, CPU {c0:.1f} s; on: wall {w1:.1f} s, CPU {c1:.1f} s; "
-              f"added: wall {100 * (w1 / w0 - 1):+.0f}%, CPU {100 * (c1 / c0 - 1):+.0f}% "
-              f"(items stage {t_on.get('items', 0):.1f} s, item-level correlations {t_on.get('item_level', 0):.1f} s)")
+        load0 = os.getloadavg()
+        seen: dict[tuple[str, str], list] = {}
+        n = 0
+        for _ in range(a.repeat):
+            for case in ("off", "on"):
+                for who, path in checkouts.items():
+                    n += 1
+                    out = tmp / f"out-{n}"
+                    seen.setdefault((who, case), []).append(_run(path, tmp / f"{case}.yaml", out, a.jobs, data_root))
+                    shutil.rmtree(out, ignore_errors=True)
+        load1 = os.getloadavg()
+        print(f"{src.name}, --jobs {a.jobs}, {a.repeat} run(s) each (medians); load average at start "
+              f"{' '.join(f'{x:.2f}' for x in load0)}, at end {' '.join(f'{x:.2f}' for x in load1)}")
+        for who in checkouts:
+            (w0, c0), (w1, c1) = [[statistics.median(r[i] for r in seen[who, case]) for i in (0, 1)]
+                                  for case in ("off", "on")]
+            t_on = seen[who, "on"][-1][2]["timing"]
+            print(f"{who:>6}: item level off: wall {w0:.1f} s, CPU {c0:.1f} s; on: wall {w1:.1f} s, CPU {c1:.1f} s; "
+                  f"added: wall {100 * (w1 / w0 - 1):+.0f}%, CPU {100 * (c1 / c0 - 1):+.0f}% ({c1 - c0:+.1f} CPU-s; "
+                  f"items stage {t_on.get('items', 0):.1f} s, item-level correlations {t_on.get('item_level', 0):.1f} s wall)")
+        if a.before:
+            def strip(r: dict) -> dict:
+                return {k: v for k, v in r.items() if k != "timing"}
+
+            same = all(strip(r[2]) == strip(seen["this", "on"][0][2]) for who in checkouts for r in seen[who, "on"])
+            print(f"results.json with item level (without timing) identical across checkouts and runs: "
+                  f"{'yes' if same else 'NO'}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
