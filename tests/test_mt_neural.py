@@ -424,7 +424,7 @@ def test_cost_estimate_scales_with_the_checkpoints_encoder(comet_dir, bleurt_dir
         assert rates.rate(spec) == pytest.approx(r * 2 * 16 ** 2 / (layers * hidden ** 2))
 
 
-def test_item_level_scores_collection_documents_line_by_line(cli, comet_dir, bleurt_dirs, tmp_path):
+def test_item_level_scores_collection_documents_line_by_line(cli, comet_dir, bleurt_dirs, tmp_path, monkeypatch):
     """Without a WMT source, BLEURT scores each judged collection document as the mean of its lines
     against the English side's lines (bleurt-pytorch's README usage on the same batches, exactly);
     a document whose line count differs from the English side's is a missing cell; COMET, which
@@ -451,9 +451,15 @@ def test_item_level_scores_collection_documents_line_by_line(cli, comet_dir, ble
             by_line["d000"] = [" ".join(by_line["d000"])]  # one line where the English side has several
         texts[f"sys{k}"] = by_line
         f.write_text("".join(json.dumps({"id": d, "text": "\n".join(t)}) + "\n" for d, t in by_line.items()))
-    code, _, err = cli("run", exp, "--out", tmp_path / "out", "-j", "1", "-q")
+    from clir_eval.mt import rates
+
+    monkeypatch.setattr(rates, "SLOW", 0.0)  # warn about any neural job (the tiny models are fast)
+    monkeypatch.setattr(rates, "WARN_CPU", 0.0)
+    code, _, err = cli("run", exp, "--out", tmp_path / "out", "-j", "1")
     assert code == 0, err
     assert len(neural.LOADS) == 2  # comet and bleurt once each, for the MT test set and the documents
+    warned = [ln for ln in err.splitlines() if ln.startswith("warning: item level, judged documents' lines: bleurt:")]
+    assert len(warned) == 1 and "3 system(s)" in warned[0] and "out of item_level.metrics" in warned[0], err
     comet, bleurt = f"comet:model={comet_dir}", f"bleurt:model={bleurt_dirs['wordpiece']}"
     il = json.loads((tmp_path / "out" / "results.json").read_text())["item_level"]
     assert bleurt in il["metrics"] and comet not in il["metrics"]
@@ -499,6 +505,7 @@ def test_item_level_scores_collection_documents_line_by_line(cli, comet_dir, ble
     neural._MODELS.clear()
     neural.LOADS.clear()
     (tmp_path / "out" / "cache" / "items").rename(tmp_path / "out" / "cache" / "items-old")
-    assert cli("run", exp, "--out", tmp_path / "out", "-j", "1", "-q")[0] == 0
+    code, _, err = cli("run", exp, "--out", tmp_path / "out", "-j", "1")
+    assert code == 0 and "item level, judged documents' lines" not in err, err  # nothing left to score
     assert neural.LOADS == []  # the items stage read the stored line scores
     assert json.loads((tmp_path / "out" / "results.json").read_text())["item_level"]["correlations"] == il["correlations"]

@@ -116,7 +116,7 @@ def _run(cfg: Config, out: Path, ex: Executor, quiet: bool, log: Callable[[str],
             score_systems_ir(cfg, english, tasks, outputs, cache,
                              progress.stage("IR measures", [t.system for t in tasks if t.retrieve is not None]))
             timing["ir"] = time.perf_counter() - t0
-            items = item_scores(cfg, res, english, tasks, ex, cache, progress, timing)
+            items = item_scores(cfg, res, english, tasks, ex, cache, progress, timing, None if quiet else log)
         sys_results, stage_times = assemble_systems(res, outputs, signature)
         timing.update({f"cpu_{k}": v for k, v in stage_times.items()})
         ext_kinds, corr = score_tables(cfg, res, sys_results, timing, cache, ex, progress)
@@ -140,7 +140,8 @@ def _run(cfg: Config, out: Path, ex: Executor, quiet: bool, log: Callable[[str],
 
 
 def item_scores(cfg: Config, res: Resolved, english: EnglishSide, tasks: list[SystemTask], ex: Executor,
-                cache: Cache, progress: Progress, timing: dict[str, float]) -> dict | None:  # fmt: skip
+                cache: Cache, progress: Progress, timing: dict[str, float],
+                log: Callable[[str], None] | None = None) -> dict | None:  # fmt: skip
     """Every system's item-level scores (cached, through the executor), or ``{"skipped": why}``."""
     from .item_level import english_signals, items_tasks, run_items, skip_reason
 
@@ -149,7 +150,7 @@ def item_scores(cfg: Config, res: Resolved, english: EnglishSide, tasks: list[Sy
         return {"skipped": why}
     t0 = time.perf_counter()
     itasks = items_tasks(cfg, res, english, tasks)
-    neural_items_prepass(itasks, cache, progress)
+    neural_items_prepass(itasks, cache, progress, log)
     out = run_items(ex, itasks, cache, progress.bar("item scores", len(itasks)))
     timing["items"] = time.perf_counter() - t0
     return {"systems": [t.system for t in itasks], "outputs": out, "english": english_signals(english, cache)}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from ..errors import UserError
 from ..io.files import safe_filename, write_json
@@ -342,13 +342,15 @@ def neural_line_scores(task: ItemsTask, cache: Cache, docs: list[str]) -> tuple[
     return scores, sigs
 
 
-def neural_items_prepass(tasks: list[ItemsTask], cache: Cache, progress: Any = None) -> None:
+def neural_items_prepass(tasks: list[ItemsTask], cache: Cache, progress: Any = None,
+                         log: Callable[[str], None] | None = None) -> None:
     """Score the aligned lines of every system's item-level documents with each neural metric in
     this process before the items stage runs (one model load per metric, a row with ETA in the
     run's ``progress`` display); the workers' items stage then reads the scores from the store.
-    Cached systems are skipped."""
+    Cached systems are skipped. Before a long job, a warning with its estimated CPU through ``log``."""
     from ..mt.base import load_metrics
     from ..mt.neural import neural_metrics, set_runtime
+    from ..mt.rates import slow_metric_warnings
 
     todo = [t for t in tasks if t.neural and t.seg_docids is None and not cache.child().entry(t).verified("json")]
     if not todo:
@@ -359,9 +361,13 @@ def neural_items_prepass(tasks: list[ItemsTask], cache: Cache, progress: Any = N
         hyps, refs, _ = collection_lines(t, docs)
         if hyps:
             items.append((hyps, [refs], None))
+    store = SegmentStore(cache)
     for m in neural_metrics(load_metrics(list(todo[0].neural), todo[0].tokenize, todo[0].lowercase)):
-        set_runtime([m], device=todo[0].device, batch_size=todo[0].batch_size, store=SegmentStore(cache),
+        set_runtime([m], device=todo[0].device, batch_size=todo[0].batch_size, store=store,
                     progress=False, display=_rows(progress))
+        missing = [len(h) for h, refs, _ in items if store.load(m.key(h, refs[0], None)) is None]
+        for w in slow_metric_warnings({m.name: missing}, 1, todo[0].device) if log is not None else []:
+            log(f"item level, judged documents' lines: {w.replace('out of mt.metrics', 'out of item_level.metrics')}")
         m.fill(items)
 
 
