@@ -42,3 +42,17 @@ def test_item_scores_equal_sacrebleu_sentence_chrf_and_other_variants_fall_back(
                                               for h, r in zip(hyps, refs)], abs=1e-12)
     assert chrf_item_stats(load_metric("chrf++"), hyps, [refs]) is None  # word n-grams: sacrebleu's own
     assert chrf_item_stats(load_metric("chrf"), hyps, [refs, refs]) is None  # several references
+
+
+def test_counts_in_runs_of_documents_equal_counting_all_at_once(monkeypatch):
+    import clir_eval.mt.chrf_items as ci
+
+    r = random.Random(7)
+    hyps = ["".join(r.choice("abc de") for _ in range(r.randint(0, 60))) for _ in range(30)]
+    refs = ["".join(r.choice("abcd e") for _ in range(r.randint(0, 60))) for _ in range(30)]
+    m = load_metric("chrf")
+    whole = chrf_item_stats(m, hyps, [refs])
+    monkeypatch.setattr(ci, "CHUNK_CHARS", 100)
+    assert len(ci._chunks([len(h) + len(x) for h, x in zip(hyps, refs)])) > 5
+    assert np.array_equal(chrf_item_stats(m, hyps, [refs]), whole)
+    assert np.array_equal(whole, _sacrebleu_stats(hyps, refs, False))

@@ -24,6 +24,7 @@ import numpy as np
 
 _REFS: dict[tuple, "_Side"] = {}
 _REFS_MAX = 2
+CHUNK_CHARS = 4_000_000  # items are counted in runs of documents of about this many characters (bounded memory)
 
 
 class _Side:
@@ -85,6 +86,10 @@ def chrf_item_stats(metric, hyps: Sequence[str], refs: Sequence[Sequence[str]]) 
     order = int(p["char_order"])
     if p["word_order"] or p["whitespace"] or len(refs) != 1 or len(refs[0]) != len(hyps) or not hyps:
         return None
+    cuts = _chunks([len(h) + len(r) for h, r in zip(hyps, refs[0])])
+    if len(cuts) > 2:
+        parts = [chrf_item_stats(metric, hyps[a:b], [refs[0][a:b]]) for a, b in zip(cuts, cuts[1:])]
+        return None if any(p is None for p in parts) else np.concatenate(parts)
     ref = _reference(refs[0], metric.lowercase)
     bits = max(1, int(len(ref.chars)).bit_length())
     shift = bits * order
@@ -108,3 +113,16 @@ def chrf_item_stats(metric, hyps: Sequence[str], refs: Sequence[Sequence[str]]) 
         out[:, c + 1] = ref_count
         out[:, c + 2] = np.rint(match).astype(np.int64)
     return out
+
+
+def _chunks(sizes: list[int]) -> list[int]:
+    """Boundaries of consecutive runs of items of at most :data:`CHUNK_CHARS` characters (an item
+    longer than that is a run of its own)."""
+    cuts, acc = [0], 0
+    for i, n in enumerate(sizes):
+        if acc and acc + n > CHUNK_CHARS:
+            cuts.append(i)
+            acc = 0
+        acc += n
+    cuts.append(len(sizes))
+    return cuts
