@@ -360,3 +360,21 @@ def test_type_f_item_scores_equal_each_rows_corpus_score(spec):
     refs = [["the cat is on the mat", "nothing here", "", "the dog", "a rare word appears here"]]
     stats = m.segment_stats(hyps, refs)
     assert np.array_equal(m.item_scores(stats), MTMetric.item_scores(m, stats))
+
+
+@pytest.mark.parametrize("variant", ["b", "c"])
+def test_one_cell_groups_draws_equal_recomputing(variant):
+    """One system's items resampled (one cell per group, ties' forms as sums of squares): every
+    draw's coefficient equals scipy on the drawn cells, with ties and an absent cell."""
+    r = np.random.default_rng(9)
+    x = r.integers(0, 5, (1, 15)).astype(float)
+    y = r.integers(0, 4, (1, 15)).astype(float)
+    x[0, 4] = np.nan
+    idx = r.integers(0, 15, (40, 15))
+    U = np.stack([np.bincount(i, minlength=15) for i in idx]).astype(float)
+    got = tau_draws(group_sums(x, y, 1), U, variant)
+    for b, i in enumerate(idx):
+        xd, yd = x[0, i], y[0, i]
+        keep = ~np.isnan(xd)
+        ref = scipy.stats.kendalltau(xd[keep], yd[keep], variant=variant).statistic
+        assert got[b] == pytest.approx(ref, nan_ok=True, abs=1e-12)

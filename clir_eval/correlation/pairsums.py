@@ -117,9 +117,29 @@ def tau_draws_many(gss: list[GroupSums], U: np.ndarray, variant: str | None = "b
     forms in one matrix product."""
     U = np.asarray(U, float)
     W = U @ np.stack([gs.cells for gs in gss], axis=1)  # (k, n)
-    mats = [m for gs in gss for m in ((gs.c, gs.tx, gs.ty, gs.txy) if variant == "acc23" else (gs.c, gs.tx, gs.ty))]
-    qs = quad_forms(U, mats, W).reshape(len(U), len(gss), -1)
+    if variant != "acc23" and all(gs.cells.max(initial=0) <= 1 for gs in gss):
+        # one cell per group: the ties' forms are sums of squares over the values (no matrix product)
+        qc = quad_forms(U, [gs.c for gs in gss], W)
+        qs = np.stack([np.stack([qc[:, i], _tie_form(U, gs.has_x), _tie_form(U, gs.has_y)], axis=1)
+                       for i, gs in enumerate(gss)], axis=1)
+    else:
+        mats = [m for gs in gss for m in ((gs.c, gs.tx, gs.ty, gs.txy) if variant == "acc23" else (gs.c, gs.tx, gs.ty))]
+        qs = quad_forms(U, mats, W).reshape(len(U), len(gss), -1)
     return np.stack([_tau(gs, U, W[:, i], qs[:, i], variant) for i, gs in enumerate(gss)], axis=1)
+
+
+def _tie_form(U: np.ndarray, has: np.ndarray) -> np.ndarray:
+    """``uᵀ T u`` for the tie matrix T of groups holding one cell each (``has``: which value each
+    group's cell has, a row of zeros for an absent cell): the sum over values of the squared
+    multiplicity of the cells with that value (integers, exact)."""
+    g, v = np.nonzero(has)
+    if not len(g):
+        return np.zeros(len(U))
+    order = np.argsort(v, kind="stable")
+    g, v = g[order], v[order]
+    starts = np.flatnonzero(np.r_[True, v[1:] != v[:-1]])
+    per_value = np.add.reduceat(U[:, g], starts, axis=1)
+    return (per_value * per_value).sum(axis=1)
 
 
 def _tau(gs: GroupSums, U: np.ndarray, W: np.ndarray, qs: np.ndarray, variant: str | None) -> np.ndarray:
