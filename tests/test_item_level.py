@@ -378,3 +378,12 @@ def test_one_cell_groups_draws_equal_recomputing(variant):
         keep = ~np.isnan(xd)
         ref = scipy.stats.kendalltau(xd[keep], yd[keep], variant=variant).statistic
         assert got[b] == pytest.approx(ref, nan_ok=True, abs=1e-12)
+
+
+def test_swap_bits_are_seeded_fair_coin_flips():
+    from clir_eval.correlation.items import swap_bits
+
+    a = swap_bits(np.random.default_rng(3), (200, 7, 31))
+    assert a.shape == (200, 7, 31) and a.dtype == bool
+    assert np.array_equal(a, swap_bits(np.random.default_rng(3), (200, 7, 31)))
+    assert abs(a.mean() - 0.5) < 0.01 and abs(a[:, 0].mean() - a[:, -1].mean()) < 0.03
