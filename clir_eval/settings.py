@@ -20,7 +20,7 @@ import math
 import types
 import typing
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from .errors import UserError
 
@@ -67,7 +67,7 @@ def setting(default: Any = _MISSING, help: str = "", *, ge: float | None = None,
 
 
 class SettingError(UserError):
-    """A settings field with a value it does not accept. ``str()`` is ``message``, else ``name=value must be ...``
+    """A settings field with a value it does not accept (``name`` empty: the record as a whole). ``str()`` is ``message``, else ``name=value must be ...``
     (or the reason alone when it names the value: ``shows_value``); :meth:`detail` is the text after a field's name."""
 
     def __init__(self, name: str, value: Any, reason: str, *, shows_value: bool = False, message: str = ""):
@@ -90,6 +90,15 @@ def field_type(cls: type, name: str) -> tuple[type, bool]:
     return (typing.get_origin(tp) or tp), optional
 
 
+def element_type(cls: type, name: str) -> Any:
+    """The type of the items of a tuple field (``tuple[int, ...]`` gives ``int``)."""
+    tp = typing.get_type_hints(cls)[name]
+    if typing.get_origin(tp) in (typing.Union, types.UnionType):
+        tp = next(a for a in typing.get_args(tp) if a is not type(None))
+    args = typing.get_args(tp)
+    return args[0] if args else Any
+
+
 def rules(cls: type) -> dict[str, Rule]:
     """The declared fields of a settings record, in order."""
     return {f.name: f.metadata["setting"] for f in dataclasses.fields(cls) if "setting" in f.metadata}
@@ -97,6 +106,15 @@ def rules(cls: type) -> dict[str, Rule]:
 
 def rule_text(cls: type, name: str) -> str:
     return rules(cls)[name].text(field_type(cls, name)[0])
+
+
+def same_as(cls: type, name: str) -> Any:
+    """A dataclass field declared as field ``name`` of the settings record ``cls`` (the same default, help and
+    bounds), for a record that holds the value flat (the config's top-level keys)."""
+    f = next(f for f in dataclasses.fields(cls) if f.name == name)
+    if f.default_factory is not _MISSING:
+        return dataclasses.field(default_factory=f.default_factory, metadata=f.metadata)
+    return dataclasses.field(default=f.default, metadata=f.metadata)
 
 
 def default(cls: type, name: str) -> Any:
@@ -149,6 +167,8 @@ def _valid(cls: type, name: str, rule: Rule, value: Any) -> Any:
             what = f"unknown {rule.label} {value!r}; choose" if rule.label else f"{value!r} is not valid; choose"
             raise SettingError(name, value, f"{what} one of {', '.join(rule.choices)}", shows_value=True)
     elif kind is tuple:
+        if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
+            raise SettingError(name, value, "must be a list")
         value = tuple(value)
     if kind in (int, float) and not _in_bounds(value, rule):
         if kind is int and rule.le is not None and value > rule.le and _in_bounds(value, dataclasses.replace(rule, le=None)):

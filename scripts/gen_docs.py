@@ -9,7 +9,8 @@
     python scripts/gen_docs.py --check  # exit 1 if a committed page differs (tests/test_docs_site.py)
 
 When the config models change shape, adapt ``ROOT_MODEL`` and the two small tables below
-(keys the loader spells differently in YAML, and record fields that are not YAML keys).
+(record fields that are not YAML keys, and YAML keys no record field holds). A field the YAML spells
+differently declares it (``setting(..., yaml="pseudo.top_k")``).
 """
 
 from __future__ import annotations
@@ -32,8 +33,6 @@ sys.path.insert(0, str(ROOT))
 OUT = ROOT / "docs" / "reference"
 
 ROOT_MODEL = "clir_eval.config.schema:Config"
-# record field -> how it is written in YAML (when the loader reads it under another name)
-YAML_NAMES = {("RelevanceConfig", "pseudo_top_k"): "pseudo.top_k"}
 # record fields that the loader derives (not YAML keys)
 DERIVED = {"path", "base_dir", "where"}
 # keys the loader reads that no record field holds (the `systems:` pattern form)
@@ -187,7 +186,7 @@ def config_page() -> str:
         for f in dataclasses.fields(cls):
             if f.name in DERIVED:
                 continue
-            key = YAML_NAMES.get((cls.__name__, f.name), f.name)
+            key = f.metadata.get("yaml", f.name)  # how the YAML spells it (when the loader reads it under another name)
             tp = hints[f.name]
             desc = _description(f, cls) or notes.get(f.name, "")
             subs = _records_in(tp) or [a for a in typing.get_args(_strip_optional(tp)[0]) if dataclasses.is_dataclass(a)]

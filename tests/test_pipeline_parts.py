@@ -193,5 +193,5 @@ def test_executor_config_key(tmp_path):
     assert c.executor == "serial" and "executor" not in c.to_dict()
     cfg["executor"] = "cluster"
     path.write_text(yaml.safe_dump(cfg))
-    with pytest.raises(UserError, match="executor: 'cluster' is not one of"):
+    with pytest.raises(UserError, match="executor: unknown executor 'cluster'; choose one of"):
         load_config(path)

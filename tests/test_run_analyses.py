@@ -111,12 +111,13 @@ def test_without_analyses_results_and_config_have_no_new_key(tmp_path):
 
 
 BAD = [
+    ({"favoritism": {}}, r"analyses\.favoritism\.systems: missing; this field is required \(Two different systems"),
     ({"favoritism": {"systems": ["sys1"]}}, r"analyses\.favoritism\.systems: give two different system names"),
     ({"favoritism": {"systems": ["sys1", "sys1"]}}, r"analyses\.favoritism\.systems: give two different"),
     ({"favoritism": {"systems": ["sys1", "nosuch"]}}, r"analyses\.favoritism\.systems: 'nosuch' is not a system"),
     ({"favoritism": {"systems": ["sys1", "sys2"], "metrics": ["bleu", "bleux"]}},
      r"analyses\.favoritism\.metrics\[1\]: unknown metric 'bleux'"),
-    ({"favoritism": {"systems": ["sys1", "sys2"], "top": 0}}, r"analyses\.favoritism\.top: must be >= 1"),
+    ({"favoritism": {"systems": ["sys1", "sys2"], "top": 0}}, r"analyses\.favoritism\.top: must be a positive integer <= 100000, got 0"),
     ({"favoritism": {"systems": ["sys1", "sys2"], "topp": 3}}, r"analyses\.favoritism\.topp: unknown key"),
     ({"frequency_buckets": {"buckets": [100, 10]}}, r"analyses\.frequency_buckets\.buckets: give increasing"),
     ({"frequency_buckets": {"buckets": "10,x"}}, r"analyses\.frequency_buckets\.buckets: give increasing"),

@@ -15,7 +15,7 @@ import os
 import re
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 import yaml
 
@@ -23,19 +23,20 @@ from ..correlation.settings import CorrelationSettings, ItemLevelSettings
 from ..errors import UserError
 from ..io.files import check_system_name, read_bytes
 from ..io.mtme import read_scores
-from ..io import readers  # its format tuples are read at check time (the registry may grow)
 from ..io.safe_yaml import load_yaml
-from ..ir.settings import IRSettings
-from ..limits import MAX_CONFIG_BYTES, MAX_DEPTH, MAX_JOBS, MAX_SEED
-from ..pipeline.executor import EXECUTORS
+from ..ir.settings import PSEUDO_TOP_K, IRSettings, RelevanceConfig
+from ..limits import MAX_CONFIG_BYTES
+from ..pipeline.settings import RunSettings
 from ..retrieval.analysis import STOPWORD_LISTS
 from ..retrieval.settings import RetrievalSettings
 from ..sources import irds
 from ..sources.settings import (QUERY_KINDS, CollectionConfig, DistractorSource, EuroparlSource, ExternalTable,
                                QueriesConfig, WMTSource)
+
+if TYPE_CHECKING:  # the mt package registers its metrics (sacrebleu) when imported: only configs using it load it
+    from ..mt.settings import AnalysesConfig
 from ..templates import substitute
-from .analyses import load_analyses
-from .schema import Config, RelevanceConfig, SystemSpec
+from .schema import Config, SystemSpec
 from .sections import _Loader, _Section
 
 
@@ -196,10 +197,7 @@ def load_config(path: str | os.PathLike, *, data_root: str | None = None) -> Con
     top = _Section(_read_yaml(p), "", s)
     s.data_root = _data_root(s, top.str("data_root"), data_root)
     name = top.str("name", p.stem)
-    seed = top.int("seed", 13, minimum=0, maximum=MAX_SEED)
-    jobs = top.int("jobs", None, minimum=1, maximum=MAX_JOBS)
-    executor = _load_executor(top)
-    shard_docs = top.int("shard_docs", 500_000, minimum=1)
+    run = top.settings(RunSettings, rest=True)  # seed, jobs, executor, shard_docs
     notes = top.str_list("notes")
     mt = _load_mt(s, top.section("mt"), has_wmt=top.data.get("wmt") is not None)
     wmt = _load_wmt(s, top.section("wmt"))
@@ -211,16 +209,16 @@ def load_config(path: str | os.PathLike, *, data_root: str | None = None) -> Con
     retrieval = _load_retrieval(s, top.section("retrieval"))
     ir = _load_ir(top.section("ir"))
     external = _load_external(s, top.raw("external"))
-    corr = _load_correlation(s, top.section("correlation"), seed)
+    corr = _load_correlation(s, top.section("correlation"), run.seed)
     item_level = _load_item_level(top)
-    analyses = load_analyses(s, top.section("analyses"), has_mt=mt is not None,
-                             systems=None if wmt or europarl else [x.name for x in systems if x.hyp])
+    analyses = _load_analyses(s, top.section("analyses"), has_mt=mt is not None,
+                              systems=None if wmt or europarl else [x.name for x in systems if x.hyp])
     top.done()
     cfg = Config(
-        name=name, path=str(p.resolve()), base_dir=str(s.base), data_root=s.data_root, seed=seed, jobs=jobs,
+        name=name, path=str(p.resolve()), base_dir=str(s.base), data_root=s.data_root, seed=run.seed, jobs=run.jobs,
         systems=systems, mt=mt, collection=collection, queries=queries, relevance=relevance,
         retrieval=retrieval, ir=ir, external=external, correlation=corr, wmt=wmt, europarl=europarl,
-        notes=notes + tuple(s.notes), executor=executor, analyses=analyses, shard_docs=shard_docs,
+        notes=notes + tuple(s.notes), executor=run.executor, analyses=analyses, shard_docs=run.shard_docs,
         item_level=item_level,
     )
     _check_consistency(cfg, p)
@@ -257,10 +255,6 @@ def _data_root(s: _Loader, key: str | None, flag: str | None) -> str | None:
     return None
 
 
-
-
-def _load_executor(top: _Section) -> str:
-    return top.str("executor", "local", choices=tuple(EXECUTORS))
 
 
 def _load_mt(s: _Loader, sec: _Section | None, *, has_wmt: bool) -> "MTSettings | None":
@@ -316,21 +310,10 @@ def _load_collection(s: _Loader, sec: _Section | None, *, has_source: bool) -> C
 
 def _distractor(s: _Loader, item: Any, w: str) -> DistractorSource:
     ds = _Section(item, w, s)
-    file_, xml = ds.str("file"), ds.str("xml")
-    if (file_ is None) == (xml is None):
-        raise UserError(f"{s.path}: {w}: give either file: (English documents) or xml: (a WMT XML file)")
-    out = DistractorSource(
-        file=s.path_of(file_, f"{w}.file") if file_ else None,
-        format=ds.str("format", None, choices=readers.DOC_FORMATS) if file_ else None,
-        xml=s.path_of(xml, f"{w}.xml") if xml else None,
-        reference=ds.str("reference", "A") if xml else "A",
-        limit=ds.int("limit", None, minimum=1),
-        translations=(lambda t: s.expand(t, f"{w}.translations") if t else None)(ds.str("translations")) if file_ else None,
-        translated=ds.bool("translated", False) if xml else False,
-        where=w,
-    )
-    ds.done()
-    return out
+    file_, xml, translations = ds.str("file"), ds.str("xml"), ds.str("translations")
+    return ds.settings(DistractorSource, file=s.path_of(file_, f"{w}.file") if file_ else None,
+                       xml=s.path_of(xml, f"{w}.xml") if xml else None,
+                       translations=s.expand(translations, f"{w}.translations") if translations else None, where=w)
 
 
 def _load_queries(s: _Loader, sec: _Section | None) -> QueriesConfig | None:
@@ -346,18 +329,17 @@ def _load_queries(s: _Loader, sec: _Section | None) -> QueriesConfig | None:
 
 
 def _load_relevance(s: _Loader, sec: _Section | None) -> RelevanceConfig | None:
+    """``relevance: {qrels: FILE}`` or ``relevance: {pseudo: {top_k: K}}``."""
     if sec is None:
         return None
     qrels = sec.str("qrels")
     psec = sec.section("pseudo")
     top_k = None
     if psec is not None:
-        top_k = psec.int("top_k", 100, minimum=1, maximum=MAX_DEPTH)
+        top_k = psec.int("top_k", PSEUDO_TOP_K)
         psec.done()
-    sec.done()
-    if (qrels is None) == (top_k is None):
-        raise UserError(f"{s.path}: relevance: give either qrels: FILE or pseudo: {{top_k: 100}}")
-    return RelevanceConfig(qrels=_input(s, qrels, "relevance.qrels", "qrels") if qrels else None, pseudo_top_k=top_k)
+    return sec.settings(RelevanceConfig, qrels=_input(s, qrels, "relevance.qrels", "qrels") if qrels else None,
+                        pseudo_top_k=top_k)
 
 
 def _load_retrieval(s: _Loader, sec: _Section | None) -> RetrievalSettings:
@@ -416,6 +398,32 @@ def _load_item_level(top: _Section) -> ItemLevelSettings:
         return ItemLevelSettings(enabled=raw)
     sec = top.section("item_level")
     return ItemLevelSettings() if sec is None else sec.settings(ItemLevelSettings)
+
+
+def _load_analyses(s: _Loader, sec: _Section | None, *, has_mt: bool,
+                   systems: list[str] | None) -> "AnalysesConfig | None":
+    """``analyses: {favoritism: {systems: [S, U], metrics: [...], top: 10},
+    frequency_buckets: {buckets: [10, 100, 1000], systems: all, beta: 1}}``; ``systems``: the
+    names with MT output when known before the sources are read (else checked at run time)."""
+    if sec is None:
+        return None
+    from ..mt.settings import AnalysesConfig  # the mt package registers its metrics (sacrebleu) when imported
+
+    fb = sec.data.get("frequency_buckets")
+    if isinstance(fb, dict):  # YAML shorthands: buckets as "10,100,1000", systems: all
+        fb = dict(fb)
+        if isinstance(fb.get("buckets"), str):
+            fb["buckets"] = [int(x) if x.isdigit() else x for x in (y.strip() for y in fb["buckets"].split(",")) if x]
+        if fb.get("systems") == "all":
+            del fb["systems"]
+        sec.data["frequency_buckets"] = fb
+    out = sec.settings(AnalysesConfig)
+    if not has_mt:
+        raise UserError(f"{s.path}: analyses: needs the mt section (system hypotheses and references); "
+                        "add mt: {refs: [...]} or remove analyses")
+    if systems is not None:
+        out.check_systems(str(s.path), systems)
+    return out
 
 
 def _check_consistency(cfg: Config, p: Path) -> None:

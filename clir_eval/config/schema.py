@@ -6,13 +6,14 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping
 
 from ..correlation.settings import CorrelationSettings, ItemLevelSettings
-from ..ir.settings import IRSettings
+from ..ir.settings import IRSettings, RelevanceConfig
+from ..pipeline.settings import RunSettings
 from ..retrieval.settings import RetrievalSettings
-from ..settings import default
+from ..settings import default, same_as
 from ..sources.settings import CollectionConfig, EuroparlSource, ExternalTable, QueriesConfig, WMTSource
 
 if TYPE_CHECKING:  # the mt package registers its metrics (sacrebleu) when imported: only configs with mt: load it
-    from ..mt.settings import MTSettings
+    from ..mt.settings import AnalysesConfig, MTSettings
 
 
 @dataclass(frozen=True)
@@ -26,45 +27,13 @@ class SystemSpec:
 
 
 @dataclass(frozen=True)
-class RelevanceConfig:
-    qrels: str | None = None
-    pseudo_top_k: int | None = None
-
-
-@dataclass(frozen=True)
-class FavoritismAnalysis:
-    """Favoritism of each metric towards ``systems[0]`` over ``systems[1]`` (Gowda et al. 2021 §4.1)."""
-
-    systems: tuple[str, str]
-    metrics: tuple[str, ...] = ("bleu", "macrof1")
-    top: int = 10
-
-
-@dataclass(frozen=True)
-class BucketsAnalysis:
-    """MacroF per reference-frequency rank bucket (Gowda et al. 2021 Fig. 1); ``systems`` empty = all."""
-
-    buckets: tuple[int, ...] = (10, 100, 1000)
-    systems: tuple[str, ...] = ()
-    beta: float = 1.0
-
-
-@dataclass(frozen=True)
-class AnalysesConfig:
-    """The ``analyses:`` section (``config/analyses.py``)."""
-
-    favoritism: FavoritismAnalysis | None = None
-    frequency_buckets: BucketsAnalysis | None = None
-
-
-@dataclass(frozen=True)
 class Config:
     name: str
     path: str
     base_dir: str
     data_root: str | None
-    seed: int = 13
-    jobs: int | None = None
+    seed: int = same_as(RunSettings, "seed")
+    jobs: int | None = same_as(RunSettings, "jobs")
     systems: tuple[SystemSpec, ...] = ()
     mt: MTSettings | None = None
     collection: CollectionConfig | None = None
@@ -77,9 +46,9 @@ class Config:
     wmt: WMTSource | None = None
     europarl: EuroparlSource | None = None
     notes: tuple[str, ...] = ()
-    executor: str = "local"  # how systems run (pipeline/executor.py); never changes a result
+    executor: str = same_as(RunSettings, "executor")
     analyses: AnalysesConfig | None = None
-    shard_docs: int = 500_000  # collections with more lines are indexed in spans (pipeline/shards.py); never changes a result
+    shard_docs: int = same_as(RunSettings, "shard_docs")
     item_level: ItemLevelSettings = field(default_factory=ItemLevelSettings)
 
     @property

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..errors import UserError
 from ..params import split_list
-from ..settings import SettingError, check_value, default, field_type, rules
+from ..settings import SettingError, Settings, check_value, default, element_type, field_type, rules
 
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -33,7 +33,8 @@ class _Section:
         self.cfg = cfg
 
     def _p(self, key: str) -> str:
-        return f"{self.where}.{key}" if self.where else key
+        """The YAML path of ``key`` (empty: of the section itself)."""
+        return f"{self.where}.{key}" if self.where and key else (key or self.where or "top level")
 
     def err(self, key: str, msg: str) -> UserError:
         return UserError(f"{self.cfg.path}: {self._p(key)}: {msg}")
@@ -111,10 +112,12 @@ class _Section:
         v = self.data.pop(key, None)
         return None if v is None else _Section(v, self._p(key), self.cfg)
 
-    def settings(self, cls: type, **given: Any) -> Any:
+    def settings(self, cls: type, *, rest: bool = False, **given: Any) -> Any:
         """The whole section as the settings record ``cls``: each declared field read with its type (absent
-        or null: the record's default), the ``given`` values (already read, e.g. resolved paths) as they
-        are; an unknown key, or a value the record refuses, is an error naming the field."""
+        or null: the record's default; a field holding a record: the sub-section read the same way), the
+        ``given`` values (already read, e.g. resolved paths) as they are; an unknown key (unless ``rest``:
+        keys the caller reads itself), or a value the record refuses, is an error naming the field as the
+        YAML spells it (its ``yaml`` metadata, else its name)."""
         values = {k: v for k, v in given.items() if v is not None}
         for f in fields(cls):
             name = f.name
@@ -123,12 +126,15 @@ class _Section:
                 if v is not None:
                     values[name] = v
                 elif f.default is MISSING and f.default_factory is MISSING:
-                    raise self.err(name, "missing; this field is required")
-        self.done()
+                    help_text = rules(cls)[name].help.rstrip(".")
+                    raise self.err(name, "missing; this field is required" + (f" ({help_text})" if help_text else ""))
+        if not rest:
+            self.done()
         try:
             return cls(**values)
         except SettingError as e:
-            raise self.err(e.name, e.detail()) from None
+            yaml_names = {f.name: f.metadata["yaml"] for f in fields(cls) if "yaml" in f.metadata}
+            raise self.err(yaml_names.get(e.name, e.name), e.detail()) from None
 
     def setting(self, cls: type, name: str) -> Any:
         """One field of the settings record ``cls``, read with its type and checked against its declaration
@@ -144,6 +150,11 @@ class _Section:
 
     def _typed(self, cls: type, name: str) -> Any:
         kind = field_type(cls, name)[0]
+        if isinstance(kind, type) and issubclass(kind, Settings):
+            sub = self.section(name)
+            return None if sub is None else sub.settings(kind)
+        if kind is tuple and element_type(cls, name) is not str:
+            return self.raw(name)  # a list of numbers: the record checks it
         if kind is tuple:
             nonempty = next(f for f in fields(cls) if f.name == name).metadata.get("nonempty")
             return self.str_list(name, nonempty=nonempty)

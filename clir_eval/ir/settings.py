@@ -1,13 +1,16 @@
-"""The IR stage's settings, declared once: the config's ``ir:`` section and the IR task read this record."""
+"""The IR stage's settings, declared once: the config's ``ir:`` and ``relevance:`` sections are read into these
+records (the IR task embeds ``IRSettings``)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from ..errors import UserError
+from ..limits import MAX_DEPTH
 from ..settings import SettingError, Settings, setting
 
 DEFAULT_MEASURES = ("map", "ndcg", "P_10", "rbo:p=0.98")
+PSEUDO_TOP_K = 100  # pseudo-qrels depth of `pseudo: {}` and of generated queries without a relevance: section
 
 
 @dataclass(frozen=True)
@@ -29,3 +32,19 @@ class IRSettings(Settings):
                 parse_measure(spec)
             except UserError as e:
                 raise SettingError(f"measures[{i}]", spec, str(e), shows_value=True) from None
+
+
+@dataclass(frozen=True)
+class RelevanceConfig(Settings):
+    """The ``relevance:`` section: a qrels file, or pseudo-qrels (the top documents of the English-side run
+    are relevant)."""
+
+    qrels: str | None = setting(None, "A TREC qrels file (or irds:<dataset id>).")
+    pseudo_top_k: int | None = setting(None, f"Pseudo-qrels: the top K documents of the English-side run of each "
+                                             f"query are relevant (pseudo: {{}} gives {PSEUDO_TOP_K}).", ge=1,
+                                       le=MAX_DEPTH, yaml="pseudo.top_k")
+
+    def check(self) -> None:
+        if (self.qrels is None) == (self.pseudo_top_k is None):
+            raise SettingError("", None, f"give either qrels: FILE or pseudo: {{top_k: {PSEUDO_TOP_K}}}",
+                               shows_value=True)

@@ -13,10 +13,8 @@ def run_analyses(cfg, systems: Sequence, refs: Sequence[str]) -> dict[str, Any]:
     a = cfg.analyses
     if a is None:
         return {}
-    from ..config.analyses import check_analysis_systems
-
     hyps = {s.name: s.hyp for s in systems if s.hyp}
-    check_analysis_systems(cfg.path, a, list(hyps))
+    a.check_systems(cfg.path, list(hyps))
     if not refs:
         raise UserError(f"{cfg.path}: analyses: the experiment has no MT references; add mt.refs")
     out: dict[str, Any] = {}

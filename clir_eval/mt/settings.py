@@ -1,10 +1,13 @@
-"""The MT stage's settings, declared once: the config's ``mt:`` section and the MT task read this record."""
+"""The MT stage's settings, declared once: the config's ``mt:`` section (read by the MT task) and the ``analyses:``
+section (favoritism, frequency buckets on the MT test set)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 
 from ..errors import UserError
+from ..limits import MAX_DEPTH
 from ..settings import SettingError, Settings, setting
 
 DEFAULT_METRICS = ("bleu", "chrf1", "macrof1", "microf1")
@@ -39,3 +42,70 @@ class MTSettings(Settings):
                 load_metric(spec, tokenize=self.tokenize, lowercase=self.lowercase)
             except UserError as e:
                 raise SettingError(f"metrics[{i}]", spec, str(e), shows_value=True) from None
+
+
+@dataclass(frozen=True)
+class FavoritismAnalysis(Settings):
+    """Favoritism of each metric towards ``systems[0]`` over ``systems[1]`` (Gowda et al. 2021 §4.1)."""
+
+    systems: tuple[str, str] = setting(help="Two different systems [S, U]: favoritism towards S over U.")
+    metrics: tuple[str, ...] = setting(("bleu", "macrof1"), "MT metrics compared.")
+    top: int = setting(10, "Segments listed per metric, largest absolute favoritism first.", ge=1, le=MAX_DEPTH)
+
+    def check(self) -> None:
+        if len(self.systems) != 2 or self.systems[0] == self.systems[1]:
+            raise SettingError("systems", self.systems, "give two different system names [S, U] (favoritism towards "
+                               f"S over U), got {list(self.systems)}", shows_value=True)
+        if not self.metrics:
+            raise SettingError("metrics", self.metrics, "give at least one MT metric, e.g. [bleu, macrof1]",
+                               shows_value=True)
+        from .base import load_metric  # sacrebleu: loaded when metrics are checked, not when the package is
+
+        for i, spec in enumerate(self.metrics):
+            try:
+                load_metric(spec)
+            except UserError as e:
+                raise SettingError(f"metrics[{i}]", spec, str(e), shows_value=True) from None
+
+
+@dataclass(frozen=True)
+class BucketsAnalysis(Settings):
+    """MacroF per reference-frequency rank bucket (Gowda et al. 2021 Fig. 1)."""
+
+    buckets: tuple[int, ...] = setting((10, 100, 1000), "Increasing rank boundaries: [10, 100, 1000] are the "
+                                                        "ranks 1-10, 11-100, 101-1000 and 1001+.")
+    systems: tuple[str, ...] = setting((), "The systems (empty or all: every system with MT output).")
+    beta: float = setting(1.0, "MacroF's beta.", gt=0, le=100)
+
+    def check(self) -> None:
+        b = self.buckets
+        if (not b or any(isinstance(x, bool) or not isinstance(x, int) or x < 1 for x in b)
+                or any(x >= y for x, y in zip(b, b[1:]))):
+            raise SettingError("buckets", b, "give increasing positive rank boundaries such as [10, 100, 1000] (ranks "
+                               f"1-10, 11-100, 101-1000, 1001+), got {list(b)!r}", shows_value=True)
+        if len(set(self.systems)) != len(self.systems):
+            raise SettingError("systems", self.systems, f"a system is listed twice: {list(self.systems)}",
+                               shows_value=True)
+
+
+@dataclass(frozen=True)
+class AnalysesConfig(Settings):
+    """The ``analyses:`` section: analyses on the MT test set, reported in results.json and the reports."""
+
+    favoritism: FavoritismAnalysis | None = setting(None, "Favoritism towards one system over another")
+    frequency_buckets: BucketsAnalysis | None = setting(None, "MacroF per reference-frequency bucket")
+
+    def check(self) -> None:
+        if self.favoritism is None and self.frequency_buckets is None:
+            raise SettingError("", None, "empty; give favoritism: and/or frequency_buckets: (see docs/configs.md "
+                               "'Analyses on the MT test set') or remove the section", shows_value=True)
+
+    def check_systems(self, where: str, names: Sequence[str]) -> None:
+        """Every system an analysis names is one of ``names`` (the systems with a hypothesis file)."""
+        wanted = [("favoritism", n) for n in (self.favoritism.systems if self.favoritism else ())]
+        wanted += [("frequency_buckets", n) for n in (self.frequency_buckets.systems if self.frequency_buckets else ())]
+        for part, n in wanted:
+            if n not in names:
+                shown = ", ".join(names[:20]) + (f", ... ({len(names) - 20} more)" if len(names) > 20 else "")
+                raise UserError(f"{where}: analyses.{part}.systems: {n!r} is not a system with MT output in this "
+                                f"experiment; use one of: {shown}")

@@ -213,8 +213,9 @@ def english_side(cfg: Config, res: Resolved, cache: Cache, task: RetrieveTask, m
     """After retrieval on the human-English side: the RBO reference run and (pseudo-)qrels."""
     if res.qrels is None:
         from ..ir.relevance import pseudo_qrels
+        from ..ir.settings import PSEUDO_TOP_K
 
-        top_k = cfg.relevance.pseudo_top_k if cfg.relevance else 100
+        top_k = cfg.relevance.pseudo_top_k if cfg.relevance else PSEUDO_TOP_K
         res.qrels = pseudo_qrels(read_run(run_file(task, cache)), top_k=top_k)
         res.qrels_source = f"pseudo:top_k={top_k} of the English-side run"
     qrels = qrels_stage(QrelsTask(tuple((q, tuple(d.items())) for q, d in res.qrels.judgements.items())), cache)

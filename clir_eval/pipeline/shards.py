@@ -27,7 +27,6 @@ from .tasks import IndexTask, RetrieveTask, ShardTask, ids_checksum
 
 ARRAYS = ("indptr", "cols", "tf", "dl")  # pass-1 triples (retrieval.index.ShardStats)
 EXTS = tuple(f"{a}.npy" for a in ARRAYS) + ("df.npy", "terms.json", "ids.json", "docs.bin", "json")
-DEFAULT_SHARD_DOCS = 500_000
 READ_BLOCK = 1 << 22  # bytes read at a time while counting lines
 
 

@@ -8,7 +8,7 @@ from typing import Mapping
 
 from ..io.readers import DOC_FORMATS, QUERY_FORMATS
 from ..limits import MAX_KEYWORDS
-from ..settings import SettingError, Settings, setting
+from ..settings import SettingError, Settings, default, setting
 
 DIRECTIONS = ("source-original", "target-original", "both")
 GRANULARITIES = ("speaker", "file")
@@ -62,20 +62,32 @@ class QueriesConfig(Settings):
 
 
 @dataclass(frozen=True)
-class DistractorSource:
+class DistractorSource(Settings):
     """English documents added to every collection (Gowda et al. 2021 "In+Ext"): a documents
     file, or a reference of another WMT XML file. With ``translations`` (a template over
     system attributes naming a documents file) or ``translated`` (XML: each system's own
     ``<hyp>`` of those documents) a system's collection gets its translations instead."""
 
-    file: str | None = None
-    format: str | None = None
-    xml: str | None = None
-    reference: str = "A"
-    limit: int | None = None  # the first N documents (file order)
-    translations: str | None = None
-    translated: bool = False
-    where: str = ""
+    file: str | None = setting(None, "English documents (jsonl, tsv or lines).")
+    format: str | None = setting(None, "Their format (file: entries; default: from the extension).",
+                                 choices=DOC_FORMATS, label="document format")
+    xml: str | None = setting(None, "A WMT XML file whose reference documents are the distractors.")
+    reference: str = setting("A", "The XML file's reference used (xml: entries).")
+    limit: int | None = setting(None, "Only the first N documents (file order).", ge=1)
+    translations: str | None = setting(None, "Template over system attributes naming a documents file of each "
+                                             "system's translations of them (file: entries).")
+    translated: bool = setting(False, "Each system's own <hyp> of those documents (xml: entries).")
+    where: str = ""  # the YAML path, for messages
+
+    def check(self) -> None:
+        if (self.file is None) == (self.xml is None):
+            raise SettingError("", None, "give either file: (English documents) or xml: (a WMT XML file)",
+                               shows_value=True)
+        kind, other = ("xml", "file") if self.xml is not None else ("file", "xml")
+        for name in ("format", "translations") if kind == "xml" else ("reference", "translated"):
+            if getattr(self, name) != default(DistractorSource, name):
+                raise SettingError(name, getattr(self, name), f"applies to {other}: entries, not to {kind}: ones; "
+                                   "remove it", shows_value=True)
 
 
 @dataclass(frozen=True)

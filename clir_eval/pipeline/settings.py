@@ -1,0 +1,25 @@
+"""The run's own settings, declared once: the config's top-level ``seed``, ``jobs``, ``executor`` and
+``shard_docs`` (the config record holds them flat, declared as these fields)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..limits import MAX_JOBS, MAX_SEED
+from ..settings import Settings, setting
+from .executor import EXECUTORS
+
+SHARD_DOCS = 500_000
+
+
+@dataclass(frozen=True)
+class RunSettings(Settings):
+    """How a run is seeded and spread over processes."""
+
+    seed: int = setting(13, "Random seed of every seeded step (correlation.seed defaults to it).", ge=0, le=MAX_SEED)
+    jobs: int | None = setting(None, "Worker processes (default: one per CPU core, fewer when memory is short).",
+                               ge=1, le=MAX_JOBS)
+    executor: str = setting("local", "How systems run: serial, local (a process pool) or ray; never changes a "
+                                     "result.", choices=tuple(EXECUTORS), label="executor")
+    shard_docs: int = setting(SHARD_DOCS, "Collections with more lines are indexed in spans of this many lines; "
+                                          "never changes a result.", ge=1)
