@@ -37,7 +37,7 @@ def _run(checkout: Path, cfg: Path, out: Path, jobs: int, data_root: str | None)
     env = {**{k: v for k, v in os.environ.items() if k != "PYTHONPATH"}, "PYTHONPATH": str(checkout)}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    subprocess.run(args, check=True, env=env)
+    subprocess.run(args, check=True, env=env, cwd=checkout)  # `-m` puts the working directory first on the path
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -82,12 +82,19 @@ def main() -> None:
                   f"added: wall {100 * (w1 / w0 - 1):+.0f}%, CPU {100 * (c1 / c0 - 1):+.0f}% ({c1 - c0:+.1f} CPU-s; "
                   f"items stage {t_on.get('items', 0):.1f} s, item-level correlations {t_on.get('item_level', 0):.1f} s wall)")
         if a.before:
-            def strip(r: dict) -> dict:
-                return {k: v for k, v in r.items() if k != "timing"}
+            def part(r: dict, verdicts: bool):
+                """results.json without timing and item-level verdicts, or those verdicts only."""
+                il = r.get("item_level") or {}
+                if verdicts:
+                    return il.get("verdicts")
+                return {k: v for k, v in r.items() if k != "timing"} | {
+                    "item_level": {k: v for k, v in il.items() if k != "verdicts"}}
 
-            same = all(strip(r[2]) == strip(seen["this", "on"][0][2]) for who in checkouts for r in seen[who, "on"])
-            print(f"results.json with item level (without timing) identical across checkouts and runs: "
-                  f"{'yes' if same else 'NO'}")
+            runs = [r[2] for who in checkouts for r in seen[who, "on"]]
+            for what, verdicts in (("results.json without timing and item-level verdicts", False),
+                                   ("item-level verdicts", True)):
+                same = all(part(r, verdicts) == part(runs[0], verdicts) for r in runs)
+                print(f"{what}: identical across checkouts and runs: {'yes' if same else 'NO'}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
