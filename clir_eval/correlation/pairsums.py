@@ -17,6 +17,7 @@ n1 = (wᵀ Tx w - W)/2 (Tx with its diagonal), in y n2, in both n3, P = W(W-1)/2
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,15 +26,39 @@ import numpy as np
 @dataclass(frozen=True)
 class GroupSums:
     """Pair matrices of the cells aggregated to groups (G x G), cells per group (G), and for τ-c
-    which distinct x / y values each group holds (G x Vx, G x Vy)."""
+    which distinct x / y values each group holds (G x Vx, G x Vy). The tie matrices ``tx``,
+    ``ty``, ``txy`` are computed on first use (one-cell groups do without them)."""
 
     c: np.ndarray
-    tx: np.ndarray
-    ty: np.ndarray
-    txy: np.ndarray
     cells: np.ndarray
     has_x: np.ndarray
     has_y: np.ndarray
+    ranks: tuple  # (x ranks, y ranks, presence, G, cells per group) of the flattened cells
+
+    @functools.cached_property
+    def tx(self) -> np.ndarray:
+        return _ties(self.ranks, self.ranks[0])
+
+    @functools.cached_property
+    def ty(self) -> np.ndarray:
+        return _ties(self.ranks, self.ranks[1])
+
+    @functools.cached_property
+    def txy(self) -> np.ndarray:
+        return _ties(self.ranks, self.ranks[0], self.ranks[1])
+
+
+def _ties(cells: tuple, *ranks: np.ndarray) -> np.ndarray:
+    """Pairs of cells (with their own diagonal) equal in ``ranks``, per pair of groups: the
+    product of the groups' value counts."""
+    _, _, pres, G, n = cells
+    key = ranks[0].astype(np.int64)
+    for r in ranks[1:]:
+        key = key * (int(r.max(initial=0)) + 1) + r
+    _, v = np.unique(key, return_inverse=True)
+    counts = np.zeros((G, int(v.max(initial=-1)) + 1))
+    np.add.at(counts, (np.repeat(np.arange(G), n), v.ravel()), pres.astype(float))
+    return counts @ counts.T
 
 
 def group_sums(X: np.ndarray, Y: np.ndarray, axis: int) -> GroupSums:
@@ -67,24 +92,12 @@ def group_sums(X: np.ndarray, Y: np.ndarray, axis: int) -> GroupSums:
         per_cell = prod.reshape(-1, G, n).sum(axis=2, dtype=np.int64) * pres[a, None]
         c[g0:g1] = per_cell.reshape(g1 - g0, n, G).sum(axis=1)
 
-    def ties(*ranks: np.ndarray) -> np.ndarray:
-        """Pairs of cells (with their own diagonal) equal in ``ranks``, per pair of groups: the
-        product of the groups' value counts."""
-        key = ranks[0].astype(np.int64)
-        for r in ranks[1:]:
-            key = key * (int(r.max(initial=0)) + 1) + r
-        _, v = np.unique(key, return_inverse=True)
-        counts = np.zeros((G, int(v.max(initial=-1)) + 1))
-        np.add.at(counts, (np.repeat(np.arange(G), n), v.ravel()), pres.astype(float))
-        return counts @ counts.T
-
-    out = {"c": c, "tx": ties(rx), "ty": ties(ry), "txy": ties(rx, ry)}
     has_x = np.zeros((G, len(vx)), bool)
     has_y = np.zeros((G, len(vy)), bool)
     rows = np.nonzero(present)[0]
     has_x[rows, np.searchsorted(vx, X[present])] = True
     has_y[rows, np.searchsorted(vy, Y[present])] = True
-    return GroupSums(out["c"], out["tx"], out["ty"], out["txy"], pm.sum(axis=1), has_x, has_y)
+    return GroupSums(c, pm.sum(axis=1), has_x, has_y, (rx, ry, pres, G, n))
 
 
 def cell_sums(x: np.ndarray, y: np.ndarray) -> GroupSums:
