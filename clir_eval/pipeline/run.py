@@ -151,7 +151,14 @@ def item_scores(cfg: Config, res: Resolved, english: EnglishSide, tasks: list[Sy
     t0 = time.perf_counter()
     itasks = items_tasks(cfg, res, english, tasks)
     neural_items_prepass(itasks, cache, progress, log)
-    out = run_items(ex, itasks, cache, progress.bar("item scores", len(itasks)))
+    try:
+        out = run_items(ex, itasks, cache, progress.bar("item scores", len(itasks)))
+    except WorkerLost as e:
+        raise UserError(
+            f"a worker process died (killed or out of memory) while scoring the items of system(s) "
+            f"{', '.join(itasks[i].system for i in e.indices)}; finished stages are kept in the cache: re-run to "
+            "resume, with fewer --jobs if memory ran out"
+        ) from None
     timing["items"] = time.perf_counter() - t0
     return {"systems": [t.system for t in itasks], "outputs": out, "english": english_signals(english, cache)}
 
@@ -171,7 +178,13 @@ def item_level(cfg: Config, res: Resolved, english: EnglishSide, items: dict, sy
 
     def mapper(fn, jobs):
         row = progress.stage("item-level statistics", len(jobs), ex.jobs) if progress is not None else None
-        return ex.map(fn, jobs, row)
+        try:
+            return ex.map(fn, jobs, row)
+        except WorkerLost:
+            raise UserError(
+                "a worker process died (killed or out of memory) while computing the item-level statistics; "
+                "finished stages are kept in the cache: re-run to resume, with fewer --jobs if memory ran out"
+            ) from None
 
     return item_level_block(cfg, items["outputs"], items["systems"], sys_results, list(kinds.get("ir", [])),
                             items["english"], list(kinds.get("lower_is_better", [])), timing, cache,
