@@ -38,6 +38,7 @@ class Rule:
     choices: tuple[str, ...] = ()
     label: str = ""  # what a value is, for "unknown LABEL 'x'" (choices only)
     finite: bool = True
+    lt: float | None = None
 
     def text(self, kind: type) -> str:
         """The accepted values in words (``> 0 and <= 100``, ``in [0, 1]``, ``a positive integer <= 1000``)."""
@@ -47,8 +48,10 @@ class Rule:
             return "a positive integer" + (f" <= {_num(self.le)}" if self.le is not None else "")
         if kind is float and self.ge is not None and self.le is not None and self.gt is None:
             return f"in [{_num(self.ge)}, {_num(self.le)}]"
+        if kind is float and self.gt is not None and self.lt is not None and self.ge is None and self.le is None:
+            return f"strictly between {_num(self.gt)} and {_num(self.lt)}"
         parts = [f"> {_num(self.gt)}" if self.gt is not None else "", f">= {_num(self.ge)}" if self.ge is not None else "",
-                 f"<= {_num(self.le)}" if self.le is not None else ""]
+                 f"< {_num(self.lt)}" if self.lt is not None else "", f"<= {_num(self.le)}" if self.le is not None else ""]
         return " and ".join(p for p in parts if p) or ("a finite number" if kind is float else "valid")
 
 
@@ -57,10 +60,10 @@ def _num(v: float | None) -> str:
 
 
 def setting(default: Any = _MISSING, help: str = "", *, ge: float | None = None, gt: float | None = None,
-            le: float | None = None, choices: Sequence[str] = (), label: str = "", finite: bool = True,
-            default_factory: Callable[[], Any] | None = None, **metadata: Any) -> Any:
+            le: float | None = None, lt: float | None = None, choices: Sequence[str] = (), label: str = "",
+            finite: bool = True, default_factory: Callable[[], Any] | None = None, **metadata: Any) -> Any:
     """A settings field: its default, its help text and what it accepts."""
-    meta = {"setting": Rule(help, ge, gt, le, tuple(choices), label, finite), **metadata}
+    meta = {"setting": Rule(help, ge, gt, le, tuple(choices), label, finite, lt), **metadata}
     if default_factory is not None:
         return dataclasses.field(default_factory=default_factory, metadata=meta)
     return dataclasses.field(default=default, metadata=meta)
@@ -115,6 +118,14 @@ def same_as(cls: type, name: str) -> Any:
     if f.default_factory is not _MISSING:
         return dataclasses.field(default_factory=f.default_factory, metadata=f.metadata)
     return dataclasses.field(default=f.default, metadata=f.metadata)
+
+
+def like(cls: type, name: str, default: Any, help: str, **changes: Any) -> Any:
+    """A field accepting what field ``name`` of ``cls`` accepts (its bounds and choices, unless ``changes``
+    replaces some), with another default and help: a command's own default for a setting, declared beside it."""
+    f = next(f for f in dataclasses.fields(cls) if f.name == name)
+    rule = dataclasses.replace(f.metadata["setting"], help=help, **changes)
+    return dataclasses.field(default=default, metadata={**f.metadata, "setting": rule})
 
 
 def default(cls: type, name: str) -> Any:
@@ -178,4 +189,5 @@ def _valid(cls: type, name: str, rule: Rule, value: Any) -> Any:
 
 
 def _in_bounds(v: float, r: Rule) -> bool:
-    return ((r.ge is None or v >= r.ge) and (r.gt is None or v > r.gt) and (r.le is None or v <= r.le))
+    return ((r.ge is None or v >= r.ge) and (r.gt is None or v > r.gt) and (r.le is None or v <= r.le)
+            and (r.lt is None or v < r.lt))

@@ -7,7 +7,8 @@ import re
 
 import pytest
 
-from clir_eval.correlation.driver import ScoreTable, Settings, compare_with_leader
+from clir_eval.correlation.driver import ScoreTable, compare_with_leader
+from clir_eval.correlation.settings import StatsSettings
 from clir_eval.correlation.statistics import summarize
 from clir_eval.correlation.verdict import leaders, ranking
 from clir_eval.report.html import html_report
@@ -59,8 +60,8 @@ def test_comparisons_start_from_the_first_of_the_ranking():
     from clir_eval.correlation.driver import correlate_pairs, run_record
 
     table = ScoreTable(systems, cols)
-    rows = [run_record("mt-ir", r) for r in correlate_pairs(table, [(x, "map") for x in ("bleu", "ter", "chrf")], Settings())]
-    comps = compare_with_leader(table, rows, ["map"], ["ter"], Settings(), 50)
+    rows = [run_record("mt-ir", r) for r in correlate_pairs(table, [(x, "map") for x in ("bleu", "ter", "chrf")], StatsSettings())]
+    comps = compare_with_leader(table, rows, ["map"], ["ter"], StatsSettings(), 50)
     assert {c["metric_a"] for c in comps} == {"bleu"}  # tau 1.0 beats oriented ter .867
     assert sorted(c["metric_b"] for c in comps) == ["chrf", "ter"]
 

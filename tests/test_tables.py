@@ -130,7 +130,7 @@ def test_correlate_table_groups_rounding_ci(tmp_path):
     p = tmp_path / "t.tsv"
     # rounding x to 1 decimal makes B and C tie (0.25 -> 0.3, 0.34 -> 0.3)
     p.write_text("g\tx\ty\nb\t0.1\t1\nb\t0.25\t2\nb\t0.34\t3\nb\t0.5\t4\na\t1\t1\na\t2\t2\n")
-    res = correlate_table(read_table(p), ["x"], ["y"], group_by="g", rounding={"x": 1}, ci_resamples=50)
+    res = correlate_table(read_table(p), ["x"], ["y"], group_by="g", rounding={"x": 1}, resamples=50)
     assert [r["group"] for r in res] == ["b", "a"]
     assert res[0]["tau"] == pytest.approx(5 / math.sqrt(5 * 6))  # one x tie: 5/sqrt(5*6)
     assert res[0]["rounding"] == {"x": 1} and "round:x=1" in res[0]["signature"]

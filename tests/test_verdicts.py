@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 import scipy.stats
 
-from clir_eval.correlation.driver import ScoreTable, Settings, Target, VerdictSettings, correlate_pairs, verdicts
+from clir_eval.correlation.driver import ScoreTable, Target, correlate_pairs, verdicts
+from clir_eval.correlation.settings import StatsSettings, VerdictSettings
 from clir_eval.correlation.significance import (adjust, boot_both_ci, min_significant_tau, paired_randomization,
                                                 permutation_with_inversions)
 from clir_eval.correlation.statistics import permutation_sigdiff
@@ -210,7 +211,7 @@ def test_boot_both_equals_a_plain_loop():
 def _target(cols, y="y", per_query=None):
     systems = tuple(f"s{i}" for i in range(len(cols[y])))
     table = ScoreTable(systems, {k: np.asarray(v, float) for k, v in cols.items()}, per_query)
-    res = correlate_pairs(table, [(x, y) for x in cols if x != y], Settings())
+    res = correlate_pairs(table, [(x, y) for x in cols if x != y], StatsSettings())
     return Target(y, "ir", None, table, tuple(res))
 
 
@@ -219,7 +220,7 @@ def test_verdicts_clusters_winner_and_family():
     y = np.arange(12.0)
     cols = {"y": y, "good": y + rng.normal(scale=0.1, size=12), "bad": rng.normal(size=12),
             "ter": -y + rng.normal(scale=0.2, size=12)}
-    (v,) = verdicts([_target(cols)], ["ter"], Settings(), VerdictSettings(1000, "holm"))
+    (v,) = verdicts([_target(cols)], ["ter"], StatsSettings(), VerdictSettings(1000, "holm"))
     assert v["ranking"][-1] == "bad"
     assert v["clusters"][-1] == ["bad"] and len(v["clusters"]) == 2
     assert v["winner"] is None  # good and ter (oriented) are not separable
@@ -231,14 +232,14 @@ def test_verdicts_clusters_winner_and_family():
 
 def test_verdicts_flag_too_few_systems_and_uninformative_measures():
     y = [1.0, 2, 3, 4]
-    (v,) = verdicts([_target({"y": y, "a": [1, 2, 3, 4.0], "b": [2, 1, 3, 4.0]})], [], Settings(), VerdictSettings(200))
+    (v,) = verdicts([_target({"y": y, "a": [1, 2, 3, 4.0], "b": [2, 1, 3, 4.0]})], [], StatsSettings(), VerdictSettings(200))
     assert v["min_significant_tau"] is None and not v["informative"]
     assert "NO CORRELATION CAN BE SIGNIFICANT" in v["warnings"][0]
 
     rng = np.random.default_rng(0)
     noise = rng.uniform(0, 1, (8, 30))  # per-query values with no real difference between systems
     cols = {"y": noise.mean(axis=1), "a": np.arange(8.0), "b": np.arange(8.0)[::-1]}
-    (v,) = verdicts([_target(cols, per_query=lambda name, systems: noise)], [], Settings(), VerdictSettings(500))
+    (v,) = verdicts([_target(cols, per_query=lambda name, systems: noise)], [], StatsSettings(), VerdictSettings(500))
     assert v["discriminability"]["pairs"] == 28
     assert v["discriminability"]["pairs_separated"] < 3
     assert not v["informative"] and v["warnings"][0].startswith("UNINFORMATIVE")
@@ -250,7 +251,7 @@ def test_verdicts_flag_too_few_systems_and_uninformative_measures():
 
     (w,) = verdicts([_target({**cols, "y": noise.mean(axis=1) + np.arange(8)},
                              per_query=lambda name, systems: noise + np.arange(8)[:, None])],
-                    [], Settings(), VerdictSettings(500))  # fmt: skip
+                    [], StatsSettings(), VerdictSettings(500))  # fmt: skip
     md = blocks_markdown(verdict_blocks([v, w]))
     assert "paired randomization over queries (two-sided, mean difference, k=500" in md and "holm over each measure" in md
     assert "seed 7" not in md and "fewer than 10% of the pairs is flagged UNINFORMATIVE" in md
@@ -303,8 +304,8 @@ def test_correlate_verdicts_json_and_markdown(cli, tmp_path):
     assert "in the verdicts above, not in the bold" in md and "not tested here" not in md
     assert re.search(r"\| A \| y \| [^|]*\[[-.0-9]+, [-.0-9]+\]", md), "--ci interval missing in md cells"
     code, _, err = cli(*args[:-6], "--verdicts", "--correction", "bonferroni")
-    assert code == 2 and "error: unknown --correction" in err
+    assert code == 2 and "error: --correction: unknown correction 'bonferroni'; choose one of holm, bh, none" in err
     code, _, err = cli(*args[:-6], "--verdicts", "--family", "group")
-    assert code == 2 and "error: unknown --family" in err
+    assert code == 2 and "error: --family: unknown family" in err
     code, _, err = cli(*args[:-6], "--lower-is-better", "nope")
     assert code == 2 and "not among the --x columns" in err

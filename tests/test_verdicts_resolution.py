@@ -13,14 +13,14 @@ import numpy as np
 import pytest
 import scipy.stats
 
-from clir_eval.correlation.driver import (ScoreTable, Settings, Target, VerdictSettings, correlate_pairs,
-                                          min_significant, verdicts, williams_p)
+from clir_eval.correlation.driver import ScoreTable, Target, correlate_pairs, min_significant, verdicts, williams_p
+from clir_eval.correlation.settings import StatsSettings, VerdictSettings
 from clir_eval.correlation.significance import adjust, clopper_pearson, max_draws, p_floor
 from clir_eval.report.blocks import blocks_markdown
 from clir_eval.report.verdicts import verdict_blocks
 
 
-def _target(cols, y="y", per_query=None, s=Settings(), name=None):
+def _target(cols, y="y", per_query=None, s=StatsSettings(), name=None):
     systems = tuple(f"s{i}" for i in range(len(cols[y])))
     table = ScoreTable(systems, {k: np.asarray(v, float) for k, v in cols.items()}, per_query)
     res = correlate_pairs(table, [(x, y) for x in cols if x != y], s)
@@ -106,7 +106,7 @@ def test_sequential_decisions_equal_the_exact_decisions(case):
     y = rng.normal(size=n)
     cols = {"y": y, "a": y + rng.normal(scale=0.05, size=n), "b": y + rng.normal(scale=0.6, size=n),
             "c": rng.normal(size=n), "d": rng.normal(size=n)}
-    (v,) = verdicts([_target(cols)], [], Settings(seed=case), VerdictSettings(1000, "holm", ci_resamples=0))
+    (v,) = verdicts([_target(cols)], [], StatsSettings(seed=case), VerdictSettings(1000, "holm", ci_resamples=0))
     tested = [p for p in v["pairwise"] if p["p_value"] is not None]
     exact = [_perm_both_exact(np.asarray(cols[p["a"]]), np.asarray(cols[p["b"]]), y) for p in tested]
     want = [q < 0.05 for q in adjust(exact, "holm")]
@@ -138,11 +138,11 @@ def test_sequential_results_are_identical_serial_and_on_a_pool():
             "d": rng.normal(size=12), "e": pq.mean(axis=1) + rng.normal(scale=0.03, size=12)}
     t = _target(cols, per_query=lambda name, systems: pq[[int(s[1:]) for s in systems]])
     v = VerdictSettings(1000, "holm")
-    serial = json.dumps(verdicts([t], [], Settings(resamples=300), v))
+    serial = json.dumps(verdicts([t], [], StatsSettings(resamples=300), v))
     (w,) = json.loads(serial)
     assert max(w["discriminability"]["resolution"]["draws"]) > 1000  # more than one round
     with LocalExecutor(2) as ex:
-        pooled = batched(lambda m: verdicts([t], [], Settings(resamples=300), v, m), ex.map, chunks=4, min_cost=0)
+        pooled = batched(lambda m: verdicts([t], [], StatsSettings(resamples=300), v, m), ex.map, chunks=4, min_cost=0)
     assert json.dumps(pooled) == serial
 
 
@@ -183,7 +183,7 @@ def test_delta_ci_over_systems_equals_a_plain_paired_loop():
     n, k = 9, 300
     y = rng.normal(size=n)
     cols = {"y": y, "a": y + rng.normal(scale=0.3, size=n), "b": y + rng.normal(scale=1.0, size=n)}
-    (v,) = verdicts([_target(cols)], [], Settings(resamples=k, seed=5), VerdictSettings(200, ci_resamples=k))
+    (v,) = verdicts([_target(cols)], [], StatsSettings(resamples=k, seed=5), VerdictSettings(200, ci_resamples=k))
     (p,) = v["pairwise"]
     a, b = (cols[p["a"]], cols[p["b"]])
     idx = np.random.default_rng(5).integers(0, n, (k, n))
@@ -202,7 +202,7 @@ def test_missing_cells_state_the_systems_each_test_used():
     a = y + rng.normal(scale=0.2, size=10)
     b = rng.normal(size=10)
     b[[1, 4]] = np.nan
-    (v,) = verdicts([_target({"y": y, "a": a, "b": b})], [], Settings(), VerdictSettings(500, ci_resamples=0))
+    (v,) = verdicts([_target({"y": y, "a": a, "b": b})], [], StatsSettings(), VerdictSettings(500, ci_resamples=0))
     (p,) = v["pairwise"]
     assert p["n"] == 8 and p["systems"] == [f"s{i}" for i in range(10) if i not in (1, 4)]
     assert v["n_systems_range"] == [8, 10]
@@ -211,7 +211,7 @@ def test_missing_cells_state_the_systems_each_test_used():
 
 def test_constant_target_is_uninformative_with_its_reason():
     (v,) = verdicts([_target({"y": [2.0] * 6, "a": [1, 2, 3, 4, 5, 6.0], "b": [6, 5, 4, 3, 2, 1.0]})], [],
-                    Settings(), VerdictSettings(200))
+                    StatsSettings(), VerdictSettings(200))
     assert v["informative"] is False and v["ranking"] == []
     assert any("all tied" in w for w in v["warnings"])
 
@@ -220,7 +220,7 @@ def test_pearson_power_and_the_markdown_say_the_truth():
     """min significant |r| from the t distribution: r just above it has p < alpha, just below p >= alpha;
     acc23 says 'power not computed' (not 'no |τ| can be significant')."""
     for n in (5, 12, 30):
-        r_crit, why = min_significant(n, Settings("pearson", None))
+        r_crit, why = min_significant(n, StatsSettings("pearson", None))
         assert why is None
         rng = np.random.default_rng(n)
         x = scipy.stats.zscore(rng.normal(size=n))
@@ -234,14 +234,14 @@ def test_pearson_power_and_the_markdown_say_the_truth():
     rng = np.random.default_rng(0)
     y = np.arange(12.0)
     cols = {"y": y, "a": y + rng.normal(size=12), "b": rng.normal(size=12)}
-    for s, want in ((Settings("pearson", None), "min significant |r| at n = 12"),
-                    (Settings("kendall", "acc23"), "power not computed")):
+    for s, want in ((StatsSettings("pearson", None), "min significant |r| at n = 12"),
+                    (StatsSettings("kendall", "acc23"), "power not computed")):
         (v,) = verdicts([_target(cols, s=s)], [], s, VerdictSettings(200, ci_resamples=0))
         md = blocks_markdown(verdict_blocks([v]))
         assert want in md and "can be significant" not in md
         assert ("| Williams p |" in md) == (s.method == "pearson")
         assert all(("williams_p" in p) == (s.method == "pearson") for p in v["pairwise"])
-    assert min_significant(12, Settings("kendall", "acc23"))[0] is None
+    assert min_significant(12, StatsSettings("kendall", "acc23"))[0] is None
 
 
 def test_williams_test_is_calibrated_and_has_power():

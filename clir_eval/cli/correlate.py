@@ -10,18 +10,18 @@ from typing import Optional
 
 import typer
 
-from ..correlation.driver import DELTA_CI_RESAMPLES, Settings, VerdictSettings, correlate_groups
-from ..correlation.settings import CORRECTIONS, FAMILIES, RESOLUTIONS, CorrelationSettings
+from ..correlation.driver import correlate_groups
+from ..correlation.settings import DELTA_CI_RESAMPLES, CorrelationSettings, StatsSettings, VerdictSettings
 from ..correlation.tables import groups
 from ..errors import UserError
 from ..io.files import atomic_write, check_output_file
-from ..limits import MAX_RESAMPLES, check_max, check_seed
+from ..limits import check_seed
 from ..params import split_list
 from ..io.tables import apply_filters, parse_filters, parse_labels, parse_rounding, read_table
 from ..report.tables import correlate_blocks, correlate_markdown
 from ..report.tsv import CORRELATE_TSV, tsv_records
 from .app import app
-from .options import setting_option
+from .options import build, setting_option
 
 
 @app.command("correlate")
@@ -34,18 +34,17 @@ def correlate_cmd(
                                      "columns) or COL=N,... (published tables were rounded; ties change τ-b)."),
     method: str = setting_option(CorrelationSettings, "method"),
     variant: str = setting_option(CorrelationSettings, "variant"),
-    alpha: float = typer.Option(0.05, "--alpha", help="Significance level: significant iff p < alpha."),
+    alpha: float = setting_option(StatsSettings, "alpha"),
     filter_: list[str] = typer.Option([], "--filter", help="Keep rows: COL=VALUE (exact) or COL~REGEX (search), "
                                       "comma list or repeated; same column OR-ed, different columns AND-ed."),
     label: list[str] = typer.Option([], "--label", help="Display names for md output: VALUE=LABEL,... for group "
                                     "values and column names."),
-    ci: int = typer.Option(0, "--ci", help="Bootstrap resamples over systems for a CI per cell (0 = none)."),
-    ci_level: float = typer.Option(0.95, "--ci-level", help="CI level."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap and permutation tests."),
+    ci: int = setting_option(StatsSettings, "resamples", "--ci"),
+    ci_level: float = setting_option(StatsSettings, "level", "--ci-level"),
+    seed: int = setting_option(StatsSettings, "seed"),
     verdicts: bool = typer.Option(False, "--verdicts", help="Rank the x columns per group x y with significance "
                                   "clusters (PERM-BOTH on every pair, p adjusted per --family, AssignRanks) and a CI of every Δτ."),
-    permutation: int = typer.Option(1000, "--permutation", help="PERM-BOTH draws per pair (with --verdicts): the "
-                                    "first round; --resolution sequential draws more where a decision is still open."),
+    permutation: int = setting_option(VerdictSettings, "resamples", "--permutation"),
     correction: str = setting_option(CorrelationSettings, "correction"),
     family: str = setting_option(CorrelationSettings, "family"),
     resolution: str = setting_option(CorrelationSettings, "resolution"),
@@ -71,21 +70,11 @@ def correlate_cmd(
     """
     if fmt not in ("json", "tsv", "md", "latex"):
         raise UserError(f"unknown --format {fmt!r}; use json, tsv, md or latex")
-    if not (0 < alpha < 1):
-        raise UserError(f"--alpha must be between 0 and 1, got {alpha}")
-    if ci < 0:
-        raise UserError(f"--ci must be >= 0, got {ci}")
-    if permutation < 1:
-        raise UserError(f"--permutation must be >= 1, got {permutation}")
-    if correction not in CORRECTIONS:
-        raise UserError(f"unknown --correction {correction!r}; use one of {', '.join(CORRECTIONS)}")
-    if family not in FAMILIES:
-        raise UserError(f"unknown --family {family!r}; use one of {', '.join(FAMILIES)}")
-    if resolution not in RESOLUTIONS:
-        raise UserError(f"unknown --resolution {resolution!r}; use one of {', '.join(RESOLUTIONS)}")
-    check_max(ci, MAX_RESAMPLES, "--ci")
-    check_max(permutation, MAX_RESAMPLES, "--permutation")
-    check_seed(seed)
+    check_seed(seed)  # "not a valid seed" (the record's bounds are the same)
+    settings = build(StatsSettings, {"resamples": "--ci", "level": "--ci-level"}, method=method, variant=variant,
+                     alpha=alpha, resamples=ci, seed=seed, level=ci_level, seed_per_pair=False)
+    v = build(VerdictSettings, {"resamples": "--permutation"}, resamples=permutation, correction=correction,
+              discriminability=False, family=family, resolution=resolution, ci_resamples=ci or DELTA_CI_RESAMPLES)
     if out:
         check_output_file(out)
     xs, ys = split_list(x), split_list(y)
@@ -112,10 +101,8 @@ def correlate_cmd(
         else:
             sys.stdout.write(text)
         return
-    settings = Settings(method, None if method != "kendall" else variant, alpha, ci, seed, ci_level, seed_per_pair=False)
-    v = (VerdictSettings(permutation, correction, discriminability=False, family=family, resolution=resolution,
-                         ci_resamples=ci or DELTA_CI_RESAMPLES) if verdicts else None)
-    results, vds = correlate_groups(groups(t, xs, ys, group_by, rounding), xs, ys, settings, rounding, v, lower)
+    results, vds = correlate_groups(groups(t, xs, ys, group_by, rounding), xs, ys, settings, rounding,
+                                    v if verdicts else None, lower)
     if fmt == "json":
         text = json.dumps({"correlations": results, "verdicts": vds} if verdicts else results,
                           indent=1, ensure_ascii=False) + "\n"

@@ -12,10 +12,12 @@ from ..errors import UserError
 from ..io.files import atomic_write, check_output_file
 from ..ir.evaluate import Evaluator
 from ..ir.measures import parse_measures
+from ..ir.settings import ScoreSettings
 from ..limits import MAX_DEPTH, check_max
 from ..ir.relevance import pseudo_qrels, pseudo_qrels_signature
 from ..io.trec import read_qrels, read_run, write_qrels
 from .app import app
+from .options import check_option, setting_option
 
 
 def _cell(v: Any) -> str:
@@ -53,13 +55,8 @@ def ir_score_cmd(
     pseudo_k: Optional[int] = typer.Option(
         None, "--pseudo-qrels", help="Instead of --qrels: top-K of the reference run are the relevant documents."
     ),
-    collection_size: Optional[int] = typer.Option(
-        None, "--collection-size", help="Number of documents in the collection (needed by aqwv/mqwv)."
-    ),
-    measures: str = typer.Option(
-        "map,ndcg,P_10,recall_100,recip_rank", "--measures",
-        help="Comma list, e.g. map,ndcg_cut_10,P_10,rbo:p=0.98,aqwv:beta=40,cutoff=10,mqwv.",
-    ),
+    collection_size: Optional[int] = setting_option(ScoreSettings, "collection_size"),
+    measures: str = setting_option(ScoreSettings, "measures"),
     trec_order: bool = typer.Option(
         False, "--trec-order", help="Re-sort runs by score desc, docid desc (trec_eval) instead of file order."
     ),
@@ -81,6 +78,7 @@ def ir_score_cmd(
     if (qrels is None) == (pseudo_k is None):
         raise UserError("give exactly one of --qrels FILE or --pseudo-qrels K (with --reference-run)")
     parsed = parse_measures(measures)  # every name checked before any file is read
+    check_option(ScoreSettings, "collection_size", collection_size)
     if pseudo_k is not None:
         check_max(pseudo_k, MAX_DEPTH, "--pseudo-qrels")
     if out:

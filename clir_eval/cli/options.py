@@ -8,7 +8,7 @@ from typing import Any
 import typer
 
 from ..errors import UserError
-from ..settings import SettingError, default, field_type, rules
+from ..settings import SettingError, check_value, default, field_type, rules
 
 _UNSET: Any = object()
 
@@ -19,8 +19,10 @@ def setting_option(cls: type, name: str, flag: str = "", *, value: Any = _UNSET)
     rule, kind = rules(cls)[name], field_type(cls, name)[0]
     bounds = rule.text(kind) if kind in (int, float) and not rule.choices else ""
     help_text = rule.help + (f" Accepted: {bounds}." if bounds and bounds != "a finite number" else "")
-    return typer.Option(default(cls, name) if value is _UNSET else value, flag or "--" + name.replace("_", "-"),
-                        help=help_text)
+    value = default(cls, name) if value is _UNSET else value
+    if kind is tuple and value is not None:  # a list option is given as a comma list
+        value = ",".join(value)
+    return typer.Option(value, flag or "--" + name.replace("_", "-"), help=help_text)
 
 
 def build(cls: type, flags: dict[str, str] | None = None, **values: Any) -> Any:
@@ -29,4 +31,13 @@ def build(cls: type, flags: dict[str, str] | None = None, **values: Any) -> Any:
         return cls(**values)
     except SettingError as e:
         flag = (flags or {}).get(e.name, "--" + e.name.replace("_", "-"))
+        raise UserError(f"{flag}: {e.reason}" if e.shows_value else f"{flag} {e.value!r} {e.reason}") from None
+
+
+def check_option(cls: type, name: str, value: Any, flag: str = "") -> Any:
+    """One option's value checked against field ``name`` of ``cls`` (a refused value: a UserError naming the flag)."""
+    try:
+        return check_value(cls, name, value)
+    except SettingError as e:
+        flag = flag or "--" + name.replace("_", "-")
         raise UserError(f"{flag}: {e.reason}" if e.shows_value else f"{flag} {e.value!r} {e.reason}") from None

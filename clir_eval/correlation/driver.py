@@ -19,37 +19,10 @@ from ..errors import UserError
 from ..stats import round_half_up
 from .statistics import (Correlation, Mapper, batched, bootstrap_ci, check_method, correlate, pairwise_accuracy,
                          perm_both_setup, permutation_sigdiff, query_bootstrap_ci)
-from .settings import CORRECTIONS, FAMILIES, MIN_SEPARATED_SHARE, RESOLUTIONS, CorrelationSettings
+from .settings import MIN_SEPARATED_SHARE, StatsSettings, VerdictSettings
 from .verdict import ranking
 
 PerQuery = Callable[[str, Sequence[str]], "np.ndarray | None"]
-
-
-_DEFAULT = CorrelationSettings()  # the section's defaults are those of the statistics below
-
-
-@dataclass(frozen=True)
-class Settings:
-    """How to correlate: coefficient, significance level, resampling and seeding (defaults: the
-    ``correlation:`` section's, :class:`.settings.CorrelationSettings`)."""
-
-    method: str = _DEFAULT.method
-    variant: str | None = _DEFAULT.variant
-    alpha: float = _DEFAULT.alpha
-    resamples: int = 0
-    seed: int = 0
-    level: float = 0.95
-    seed_per_pair: bool = True  # pair i draws with seed + i (run); else every pair uses seed
-
-    @classmethod
-    def of(cls, cc: CorrelationSettings) -> "Settings":
-        """A run's: the section's coefficient, level, bootstrap resamples and seed."""
-        return cls(cc.method, cc.variant, cc.alpha, cc.bootstrap, cc.seed)
-
-    def __post_init__(self) -> None:
-        method, variant = check_method(self.method, self.variant)
-        object.__setattr__(self, "method", method)
-        object.__setattr__(self, "variant", variant)
 
 
 @dataclass(frozen=True)
@@ -82,7 +55,7 @@ class PairResult:
     extra: Mapping[str, Any] = field(default_factory=dict)
 
 
-def correlate_pairs(table: ScoreTable, pairs: Sequence[tuple[str, str]], s: Settings,
+def correlate_pairs(table: ScoreTable, pairs: Sequence[tuple[str, str]], s: StatsSettings,
                     map: Mapper | None = None) -> list[PairResult]:  # fmt: skip
     """Correlate each (x, y) pair of ``table`` in order. Where per-query values exist, the
     BOOT-BOTH CI uses draws shared by every x of the same y (seed ``s.seed``). ``map`` runs
@@ -210,7 +183,7 @@ def correlate_run(cfg: Config, sys_results: Mapping[str, Any], kinds: Mapping[st
 def _correlate_run(cfg: Config, sys_results: Mapping[str, Any], kinds: Mapping[str, list[str]],
                    with_verdicts: bool, map: Mapper) -> dict[str, list[dict[str, Any]]]:  # fmt: skip
     cc = cfg.correlation
-    s = Settings.of(cc)
+    s = cc.stats()
     table = run_table(cfg, sys_results, kinds)
     pairs = run_pairs(kinds)
     results = correlate_pairs(table, [(x, y) for _, x, y in pairs], s, map)
@@ -222,7 +195,7 @@ def _correlate_run(cfg: Config, sys_results: Mapping[str, Any], kinds: Mapping[s
         targets = [Target(y, kind, None, table, tuple(r for (k, _, yy), r in zip(pairs, results)
                                                        if yy == y and k == f"mt-{kind}"))
                    for kind in ("ir", "human") for y in kinds.get(kind, [])]
-        v = VerdictSettings.of(cc)
+        v = cc.verdicts()
         verdict_rows = verdicts([t for t in targets if t.results], lower, s, v, map)
         comparisons = comparisons_from_verdicts(verdict_rows, lower)
         flags = {vd["target"]: vd for vd in verdict_rows}
@@ -260,7 +233,7 @@ def _numeric_attrs(sys_results: Mapping[str, Any]) -> dict[str, dict[str, float]
 
 
 def confounds(cfg: Config, sys_results: Mapping[str, Any], kinds: Mapping[str, list[str]], table: ScoreTable,
-              rows: Sequence[Mapping[str, Any]], s: Settings) -> dict[str, Any]:  # fmt: skip
+              rows: Sequence[Mapping[str, Any]], s: StatsSettings) -> dict[str, Any]:  # fmt: skip
     """What else could explain the correlations: τ between the MT metrics (why they cannot be
     separated), Kendall's partial τ of each MT metric and target given the hypothesis/reference
     length ratio (where the run scored MT) and each numeric system attribute, and notes on circular relevance, nested designs and metrics that correlate with
@@ -357,7 +330,7 @@ def comparisons_from_verdicts(vds: Sequence[Mapping[str, Any]], lower: Sequence[
 
 
 def compare_with_leader(table: ScoreTable, rows: Sequence[Mapping[str, Any]], targets: Sequence[str],
-                        lower: Sequence[str], s: Settings, resamples: int, map: Mapper | None = None
+                        lower: Sequence[str], s: StatsSettings, resamples: int, map: Mapper | None = None
                         ) -> list[dict[str, Any]]:  # fmt: skip
     """PERM-BOTH of the first MT metric of :func:`.verdict.ranking` against each other one, per target,
     unadjusted (``correction: none``); only where no verdicts are computed (they give these tests)."""
@@ -390,7 +363,7 @@ def compare_with_leader(table: ScoreTable, rows: Sequence[Mapping[str, Any]], ta
 
 # --------------------------------------------------------------------------- correlate (score tables)
 def correlate_groups(groups: Sequence[tuple[str | None, ScoreTable]], xs: Sequence[str], ys: Sequence[str],
-                     s: Settings, rounding: Mapping[str, int], v: "VerdictSettings | None" = None,
+                     s: StatsSettings, rounding: Mapping[str, int], v: "VerdictSettings | None" = None,
                      lower: Sequence[str] = ()) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """``correlate``: (rows, verdicts) for every x against every y per group; verdicts (one
     family over all groups and ys) only with ``v``."""
@@ -402,7 +375,7 @@ def correlate_groups(groups: Sequence[tuple[str | None, ScoreTable]], xs: Sequen
     return rows, (verdicts(targets, lower, s, v) if v is not None else [])
 
 
-def table_record(group: str | None, r: PairResult, rounding: Mapping[str, int], s: Settings) -> dict[str, Any]:
+def table_record(group: str | None, r: PairResult, rounding: Mapping[str, int], s: StatsSettings) -> dict[str, Any]:
     """A ``correlate`` JSON row."""
     c = r.correlation
     rec = {"group": group, "x": r.x, "y": r.y, **c.to_dict()}
@@ -419,36 +392,6 @@ def table_record(group: str | None, r: PairResult, rounding: Mapping[str, int], 
 
 # --------------------------------------------------------------------------- verdicts
 VERDICT_PROCEDURE = "3"  # bump when the verdict statistics change, so cached correlation results are recomputed
-DELTA_CI_RESAMPLES = 1000  # Δτ CI draws in ``correlate`` when --ci does not set them
-
-
-@dataclass(frozen=True)
-class VerdictSettings:
-    """Ranking with significance clusters: PERM-BOTH draws (the first round; ``sequential``
-    resolution draws more where a decision is open), correction and its family, discriminability,
-    and the draws of the Δτ CIs (0: none)."""
-
-    resamples: int = _DEFAULT.permutation
-    correction: str = _DEFAULT.correction
-    discriminability: bool = True
-    family: str = _DEFAULT.family
-    resolution: str = _DEFAULT.resolution
-    ci_resamples: int = DELTA_CI_RESAMPLES
-
-    @classmethod
-    def of(cls, cc: CorrelationSettings) -> "VerdictSettings":
-        """A run's: the section's permutation draws, correction, family and resolution; Δτ CIs with its
-        bootstrap resamples."""
-        return cls(cc.permutation, cc.correction, family=cc.family, resolution=cc.resolution,
-                   ci_resamples=cc.bootstrap)
-
-    def __post_init__(self) -> None:
-        for what, val, ok in (("correction", self.correction, CORRECTIONS), ("family", self.family, FAMILIES),
-                              ("resolution", self.resolution, RESOLUTIONS)):
-            if val not in ok:
-                raise UserError(f"unknown {what} {val!r}; use one of {', '.join(ok)}")
-
-
 @dataclass(frozen=True)
 class Target:
     """The correlations of every MT metric with one target: an IR measure (kind ``ir``), a human
@@ -465,7 +408,7 @@ def _label(t: Target) -> str:
     return f"{t.group} / {t.name}" if t.group is not None else t.name
 
 
-def min_significant(n: int, s: Settings) -> tuple[float | None, str | None]:
+def min_significant(n: int, s: StatsSettings) -> tuple[float | None, str | None]:
     """(smallest |coefficient| with p < α at n systems, why it is not computed): Kendall τ-b/τ-c
     from the exact null of untied rankings; Pearson and Spearman from the t distribution their
     p-values use (r = t / sqrt(n - 2 + t²), t at 1 - α/2 with n - 2 degrees of freedom); acc23
@@ -484,7 +427,7 @@ def min_significant(n: int, s: Settings) -> tuple[float | None, str | None]:
     return None, "acc23 has no p-value (use the CIs)"
 
 
-def _power_note(n: int, alpha: float, min_tau: float | None, why: str | None, s: Settings) -> tuple[str | None, bool]:
+def _power_note(n: int, alpha: float, min_tau: float | None, why: str | None, s: StatsSettings) -> tuple[str | None, bool]:
     """(note, loud) on what n systems can show."""
     coef = {"kendall": "τ", "pearson": "r", "spearman": "ρ"}[s.method]
     if why is not None:
@@ -514,7 +457,7 @@ def williams_p(r_ag: float, r_bg: float, r_ab: float, n: int) -> float | None:
     return float(scipy.stats.t.sf(t, n - 3))
 
 
-def _pair_test_stream(k: int, setup: tuple, s: Settings, seed: int):
+def _pair_test_stream(k: int, setup: tuple, s: StatsSettings, seed: int):
     from .significance import Stream
 
     a, b, g, delta = setup
@@ -522,7 +465,7 @@ def _pair_test_stream(k: int, setup: tuple, s: Settings, seed: int):
                   lambda r, mem: np.array([int((r >= delta - 1e-12).sum())]))
 
 
-def _delta_draws(t: Target, metric: str, keep: np.ndarray, s: Settings, k: int, lower: Sequence[str],
+def _delta_draws(t: Target, metric: str, keep: np.ndarray, s: StatsSettings, k: int, lower: Sequence[str],
                  cache: dict, map: Mapper | None) -> np.ndarray | None:  # fmt: skip
     """Oriented per-draw coefficients of ``metric`` over the systems ``keep``: BOOT-BOTH draws
     (systems and queries, seed ``s.seed``) where the target has per-query values, else a bootstrap
@@ -552,7 +495,7 @@ def _delta_ci(da: np.ndarray, db: np.ndarray, level: float) -> list[float | None
     return [lo, hi]
 
 
-def verdicts(targets: Sequence[Target], lower: Sequence[str], s: Settings, v: VerdictSettings,
+def verdicts(targets: Sequence[Target], lower: Sequence[str], s: StatsSettings, v: VerdictSettings,
              map: Mapper | None = None) -> list[dict[str, Any]]:  # fmt: skip
     """Per target: PERM-BOTH on every pair of ranked metrics, p adjusted within the family
     (``v.family``: each target's pairs, or all pairs of all targets), drawn until each decision is
@@ -730,7 +673,7 @@ def _resolution_notes(test: str, m: int, v: VerdictSettings, cap: int, floor: fl
     return warnings, notes
 
 
-def _discriminability_all(targets: Sequence[Target], s: Settings, v: VerdictSettings,
+def _discriminability_all(targets: Sequence[Target], s: StatsSettings, v: VerdictSettings,
                           map: Mapper | None) -> dict[int, dict[str, Any]]:  # fmt: skip
     """Per IR target with per-query values: the paired randomization test over queries for every
     pair of systems, p adjusted over the target's pairs, drawn like the verdicts' tests."""

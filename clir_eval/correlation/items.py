@@ -39,8 +39,10 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 import scipy  # scipy.stats loads on first use (a worker drawing resamples never needs it)
 
+from ..settings import default
 from .kendall_rows import kendall_rows
 from .pairsums import group_sums, quad_forms, tau_draws, tau_draws_many
+from .settings import CorrelationSettings, StatsSettings
 from .statistics import _coef_batch, _percentile_ci, check_method, correlate
 
 # version of the item-level computation: change it when a change alters its results (cached
@@ -65,14 +67,17 @@ class ItemMatrix:
 
 @dataclass(frozen=True)
 class ItemSettings:
-    method: str = "kendall"
-    variant: str | None = "b"
-    alpha: float = 0.05
-    bootstrap: int = 1000
-    permutation: int = 1000
-    seed: int = 13
-    level: float = 0.95
-    correction: str = "holm"
+    """The item-level statistics' settings; their defaults are the ``correlation:`` section's (level: the
+    driver's)."""
+
+    method: str = default(CorrelationSettings, "method")
+    variant: str | None = default(CorrelationSettings, "variant")
+    alpha: float = default(CorrelationSettings, "alpha")
+    bootstrap: int = default(CorrelationSettings, "bootstrap")
+    permutation: int = default(CorrelationSettings, "permutation")
+    seed: int = default(CorrelationSettings, "seed")
+    level: float = default(StatsSettings, "level")
+    correction: str = default(CorrelationSettings, "correction")
 
     def __post_init__(self) -> None:
         method, variant = check_method(self.method, self.variant)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from ..limits import MAX_DECIMALS, MAX_RESAMPLES, MAX_SEED
-from ..settings import SettingError, Settings, setting
+from ..settings import SettingError, Settings, default, like, same_as, setting
 
 METHODS = ("kendall", "pearson", "spearman")
 VARIANTS = ("b", "c", "acc23")
@@ -17,6 +17,7 @@ FAMILIES = ("target", "all")
 
 
 MIN_SEPARATED_SHARE = 0.10  # a target separating fewer system pairs than this is uninformative
+DELTA_CI_RESAMPLES = 1000  # Δτ CI draws in ``correlate`` when --ci does not set them
 
 
 @dataclass(frozen=True)
@@ -27,7 +28,7 @@ class CorrelationSettings(Settings):
     method: str = setting("kendall", "Correlation coefficient: kendall, pearson or spearman.", choices=METHODS,
                           label="correlation method")
     variant: str = setting("b", "Kendall τ variant: b, c or acc23.", choices=VARIANTS, label="Kendall variant")
-    alpha: float = setting(0.05, "Significance level.", ge=0, le=1)
+    alpha: float = setting(0.05, "Significance level: significant iff p < alpha.", gt=0, lt=1)
     bootstrap: int = setting(1000, "Bootstrap resamples of the τ confidence intervals (0: none).", ge=0,
                              le=MAX_RESAMPLES)
     permutation: int = setting(1000, "Permutation draws of the tests between two metrics' τ (0: none).", ge=0,
@@ -43,6 +44,16 @@ class CorrelationSettings(Settings):
                                             "is settled, up to a cap from the family size and alpha) or fixed (exactly "
                                             "the permutation count).", choices=RESOLUTIONS, label="resolution")
 
+    def stats(self) -> StatsSettings:
+        """A run's statistics settings: the section's coefficient, level, bootstrap resamples and seed."""
+        return StatsSettings(self.method, self.variant, self.alpha, self.bootstrap, self.seed)
+
+    def verdicts(self) -> VerdictSettings:
+        """A run's verdict settings: the section's permutation draws, correction, family and resolution; Δτ CIs
+        with its bootstrap resamples."""
+        return VerdictSettings(self.permutation, self.correction, family=self.family, resolution=self.resolution,
+                               ci_resamples=self.bootstrap)
+
     def check(self) -> None:
         rnd = self.round
         if not isinstance(rnd, Mapping) or not all(isinstance(v, int) and not isinstance(v, bool) for v in rnd.values()):
@@ -52,6 +63,42 @@ class CorrelationSettings(Settings):
                 raise SettingError(f"round.{k}", v, f"{v} decimals is out of range; use 0 to {MAX_DECIMALS}",
                                    shows_value=True)
         self.set("round", {str(k): int(v) for k, v in rnd.items()})
+
+
+@dataclass(frozen=True)
+class StatsSettings(Settings):
+    """How the driver (``correlation/driver.py``) correlates: the section's coefficient and level, and its
+    resampling and seeding. A run makes it from its section (:meth:`CorrelationSettings.stats`); ``correlate``
+    from its options, whose defaults are these (no bootstrap and seed 0: a score table has no config)."""
+
+    method: str = same_as(CorrelationSettings, "method")
+    variant: str | None = same_as(CorrelationSettings, "variant")
+    alpha: float = same_as(CorrelationSettings, "alpha")
+    resamples: int = like(CorrelationSettings, "bootstrap", 0, "Bootstrap resamples over systems for a CI per cell "
+                                                               "(0 = none).")
+    seed: int = like(CorrelationSettings, "seed", 0, "Seed of the bootstrap and permutation tests.")
+    level: float = setting(0.95, "Confidence level of the intervals.", gt=0, lt=1)
+    seed_per_pair: bool = setting(True, "Pair i draws with seed + i (a run); else every pair uses the seed.")
+
+    def check(self) -> None:
+        self.set("variant", None if self.method != "kendall" else self.variant or default(CorrelationSettings, "variant"))
+
+
+@dataclass(frozen=True)
+class VerdictSettings(Settings):
+    """Ranking with significance clusters: PERM-BOTH draws (the first round; ``sequential`` resolution draws
+    more where a decision is open), correction and its family, discriminability, and the draws of the Δτ CIs
+    (0: none). A run makes it from its section (:meth:`CorrelationSettings.verdicts`)."""
+
+    resamples: int = like(CorrelationSettings, "permutation", default(CorrelationSettings, "permutation"),
+                          "PERM-BOTH draws per pair: the first round; resolution sequential draws more where a "
+                          "decision is still open.", ge=1)
+    correction: str = same_as(CorrelationSettings, "correction")
+    discriminability: bool = setting(True, "Report each target's discriminability (a run).")
+    family: str = same_as(CorrelationSettings, "family")
+    resolution: str = same_as(CorrelationSettings, "resolution")
+    ci_resamples: int = like(CorrelationSettings, "bootstrap", DELTA_CI_RESAMPLES, "Bootstrap draws of the Δτ "
+                             "CIs (0: none).")
 
 
 @dataclass(frozen=True)

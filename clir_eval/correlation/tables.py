@@ -3,28 +3,29 @@ correlated by the one driver (:mod:`.driver`)."""
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
 from ..io.tables import Table
-from .driver import ScoreTable, Settings, correlate_groups
+from .driver import ScoreTable, correlate_groups
+from .settings import StatsSettings
 
 
 def correlate_table(table: Table, xs: Sequence[str], ys: Sequence[str], *, group_by: str | None = None,
-                    rounding: dict[str, int] | None = None, method: str = "kendall", variant: str | None = "b",
-                    alpha: float = 0.05, ci_resamples: int = 0, seed: int = 0, level: float = 0.95) -> list[dict]:
+                    rounding: dict[str, int] | None = None, **stats: Any) -> list[dict]:
     """Correlate every x column with every y column, per group (first-appearance order), with the
     one driver (:func:`clir_eval.correlation.driver.correlate_pairs`).
 
     ``group_by`` is a column or a comma list of columns (e.g. ``lang,domain``; the group is
     their values joined by ``/``). Rows with a missing value in x or y are dropped for that
     pair only; ``n`` is the number of rows used. Rounding (half-up, per column) is applied to
-    the cells before correlating.
-    With ``ci_resamples > 0`` each row also gets a bootstrap CI over rows (systems).
+    the cells before correlating. ``stats`` are fields of :class:`.settings.StatsSettings` (method,
+    variant, alpha, resamples, seed, level; its defaults otherwise, as ``correlate``'s).
+    With ``resamples > 0`` each row also gets a bootstrap CI over rows (systems).
     Returns dicts ``{"group", "x", "y", "tau", "p_value", "n", "significant", ...}``.
     """
-    settings = Settings(method, variant, alpha, ci_resamples, seed, level, seed_per_pair=False)
+    settings = StatsSettings(**stats, seed_per_pair=False)
     rounding = rounding or {}
     return correlate_groups(groups(table, xs, ys, group_by, rounding), xs, ys, settings, rounding)[0]
 

@@ -7,9 +7,10 @@ from dataclasses import dataclass
 
 from ..errors import UserError
 from ..limits import MAX_DEPTH
-from ..settings import SettingError, Settings, setting
+from ..settings import SettingError, Settings, like, setting
 
 DEFAULT_MEASURES = ("map", "ndcg", "P_10", "rbo:p=0.98")
+SCORE_MEASURES = ("map", "ndcg", "P_10", "recall_100", "recip_rank")  # ir-score's: rbo would need --reference-run
 PSEUDO_TOP_K = 100  # pseudo-qrels depth of `pseudo: {}` and of generated queries without a relevance: section
 
 
@@ -32,6 +33,17 @@ class IRSettings(Settings):
                 parse_measure(spec)
             except UserError as e:
                 raise SettingError(f"measures[{i}]", spec, str(e), shows_value=True) from None
+
+
+@dataclass(frozen=True)
+class ScoreSettings(IRSettings):
+    """``ir-score``'s measures (one run, no config): the section's except the default, which leaves out rbo
+    (it needs a reference run)."""
+
+    measures: tuple[str, ...] = like(IRSettings, "measures", SCORE_MEASURES, "Comma list, e.g. map,ndcg_cut_10,P_10,"
+                                     "rbo:p=0.98,aqwv:beta=40,cutoff=10,mqwv.")
+    collection_size: int | None = like(IRSettings, "collection_size", None, "Number of documents in the collection "
+                                       "(needed by aqwv/mqwv).")
 
 
 @dataclass(frozen=True)
