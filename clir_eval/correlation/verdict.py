@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import Collection, Mapping, Sequence
+from typing import Any, Collection, Mapping, Sequence
 
 TIE_TOL = 1e-12  # coefficients this close are tied (the same pair counts give the same float)
 
@@ -30,6 +30,24 @@ def leaders(taus: Mapping[str, float | None], lower: Collection[str] = ()) -> li
         return []
     top = oriented(taus[order[0]], order[0], lower)
     return [m for m in order if abs(oriented(taus[m], m, lower) - top) <= TIE_TOL]
+
+
+def best_per_target(correlations: Sequence[Mapping[str, Any]], lower: Collection[str] = (),
+                    kinds: Sequence[str] = ("mt-ir", "mt-human")) -> list[tuple[str, str, Mapping[str, Any]]]:
+    """(target, its :func:`leaders` joined by " = ", the first leader's correlation row) per target of the
+    correlation rows of ``kinds`` (in that order, targets in first-appearance order): the "highest τ"
+    that outputs without significance clusters name."""
+    out = []
+    for kind in kinds:
+        by_target: dict[str, dict[str, Mapping[str, Any]]] = {}
+        for c in correlations:
+            if c.get("kind", "mt-ir") == kind:
+                by_target.setdefault(c["y"], {})[c["x"]] = c
+        for y, row in by_target.items():
+            lead = leaders({x: c["tau"] for x, c in row.items()}, lower)
+            if lead:
+                out.append((y, " = ".join(lead), row[lead[0]]))
+    return out
 
 
 def clusters(order: Sequence[str], p_better: Mapping[tuple[str, str], float | None], alpha: float) -> list[list[str]]:

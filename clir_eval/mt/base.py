@@ -245,6 +245,11 @@ def load_metric(spec: str, tokenize: str = "13a", lowercase: bool = False) -> MT
     return info.cls(_canonical(base, values), values, tokenize, bool(lowercase))
 
 
+def lower_is_better(metrics: Sequence[MTMetric]) -> list[str]:
+    """The names of the metrics whose scores fall as quality rises (each declares ``higher_is_better``)."""
+    return [m.name for m in metrics if not m.higher_is_better]
+
+
 def load_metrics(specs: Sequence[str], tokenize: str = "13a", lowercase: bool = False) -> list[MTMetric]:
     """Metrics for a list of specs, duplicates (same canonical name) dropped, order kept."""
     out: dict[str, MTMetric] = {}

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any, Collection, Mapping, Sequence
 
-from ..correlation.verdict import leaders
+from ..correlation.verdict import best_per_target, leaders
 from .analyses import analyses_blocks
 from .blocks import (Block, Bullets, Code, Heading, Para, Table, _md_table, blocks_markdown, fmt_num, fmt_p, fmt_tau,
                      natural_key, table_block)
@@ -91,6 +91,8 @@ def tau_caption(ci: str | None, verdicts: bool = True) -> str:
 
 # --------------------------------------------------------------------------- results.json views
 def lower_is_better(results: Mapping[str, Any] | None) -> list[str]:
+    """The run's MT metrics whose scores fall as quality rises, as results.json records them (each metric
+    declares it: ``MTMetric.higher_is_better``)."""
     return list(((results or {}).get("score_kinds") or {}).get("lower_is_better", []))
 
 
@@ -136,15 +138,9 @@ def uninformative_row(cells: Mapping[tuple[str, str], Mapping[str, Any]], target
 
 
 def best_per_measure(results: Mapping[str, Any]) -> list[tuple[str, str, dict]]:
-    """(target, leading MT metric(s) joined by " = ", the first one's correlation row) per target."""
-    out = []
-    for kind in ("mt-ir", "mt-human"):
-        rows, cols, cells = tau_grid(results, kind)
-        for r in rows:
-            lead = leaders({x: cells[(r, x)]["tau"] for x in cols if (r, x) in cells}, lower_is_better(results))
-            if lead:
-                out.append((r, " = ".join(lead), cells[(r, lead[0])]))
-    return out
+    """(target, leading MT metric(s), the first one's correlation row) per target of a run
+    (:func:`clir_eval.correlation.verdict.best_per_target`, oriented by the run's lower-is-better metrics)."""
+    return best_per_target(results.get("correlations", []), lower_is_better(results))
 
 
 def coefficient_name(corr: Sequence[Mapping[str, Any]]) -> str:

@@ -158,14 +158,10 @@ def _lower_is_better(cfg: Config, names: list[str]) -> list[str]:
     """Computed MT metrics whose scores fall as quality rises (TER)."""
     if cfg.mt is None:
         return []
-    from ..mt.base import load_metric
+    from ..mt.base import load_metric, lower_is_better
 
-    out = []
-    for spec in cfg.mt.metrics:
-        m = load_metric(spec, tokenize=cfg.mt.tokenize, lowercase=cfg.mt.lowercase)
-        if m.name in names and not getattr(m, "higher_is_better", True):
-            out.append(m.name)
-    return out
+    metrics = [load_metric(spec, tokenize=cfg.mt.tokenize, lowercase=cfg.mt.lowercase) for spec in cfg.mt.metrics]
+    return [n for n in lower_is_better(metrics) if n in names]
 
 
 # --------------------------------------------------------------------------- sources
