@@ -12,7 +12,7 @@ from ..errors import UserError
 from ..io.files import atomic_write, check_output_file
 from ..ir.evaluate import Evaluator
 from ..ir.measures import parse_measures
-from ..ir.settings import ScoreSettings
+from ..ir.settings import PSEUDO_TOP_K, ScoreSettings
 from ..limits import MAX_DEPTH, check_max
 from ..ir.relevance import pseudo_qrels, pseudo_qrels_signature
 from ..io.trec import read_qrels, read_run, write_qrels
@@ -106,7 +106,7 @@ def ir_score_cmd(
 def pseudo_qrels_cmd(
     run: str = typer.Option(..., "--run", help="Reference (English-side) TREC run."),
     out: str = typer.Option(..., "--out", help="Qrels file to write (.gz ok)."),
-    top_k: int = typer.Option(100, "--top-k", help="Documents per query taken as relevant."),
+    top_k: int = typer.Option(PSEUDO_TOP_K, "--top-k", help="Documents per query taken as relevant."),
     trec_order: bool = typer.Option(False, "--trec-order", help="Sort the run by score desc, docid desc first."),
 ) -> None:
     """Write the top-K documents of a reference run as pseudo-qrels.

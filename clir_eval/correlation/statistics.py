@@ -43,7 +43,8 @@ import numpy as np
 import scipy  # scipy.stats loads on first use (scipy's lazy submodules)
 
 from ..errors import UserError
-from .settings import METHODS, VARIANTS
+from ..settings import default
+from .settings import METHODS, VARIANTS, CorrelationSettings
 from .verdict import leaders
 
 EXACT_MAX_N = 33  # scipy's "auto" threshold for the exact Kendall null distribution
@@ -57,11 +58,11 @@ class Correlation:
     p_value: float | None
     n: int
     significant: bool | None
-    method: str = "kendall"
-    variant: str | None = "b"
+    method: str = default(CorrelationSettings, "method")
+    variant: str | None = default(CorrelationSettings, "variant")
     reason: str | None = None
     p_method: str | None = None
-    alpha: float = 0.05
+    alpha: float = default(CorrelationSettings, "alpha")
 
     @property
     def signature(self) -> str:
@@ -221,8 +222,9 @@ def _coef_batch(X: np.ndarray, Y: np.ndarray, method: str, variant: str | None) 
     return out
 
 
-def correlate(x: Sequence[float], y: Sequence[float], method: str = "kendall", variant: str | None = "b",
-              alpha: float = 0.05) -> Correlation:
+def correlate(x: Sequence[float], y: Sequence[float], method: str = default(CorrelationSettings, "method"),
+              variant: str | None = default(CorrelationSettings, "variant"),
+              alpha: float = default(CorrelationSettings, "alpha")) -> Correlation:
     """Correlation of ``x`` (e.g. an MT metric) with ``y`` (e.g. an IR measure) over systems.
 
     Pairs with a missing (NaN/None) value are dropped; ``n`` counts the pairs used.

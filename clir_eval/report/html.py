@@ -12,7 +12,7 @@ from .blocks import Bullets, Heading, Para, Table, fmt_num, fmt_p, fmt_tau, inli
 from .tables import (KIND_TITLES, best_per_measure, cell_text, coefficient_name, direction_blocks, english_label,
                      kind_table, queries_blocks, score_columns, signature_lines, tau_caption, tau_grid,
                      uninformative_row)
-from .verdicts import confound_blocks, correction_phrase, delta_table, family_phrase, fmt_ci, verdict_tests
+from .verdicts import ALPHA, confound_blocks, correction_phrase, delta_table, family_phrase, fmt_ci, verdict_tests
 from .glossary import glossary
 from .svg import DOT, FIT, esc, heatmap_svg, scatter_svg
 
@@ -293,7 +293,7 @@ def html_report(results: Mapping[str, Any], *, plots: bool = True) -> str:
     parts = [f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>{name} — clir-eval</title>",
              f"<style>{_CSS}</style></head><body>", f"<h1>{name}</h1>"]
     corr = results.get("correlations", [])
-    alpha = corr[0].get("alpha", 0.05) if corr else 0.05
+    alpha = corr[0].get("alpha", ALPHA) if corr else ALPHA
     coef = coefficient_name(corr)
     vds = results.get("verdicts") or []
     parts.append(f"<p class='note'>{len(results.get('systems', {}))} systems. Cells: {coef} between the systems' "

@@ -11,7 +11,7 @@ from .analyses import analyses_blocks
 from .blocks import (Block, Bullets, Code, Heading, Para, Table, _md_table, blocks_markdown, fmt_num, fmt_p, fmt_tau,
                      natural_key, table_block)
 from .latex import PDFTEX_MISSING_NOTE, PREAMBLE, blocks_latex, latex_escape, latex_tabular, pdftex_missing
-from .verdicts import confound_blocks, correction_phrase, family_phrase, verdict_blocks
+from .verdicts import ALPHA, confound_blocks, correction_phrase, family_phrase, verdict_blocks
 
 KIND_TITLES = {
     "mt-ir": "MT metric vs IR measure",
@@ -214,7 +214,7 @@ def report_blocks(results: Mapping[str, Any]) -> list[Block]:
     """The content of report.md and report.tex: verdicts and warnings first, then the τ tables with
     captions, scores, notes, signature."""
     corr = results.get("correlations", [])
-    alpha = corr[0].get("alpha", 0.05) if corr else 0.05
+    alpha = corr[0].get("alpha", ALPHA) if corr else ALPHA
     lower = lower_is_better(results)
     vds = results.get("verdicts") or []
     blocks: list[Block] = [Heading(str(results.get("name", "clir-eval")), 1), Para(
@@ -332,13 +332,13 @@ def scores_blocks(results: Mapping[str, Any]) -> list[Block]:
 
 # --------------------------------------------------------------------------- correlate
 def correlate_markdown(results: list[dict], xs: list[str], ys: list[str], labels: dict[str, str] | None = None,
-                       alpha: float = 0.05, lower: Collection[str] = (), vds: Sequence[Mapping[str, Any]] = ()) -> str:
+                       alpha: float = ALPHA, lower: Collection[str] = (), vds: Sequence[Mapping[str, Any]] = ()) -> str:
     """``correlate --format md``: :func:`correlate_blocks` as Markdown."""
     return blocks_markdown(correlate_blocks(results, xs, ys, labels, alpha, lower, vds))
 
 
 def correlate_blocks(results: list[dict], xs: list[str], ys: list[str], labels: dict[str, str] | None = None,
-                     alpha: float = 0.05, lower: Collection[str] = (), vds: Sequence[Mapping[str, Any]] = ()) -> list[Block]:
+                     alpha: float = ALPHA, lower: Collection[str] = (), vds: Sequence[Mapping[str, Any]] = ()) -> list[Block]:
     """Verdicts (when computed), the τ table of ``correlate`` (rows = group × y, columns = x) with
     its caption, then the Table-3-style summary per x column and notes on undefined values."""
     from ..correlation.statistics import summarize

@@ -6,7 +6,11 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping, Sequence
 
+from ..correlation.settings import CorrelationSettings
+from ..settings import default
 from .blocks import Block, Bullets, Heading, Para, Table, fmt_p, fmt_tau, table_block
+
+ALPHA = default(CorrelationSettings, "alpha")  # the level of results that do not record one
 
 
 def _names(ms: Sequence[str]) -> str:
@@ -50,7 +54,7 @@ def verdict_blocks(vds: Sequence[Mapping[str, Any]], labels: Mapping[str, str] |
         return []
     lab = (lambda v: (labels or {}).get(v, v))  # noqa: E731
     first = vds[0]
-    alpha = first.get("alpha", 0.05)
+    alpha = first.get("alpha", ALPHA)
     coef = COEF.get(first.get("method", "kendall"), "τ")
     blocks: list[Block] = [Para(
         f"Ranking per target by oriented {coef}; clusters as mt-metrics-eval's AssignRanks: a metric opens a new "
@@ -118,7 +122,7 @@ def delta_table(vds: Sequence[Mapping[str, Any]], labels: Mapping[str, str] | No
     cap = (f"Every pairwise difference: Δ{coef} = oriented {coef}(a) − {coef}(b) on the n systems both metrics and "
            f"the target share; CI: {level:.0%} percentile, {' or '.join(methods) or 'not computed'}; p: PERM-BOTH, "
            f"one-sided, (c+1)/(k+1) ± its Monte Carlo standard error over the draws shown; p_adj: "
-           f"{correction_phrase(first['correction'])} within the family; **bold** = p_adj < {first.get('alpha', 0.05):g}"
+           f"{correction_phrase(first['correction'])} within the family; **bold** = p_adj < {first.get('alpha', ALPHA):g}"
            + ("; † = decision not settled at the maximum draws" if any(
                p.get("settled") is False for v in vds for p in v["pairwise"]) else "")
            + ("; where a significant difference has a CI that includes 0 (or the reverse), the bootstrap CI and "
@@ -171,7 +175,7 @@ def verdict_tests(vds: Sequence[Mapping[str, Any]]) -> str:
 
     from ..correlation.settings import MIN_SEPARATED_SHARE  # not the driver: reports import no numpy
 
-    alpha = vds[0].get("alpha", 0.05) if vds else 0.05
+    alpha = vds[0].get("alpha", ALPHA) if vds else ALPHA
     method = vds[0].get("method", "kendall") if vds else "kendall"
     parts = []
     if any(v.get("min_significant_tau") is not None for v in vds):

@@ -51,9 +51,10 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from .analysis import Analyzer, get_analyzer
-from .settings import BACKENDS, LUCENE_VARIANTS, IndexSettings
+from .settings import BACKENDS, LUCENE_VARIANTS, IndexSettings, RetrievalSettings
 from .index import IndexCorrupt, InvertedIndex, build_inverted_index, load_inverted_index, read_index_header
 from ..errors import UserError
+from ..settings import default
 from ..io.files import PathLike
 from ..io.readers import Documents
 from ..io.trec import Run
@@ -126,7 +127,8 @@ class _Index:
         top = _top_k(scores, depth, self._id_rank)
         return top, scores[top]
 
-    def search(self, queries: Mapping[str, str], depth: int = 1000, tag: str = "clir-eval") -> Run:
+    def search(self, queries: Mapping[str, str], depth: int = default(RetrievalSettings, "depth"),
+               tag: str = "clir-eval") -> Run:
         """Rank documents for each query; an empty query gets an empty ranking."""
         if isinstance(depth, bool) or not isinstance(depth, int) or depth <= 0:
             raise UserError(f"depth={depth!r} must be a positive integer")
