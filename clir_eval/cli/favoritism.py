@@ -10,11 +10,12 @@ import typer
 
 from ..errors import UserError
 from ..io.files import atomic_write, check_output_file, read_lines
-from ..limits import MAX_DEPTH, check_max
 from ..mt.favoritism import favoritism_tables
 from ..mt.base import KNOWN_METRICS, load_metrics, read_segments
+from ..mt.settings import FavoritismAnalysis, MTSettings
 from ..params import split_list
 from .app import app
+from .options import check_option, setting_option
 
 
 def _clean(text: str) -> str:
@@ -41,10 +42,10 @@ def favoritism_cmd(
     hyp: List[str] = typer.Option(..., "--hyp", help="Give exactly two: --hyp S --hyp U (favoritism towards S over U)."),
     ref: List[str] = typer.Option(..., "--ref", help="Reference file, line-aligned; repeat for several references."),
     src: Optional[str] = typer.Option(None, "--src", help="Source file (line-aligned), shown beside each segment."),
-    metrics: str = typer.Option("bleu,macrof1", "--metrics", help=f"Comma list of metrics. Known: {', '.join(KNOWN_METRICS)}."),
-    top: int = typer.Option(10, "--top", help="Segments listed per metric (largest |favoritism| first)."),
-    tokenize: str = typer.Option("13a", "--tokenize", help="sacrebleu tokenizer (13a, intl, zh, char, none, ...)."),
-    lowercase: bool = typer.Option(False, "--lowercase", help="Case-insensitive scoring (all metrics)."),
+    metrics: str = setting_option(FavoritismAnalysis, "metrics", extra=f"Comma list; known: {', '.join(KNOWN_METRICS)}."),
+    top: int = setting_option(FavoritismAnalysis, "top"),
+    tokenize: str = setting_option(MTSettings, "tokenize"),
+    lowercase: bool = setting_option(MTSettings, "lowercase"),
     fmt: str = typer.Option("json", "--format", help="json | tsv"),
     out: Optional[str] = typer.Option(None, "--out", help="Write here instead of stdout (atomically)."),
 ) -> None:
@@ -61,9 +62,7 @@ def favoritism_cmd(
         raise UserError(f"--format must be json or tsv, got {fmt!r}")
     if len(hyp) != 2:
         raise UserError(f"favoritism needs exactly two systems (--hyp S --hyp U), got {len(hyp)}")
-    if top < 1:
-        raise UserError(f"--top must be >= 1, got {top}")
-    check_max(top, MAX_DEPTH, "--top")
+    check_option(FavoritismAnalysis, "top", top)
     if out:
         check_output_file(out)
     ms = load_metrics(split_list(metrics), tokenize=tokenize, lowercase=lowercase)

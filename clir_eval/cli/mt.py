@@ -17,13 +17,13 @@ from ..mt.base import (KNOWN_METRICS, collect_stats, iter_segment_chunks, load_m
                        read_source, stream_scores)
 from ..mt.neural import check_batch_size, check_device, set_runtime
 from ..mt.resampling import bootstrap_ci
-from ..mt.settings import DEFAULT_METRICS, MTSettings
+from ..mt.settings import DEFAULT_METRICS, BucketsAnalysis, MTSettings
 from ..mt.significance import compare_to_baseline
 from ..mt.typebased import TypeFMetric
 from ..params import split_list
 from ..stats import adjust_p
 from .app import app
-from .options import setting_option
+from .options import check_option, setting_option
 
 _DEFAULT_METRICS = ",".join(DEFAULT_METRICS)
 _METRICS_HELP = f"Comma list of metrics, e.g. bleu,chrf:beta=1,macrof:beta=2. Known: {', '.join(KNOWN_METRICS)}."
@@ -192,8 +192,8 @@ def _bucket_tsv(res) -> str:
 def mt_buckets_cmd(
     hyp: List[str] = typer.Option(..., "--hyp", help="System output; repeat for several systems."),
     ref: List[str] = typer.Option(..., "--ref", help="Reference file, line-aligned; repeat for several references."),
-    buckets: str = typer.Option("10,100,1000", "--buckets", help="Rank boundaries of the reference types, e.g. 500 or 10,100,1000."),
-    beta: float = typer.Option(1.0, "--beta", help="F-measure β (MacroF_β)."),
+    buckets: str = setting_option(BucketsAnalysis, "buckets", extra="A comma list, e.g. 500 or 10,100,1000."),
+    beta: float = setting_option(BucketsAnalysis, "beta"),
     tokenize: str = setting_option(MTSettings, "tokenize"),
     lowercase: bool = setting_option(MTSettings, "lowercase"),
     plot: Optional[str] = typer.Option(None, "--plot", help="Also write a PNG line plot (MacroF per bucket per system) here."),
@@ -216,6 +216,7 @@ def mt_buckets_cmd(
     if len(set(hyp)) != len(hyp):
         raise UserError("the same --hyp file is given twice; give each system once")
     bounds = parse_buckets(buckets)
+    check_option(BucketsAnalysis, "beta", beta)
     if plot:
         check_output_file(plot, "--plot")
     systems, refs = [], None

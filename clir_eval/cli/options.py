@@ -13,15 +13,16 @@ from ..settings import SettingError, check_value, default, field_type, rules
 _UNSET: Any = object()
 
 
-def setting_option(cls: type, name: str, flag: str = "", *, value: Any = _UNSET) -> Any:
+def setting_option(cls: type, name: str, flag: str = "", *, value: Any = _UNSET, extra: str = "") -> Any:
     """``typer.Option`` of the settings field ``name`` of ``cls``: its default (or ``value``), its help text
-    with the accepted range."""
+    (then ``extra``, e.g. the known names) with the accepted range."""
     rule, kind = rules(cls)[name], field_type(cls, name)[0]
     bounds = rule.text(kind) if kind in (int, float) and not rule.choices else ""
-    help_text = rule.help + (f" Accepted: {bounds}." if bounds and bounds != "a finite number" else "")
+    help_text = rule.help + (f" {extra}" if extra else "") + (
+        f" Accepted: {bounds}." if bounds and bounds != "a finite number" else "")
     value = default(cls, name) if value is _UNSET else value
     if kind is tuple and value is not None:  # a list option is given as a comma list
-        value = ",".join(value)
+        value = ",".join(map(str, value))
     return typer.Option(value, flag or "--" + name.replace("_", "-"), help=help_text)
 
 

@@ -16,7 +16,9 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..errors import UserError
+from ..settings import SettingError
 from .base import Refs, totals, tokenizer
+from .settings import BucketsAnalysis
 from .typebased import _prf, type_stats
 
 __all__ = ["parse_buckets", "FrequencyBuckets", "frequency_buckets", "plot_buckets"]
@@ -25,14 +27,13 @@ NOT_IN_REF = "not in reference"
 
 
 def parse_buckets(spec: str) -> list[int]:
-    """``"500"`` or ``"10,100,1000"`` → increasing rank boundaries."""
+    """``"500"`` or ``"10,100,1000"`` → increasing rank boundaries (what is accepted: :class:`.settings.BucketsAnalysis`)."""
     try:
-        bounds = [int(x) for x in spec.split(",") if x.strip()]
-    except ValueError:
+        bounds = tuple(int(x) for x in spec.split(",") if x.strip())
+        BucketsAnalysis(buckets=bounds)
+    except (ValueError, SettingError):
         raise UserError(f"--buckets must be increasing positive integers such as 500 or 10,100,1000, got {spec!r}") from None
-    if not bounds or any(b < 1 for b in bounds) or any(b >= c for b, c in zip(bounds, bounds[1:])):
-        raise UserError(f"--buckets must be increasing positive integers such as 500 or 10,100,1000, got {spec!r}")
-    return bounds
+    return list(bounds)
 
 
 def _labels(bounds: Sequence[int], n_ref_types: int) -> list[tuple[str, int, int]]:
