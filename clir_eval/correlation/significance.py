@@ -27,8 +27,8 @@ import scipy  # scipy.stats loads on first use (scipy's lazy submodules): import
 from ..errors import UserError
 from ..stats import adjust_p
 from .settings import CORRECTIONS, FAMILIES, RESOLUTIONS  # noqa: F401  (the choices, declared with the settings)
-from .statistics import (RESAMPLE_BLOCK, Mapper, ResampleBlock, _check_level, _draws, _percentile_ci, _serial_map,
-                         block_tasks, check_method, is_pending, joint_sample, resample_block, resample_blocks)
+from .statistics import (_ALPHA, _BOOTSTRAP, _LEVEL, _METHOD, _PERMUTATION, _SEED, _VARIANT, RESAMPLE_BLOCK, Mapper,
+                         ResampleBlock, _check_level, _draws, _percentile_ci, _serial_map, block_tasks, check_method, is_pending, joint_sample, resample_block, resample_blocks)
 
 SETTLE_RISK = 1e-3  # two-sided error of each Clopper-Pearson interval that settles a decision
 FLOOR_SHARE = 0.05  # sequential: the maximum draws make the smallest attainable adjusted p <= FLOOR_SHARE * alpha
@@ -189,7 +189,7 @@ def kendall_exact_p(n: int, discordant: int) -> float:
         return float(scipy.stats.kendalltau(range(n), y, method=method).pvalue)
 
 
-def min_significant_tau(n: int, alpha: float = 0.05, variant: str | None = "b") -> float | None:
+def min_significant_tau(n: int, alpha: float = _ALPHA, variant: str | None = _VARIANT) -> float | None:
     """Smallest |τ| with p < ``alpha`` for n untied systems; None when no τ (not even ±1) can be.
 
     Exact null for n <= 33 (as :func:`clir_eval.correlation.statistics.correlate`), asymptotic
@@ -213,7 +213,7 @@ def min_significant_tau(n: int, alpha: float = 0.05, variant: str | None = "b") 
     return float(s / pairs)
 
 
-def joint_draws(per_query_y, n_resamples: int = 1000, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+def joint_draws(per_query_y, n_resamples: int = _BOOTSTRAP, seed: int = _SEED) -> tuple[np.ndarray, np.ndarray]:
     """BOOT-BOTH draws of a systems x queries matrix: (system indices (draws, n), the drawn
     systems' means over the drawn queries (draws, n), NaN ignored), in seed blocks (block k
     from ``default_rng([seed, k])``), as :func:`boot_both_ci` draws them."""
@@ -222,8 +222,8 @@ def joint_draws(per_query_y, n_resamples: int = 1000, seed: int = 0) -> tuple[np
     return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
 
 
-def boot_both_ci(x: Sequence[float], per_query_y, method: str = "kendall", variant: str | None = "b",
-                 n_resamples: int = 1000, seed: int = 0, level: float = 0.95, map: Mapper | None = None
+def boot_both_ci(x: Sequence[float], per_query_y, method: str = _METHOD, variant: str | None = _VARIANT,
+                 n_resamples: int = _BOOTSTRAP, seed: int = _SEED, level: float = _LEVEL, map: Mapper | None = None
                  ) -> tuple[float | None, float | None]:
     """BOOT-BOTH percentile CI: each draw resamples systems and queries with replacement,
     averages each drawn system over the drawn queries (NaN ignored) and recomputes the
@@ -241,7 +241,7 @@ def boot_both_ci(x: Sequence[float], per_query_y, method: str = "kendall", varia
     return _percentile_ci(list(_draws("both", (xa, pq), method, variant, n_resamples, seed, map)), level)
 
 
-def paired_randomization(per_query: np.ndarray, n_resamples: int = 1000, seed: int = 0, map: Mapper | None = None
+def paired_randomization(per_query: np.ndarray, n_resamples: int = _PERMUTATION, seed: int = _SEED, map: Mapper | None = None
                          ) -> tuple[list[tuple[int, int]], np.ndarray, np.ndarray]:
     """Two-sided paired randomization test for every pair of rows of a systems x queries matrix.
 

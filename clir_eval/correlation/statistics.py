@@ -44,8 +44,13 @@ import scipy  # scipy.stats loads on first use (scipy's lazy submodules)
 
 from ..errors import UserError
 from ..settings import default
-from .settings import METHODS, VARIANTS, CorrelationSettings
+from .settings import METHODS, VARIANTS, CorrelationSettings, StatsSettings
 from .verdict import leaders
+
+# keyword defaults of the functions below: the settings records' (correlation/settings.py)
+_METHOD, _VARIANT = default(CorrelationSettings, "method"), default(CorrelationSettings, "variant")
+_ALPHA, _LEVEL, _SEED = default(CorrelationSettings, "alpha"), default(StatsSettings, "level"), default(StatsSettings, "seed")
+_BOOTSTRAP, _PERMUTATION = default(CorrelationSettings, "bootstrap"), default(CorrelationSettings, "permutation")
 
 EXACT_MAX_N = 33  # scipy's "auto" threshold for the exact Kendall null distribution
 
@@ -58,11 +63,11 @@ class Correlation:
     p_value: float | None
     n: int
     significant: bool | None
-    method: str = default(CorrelationSettings, "method")
-    variant: str | None = default(CorrelationSettings, "variant")
+    method: str = _METHOD
+    variant: str | None = _VARIANT
     reason: str | None = None
     p_method: str | None = None
-    alpha: float = default(CorrelationSettings, "alpha")
+    alpha: float = _ALPHA
 
     @property
     def signature(self) -> str:
@@ -222,9 +227,8 @@ def _coef_batch(X: np.ndarray, Y: np.ndarray, method: str, variant: str | None) 
     return out
 
 
-def correlate(x: Sequence[float], y: Sequence[float], method: str = default(CorrelationSettings, "method"),
-              variant: str | None = default(CorrelationSettings, "variant"),
-              alpha: float = default(CorrelationSettings, "alpha")) -> Correlation:
+def correlate(x: Sequence[float], y: Sequence[float], method: str = _METHOD, variant: str | None = _VARIANT,
+              alpha: float = _ALPHA) -> Correlation:
     """Correlation of ``x`` (e.g. an MT metric) with ``y`` (e.g. an IR measure) over systems.
 
     Pairs with a missing (NaN/None) value are dropped; ``n`` counts the pairs used.
@@ -517,8 +521,8 @@ def batched(compute: Callable[[Mapper], T], map: Mapper | None = None, chunks: i
     return compute(serve)
 
 
-def bootstrap_ci(x: Sequence[float], y: Sequence[float], method: str = "kendall", variant: str | None = "b",
-                 n_resamples: int = 1000, seed: int = 0, level: float = 0.95, map: Mapper | None = None
+def bootstrap_ci(x: Sequence[float], y: Sequence[float], method: str = _METHOD, variant: str | None = _VARIANT,
+                 n_resamples: int = _BOOTSTRAP, seed: int = _SEED, level: float = _LEVEL, map: Mapper | None = None
                  ) -> tuple[float | None, float | None]:
     """Percentile bootstrap CI of the coefficient, resampling systems with replacement.
 
@@ -533,8 +537,8 @@ def bootstrap_ci(x: Sequence[float], y: Sequence[float], method: str = "kendall"
     return _percentile_ci(list(_draws("systems", (xa, ya), method, variant, n_resamples, seed, map)), level)
 
 
-def query_bootstrap_ci(x: Sequence[float], per_query_y, method: str = "kendall", variant: str | None = "b",
-                       n_resamples: int = 1000, seed: int = 0, level: float = 0.95, map: Mapper | None = None
+def query_bootstrap_ci(x: Sequence[float], per_query_y, method: str = _METHOD, variant: str | None = _VARIANT,
+                       n_resamples: int = _BOOTSTRAP, seed: int = _SEED, level: float = _LEVEL, map: Mapper | None = None
                        ) -> tuple[float | None, float | None]:
     """Percentile bootstrap CI resampling queries.
 
@@ -557,8 +561,8 @@ def query_bootstrap_ci(x: Sequence[float], per_query_y, method: str = "kendall",
     return _percentile_ci(list(_draws("queries", (xa, pq), method, variant, n_resamples, seed, map)), level)
 
 
-def permutation_sigdiff(x1: Sequence[float], x2: Sequence[float], y: Sequence[float], method: str = "kendall",
-                        variant: str | None = "b", n_resamples: int = 1000, seed: int = 0, plus_one: bool = False,
+def permutation_sigdiff(x1: Sequence[float], x2: Sequence[float], y: Sequence[float], method: str = _METHOD,
+                        variant: str | None = _VARIANT, n_resamples: int = _PERMUTATION, seed: int = _SEED, plus_one: bool = False,
                         map: Mapper | None = None) -> tuple[float | None, float | None]:
     """PERM-BOTH test of whether ``x1`` correlates with ``y`` better than ``x2`` does.
 
