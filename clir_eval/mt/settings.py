@@ -9,6 +9,7 @@ from typing import Sequence
 from ..errors import UserError
 from ..limits import MAX_DEPTH
 from ..settings import SettingError, Settings, setting
+from .base import TOKENIZE, load_metric
 
 DEFAULT_METRICS = ("bleu", "chrf1", "macrof1", "microf1")
 MAX_BATCH = 4096
@@ -21,7 +22,7 @@ class MTSettings(Settings):
     refs: tuple[str, ...] = setting((), "Reference files, line-aligned with every system's hypotheses.", input=True)
     metrics: tuple[str, ...] = setting(DEFAULT_METRICS, "MT metrics: registry names, e.g. bleu, chrf:beta=1.",
                                        nonempty="metric")
-    tokenize: str = setting("13a", "sacrebleu tokenizer for BLEU, BLEU-SBP, MacroF, MicroF (13a, intl, zh, char, none, ...).")
+    tokenize: str = setting(TOKENIZE, "sacrebleu tokenizer for BLEU, BLEU-SBP, MacroF, MicroF (13a, intl, zh, char, none, ...).")
     lowercase: bool = setting(False, "Case-insensitive scoring (all metrics).")
     source: str | None = setting(None, "Source segments, line-aligned with the references (COMET reads them).",
                                  input=True)
@@ -35,8 +36,6 @@ class MTSettings(Settings):
             raise SettingError("device", self.device, f"device {self.device!r} is not cpu, cuda or cuda:N",
                                shows_value=True)
         self.set("device", d)
-        from .base import load_metric  # sacrebleu: loaded when metrics are checked, not when the package is
-
         for i, spec in enumerate(self.metrics):
             try:
                 load_metric(spec, tokenize=self.tokenize, lowercase=self.lowercase)
@@ -59,8 +58,6 @@ class FavoritismAnalysis(Settings):
         if not self.metrics:
             raise SettingError("metrics", self.metrics, "give at least one MT metric, e.g. [bleu, macrof1]",
                                shows_value=True)
-        from .base import load_metric  # sacrebleu: loaded when metrics are checked, not when the package is
-
         for i, spec in enumerate(self.metrics):
             try:
                 load_metric(spec)
