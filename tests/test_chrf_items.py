@@ -56,3 +56,19 @@ def test_counts_in_runs_of_documents_equal_counting_all_at_once(monkeypatch):
     assert len(ci._chunks([len(h) + len(x) for h, x in zip(hyps, refs)])) > 5
     assert np.array_equal(chrf_item_stats(m, hyps, [refs]), whole)
     assert np.array_equal(whole, _sacrebleu_stats(hyps, refs, False))
+
+
+@pytest.mark.parametrize("spec,kw", [("chrf", {}), ("chrf1", {"beta": 1}), ("chrf++", {"word_order": 2})])
+def test_corpus_chrf_from_segment_statistics_equals_sacrebleu(spec, kw):
+    """The metric's own segment statistics (numpy counting where it applies, sacrebleu's otherwise)
+    give sacrebleu's corpus chrF, with one reference and with two."""
+    r = random.Random(3)
+    words = ["the", "cat", "Cat", "sat", "on", "mat", ".", "\u00e9t\u00e9", "dog", ",", "a"]
+    hyps = [" ".join(r.choice(words) for _ in range(r.randint(0, 12))) for _ in range(300)]
+    refs = [[" ".join(r.choice(words) for _ in range(r.randint(0, 12))) for _ in range(300)] for _ in range(2)]
+    m = load_metric(spec)
+    for rs in (refs[:1], refs):
+        stats = m.segment_stats(hyps, rs)
+        assert np.array_equal(stats, _sacrebleu_stats(hyps, rs[0], False, **kw) if len(rs) == 1 else
+                              np.asarray(sacrebleu.CHRF(references=rs, **kw)._extract_corpus_statistics(hyps, None)))
+        assert m.score_stats(stats, len(rs)).score == sacrebleu.CHRF(**kw).corpus_score(hyps, rs).score

@@ -1,4 +1,4 @@
-"""chrF statistics of long items (whole documents) counted with numpy: the same integers as
+"""chrF statistics of items (documents or segments) counted with numpy: the same integers as
 sacrebleu's ``CHRF`` segment statistics (per character order n: hypothesis n-grams, reference
 n-grams, matched n-grams = sum over n-grams of min(hypothesis count, reference count)), without
 a Python ``Counter`` per document and order.

@@ -31,20 +31,6 @@ def item_scores(specs: Sequence[str], hyps: Sequence[str], refs: Sequence[Sequen
     if not metrics:
         raise UserError(f"none of the metrics {', '.join(specs)} scores single items; item level needs one of "
                         "bleu, chrf, ter, bleu-sbp, macrof, microf, wrr, 4grr")
-    stats = _chrf_stats(metrics, hyps, refs)
-    stats.update(collect_stats([m for m in metrics if m.name not in stats], hyps, refs))
+    stats = collect_stats(metrics, hyps, refs)
     scores = {m.name: [float(v) for v in m.item_scores(stats[m.name])] for m in metrics}
     return scores, {m.name: m.item_signature(len(refs)) for m in metrics}
-
-
-def _chrf_stats(metrics: Sequence, hyps: Sequence[str], refs: Sequence[Sequence[str]]) -> dict:
-    """chrF's item statistics counted by :mod:`.chrf_items` (sacrebleu's integers, several times
-    faster on whole documents), for the chrF metrics it applies to."""
-    from .chrf_items import chrf_item_stats
-    from .sacrebleu_metrics import CHRFMetric
-
-    out = {}
-    for m in metrics:
-        if type(m) is CHRFMetric and (st := chrf_item_stats(m, hyps, refs)) is not None:
-            out[m.name] = st
-    return out

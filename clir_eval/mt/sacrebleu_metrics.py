@@ -23,6 +23,7 @@ import sacrebleu
 
 from ..limits import MAX_NGRAM_ORDER
 from .base import MTMetric, Param, Refs, check_streams, positive, register, tokenizer
+from .chrf_items import chrf_item_stats
 
 _REF_METRICS: dict[tuple, object] = {}
 # sacrebleu's reference info is large (5000 segments: BLEU ~50 MB, chrF ~200 MB of Counters),
@@ -161,6 +162,14 @@ class CHRFMetric(SacreMetric):
 
     def width(self) -> int:
         return 3 * (self.params["char_order"] + self.params["word_order"])
+
+    def segment_stats(self, hyps: Sequence[str], refs: Refs) -> np.ndarray:
+        """sacrebleu's chrF segment statistics; counted with numpy by :mod:`.chrf_items` (the same
+        integers) where that applies (character n-grams only, one reference), else by sacrebleu."""
+        check_streams(hyps, refs)
+        if type(self) is CHRFMetric and (st := chrf_item_stats(self, hyps, refs)) is not None:
+            return st.astype(self.dtype, copy=False)
+        return super().segment_stats(hyps, refs)
 
     def score_totals(self, totals):
         return self.sacre_score(totals).score, {}
