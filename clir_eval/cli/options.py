@@ -13,7 +13,7 @@ from ..settings import SettingError, check_value, default, field_type, rules
 _UNSET: Any = object()
 
 
-def setting_option(cls: type, name: str, flag: str = "", *, value: Any = _UNSET, extra: str = "") -> Any:
+def setting_option(cls: type, name: str, flag: str = "", *aliases: str, value: Any = _UNSET, extra: str = "") -> Any:
     """``typer.Option`` of the settings field ``name`` of ``cls``: its default (or ``value``), its help text
     (then ``extra``, e.g. the known names) with the accepted range."""
     rule, kind = rules(cls)[name], field_type(cls, name)[0]
@@ -23,7 +23,7 @@ def setting_option(cls: type, name: str, flag: str = "", *, value: Any = _UNSET,
     value = default(cls, name) if value is _UNSET else value
     if kind is tuple and value is not None:  # a list option is given as a comma list
         value = ",".join(map(str, value))
-    return typer.Option(value, flag or "--" + name.replace("_", "-"), help=help_text)
+    return typer.Option(value, flag or "--" + name.replace("_", "-"), *aliases, help=help_text)
 
 
 def build(cls: type, flags: dict[str, str] | None = None, **values: Any) -> Any:

@@ -9,7 +9,9 @@ from typing import Optional
 
 import typer
 
+from ..pipeline.settings import SHARD_DOCS, RunSettings
 from .app import app
+from .options import check_option, setting_option
 from ..errors import UserError
 
 
@@ -17,12 +19,12 @@ from ..errors import UserError
 def run_cmd(
     config: Path = typer.Argument(..., help="Experiment config (YAML)."),
     out: Path = typer.Option(..., "--out", help="Output directory (results.json, reports, cache/)."),
-    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes (default: config, else cores)."),
+    jobs: Optional[int] = setting_option(RunSettings, "jobs", "--jobs", "-j", extra="The option overrides the config's jobs."),
     data_root: Optional[Path] = typer.Option(None, "--data-root", help="Where ${DATA_ROOT} points (default: $CLIR_EVAL_DATA, else the config's data_root)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars or summary."),
-    executor: Optional[str] = typer.Option(None, "--executor", help="How systems run: local (process pool), serial, ray (default: the config's executor, else local)."),
+    executor: Optional[str] = setting_option(RunSettings, "executor", value=None, extra="Default: the config's executor, else local."),
     ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Ray cluster to join (HOST:PORT; default: $RAY_ADDRESS, else a local Ray). Implies --executor ray."),
-    shard_docs: Optional[int] = typer.Option(None, "--shard-docs", min=1, help="Index collections of more lines in spans of this many, each its own task (default: config's shard_docs, else 500000). Never changes a result."),
+    shard_docs: Optional[int] = setting_option(RunSettings, "shard_docs", value=None, extra=f"Each span is its own task. Default: the config's shard_docs, else {SHARD_DOCS}."),
     cache: Optional[Path] = typer.Option(None, "--cache", envvar="CLIR_EVAL_CACHE", show_envvar=False, help="A cache shared by several output directories, so they reuse finished work (default: $CLIR_EVAL_CACHE, else OUT/cache). Runs sharing it take turns."),
 ) -> None:
     """Run an experiment: MT, retrieval, IR, correlations, reports.
@@ -35,10 +37,11 @@ def run_cmd(
     from ..pipeline.run import run_experiment
 
     from ..io.files import check_output_dir
-    from ..limits import MAX_JOBS, check_max
     from ..sources.validate import check_settings
 
-    check_max(jobs or 1, MAX_JOBS, "--jobs")
+    for name, value in (("jobs", jobs), ("executor", executor), ("shard_docs", shard_docs)):
+        if value is not None:  # not given: the config's
+            check_option(RunSettings, name, value)
     check_output_dir(out)
     if ray_address is not None:
         if executor not in (None, "ray"):
