@@ -105,7 +105,7 @@ def test_cli_error_is_one_line(cli, tmp_path):
 
 @pytest.mark.parametrize("args, message", [
     (["--device", "gpu"], "device 'gpu' is not cpu, cuda or cuda:N"),
-    (["--batch-size", "0"], "batch size must be an integer from 1 to 4096, got 0"),
+    (["--batch-size", "0"], "--batch-size 0 must be a positive integer <= 4096"),
 ])
 def test_cli_runtime_options(cli, tmp_path, args, message):
     (tmp_path / "h.txt").write_text("a b\n")

@@ -15,7 +15,7 @@ from ..io.files import atomic_write, check_output_file
 from ..limits import MAX_RESAMPLES, check_max, check_seed
 from ..mt.base import (KNOWN_METRICS, collect_stats, iter_segment_chunks, load_metric, load_metrics, read_segments,
                        read_source, stream_scores)
-from ..mt.neural import check_batch_size, check_device, set_runtime
+from ..mt.neural import check_device, set_runtime
 from ..mt.resampling import bootstrap_ci
 from ..mt.settings import DEFAULT_METRICS, BucketsAnalysis, MTSettings
 from ..mt.significance import compare_to_baseline
@@ -57,8 +57,8 @@ def mt_score_cmd(
     seed: int = typer.Option(12345, "--seed", help="Random seed of the bootstrap (recorded in the output)."),
     fmt: str = typer.Option("json", "--format", help="json | text"),
     src: Optional[str] = typer.Option(None, "--src", help="Source segments, line-aligned with --hyp (COMET reads them)."),
-    device: str = typer.Option("cpu", "--device", help="Where neural metrics (comet, bleurt) run: cpu | cuda | cuda:N."),
-    batch_size: int = typer.Option(16, "--batch-size", help="Segments per batch of the neural metrics (never changes a score)."),
+    device: str = setting_option(MTSettings, "device"),
+    batch_size: int = setting_option(MTSettings, "batch_size"),
 ) -> None:
     """Score one system against one or more references.
 
@@ -73,7 +73,7 @@ def mt_score_cmd(
     if report:
         check_output_file(report, "--report")
     ms = load_metrics(split_list(metrics), tokenize=tokenize, lowercase=lowercase)
-    set_runtime(ms, device=check_device(device), batch_size=check_batch_size(batch_size))
+    set_runtime(ms, device=check_device(device), batch_size=check_option(MTSettings, "batch_size", batch_size))
     if not (bootstrap or report or src) and all(m.streamable for m in ms):
         # the text is read in chunks and only each metric's summed statistics kept
         scores = stream_scores(ms, iter_segment_chunks(hyp, ref), len(ref))
@@ -122,8 +122,8 @@ def mt_compare_cmd(
     seed: int = typer.Option(12345, "--seed", help="Random seed (recorded in the output)."),
     fmt: str = typer.Option("json", "--format", help="json | text"),
     src: Optional[str] = typer.Option(None, "--src", help="Source segments, line-aligned with each --hyp (COMET reads them)."),
-    device: str = typer.Option("cpu", "--device", help="Where neural metrics (comet, bleurt) run: cpu | cuda | cuda:N."),
-    batch_size: int = typer.Option(16, "--batch-size", help="Segments per batch of the neural metrics (never changes a score)."),
+    device: str = setting_option(MTSettings, "device"),
+    batch_size: int = setting_option(MTSettings, "batch_size"),
 ) -> None:
     """Compare systems with a baseline, with significance tests.
 
@@ -149,7 +149,7 @@ def mt_compare_cmd(
     check_seed(seed)
     ms = load_metrics(split_list(metrics), tokenize=tokenize, lowercase=lowercase)
     adjust_p([], correction)
-    set_runtime(ms, device=check_device(device), batch_size=check_batch_size(batch_size))
+    set_runtime(ms, device=check_device(device), batch_size=check_option(MTSettings, "batch_size", batch_size))
     base, refs = read_segments(hyp[0], ref)
     systems = [(h, read_segments(h, ref)[0]) for h in hyp[1:]]
     sources = read_source(src, len(base), hyp[0]) if src else None

@@ -100,12 +100,6 @@ DEVICES = "cpu | cuda | cuda:N"
 MAX_BATCH = 4096
 
 
-def check_batch_size(n: int) -> int:
-    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_BATCH:
-        raise UserError(f"batch size must be an integer from 1 to {MAX_BATCH}, got {n!r}")
-    return n
-
-
 def _version(dist: str) -> str:
     from importlib.metadata import PackageNotFoundError, version
 

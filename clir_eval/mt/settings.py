@@ -10,9 +10,9 @@ from ..errors import UserError
 from ..limits import MAX_DEPTH
 from ..settings import SettingError, Settings, setting
 from .base import TOKENIZE, load_metric
+from .neural import DEVICES, MAX_BATCH, check_device
 
 DEFAULT_METRICS = ("bleu", "chrf1", "macrof1", "microf1")
-MAX_BATCH = 4096
 
 
 @dataclass(frozen=True)
@@ -26,16 +26,15 @@ class MTSettings(Settings):
     lowercase: bool = setting(False, "Case-insensitive scoring (all metrics).")
     source: str | None = setting(None, "Source segments, line-aligned with the references (COMET reads them).",
                                  input=True)
-    device: str = setting("cpu", "Where neural metrics run: cpu, cuda or cuda:N.", key=False)
+    device: str = setting("cpu", f"Where neural metrics (comet, bleurt) run: {DEVICES}.", key=False)
     batch_size: int = setting(16, "Segments per batch of the neural metrics (never changes a score).", ge=1,
                               le=MAX_BATCH, key=False)
 
     def check(self) -> None:
-        d = self.device.strip().lower()
-        if not (d in ("cpu", "cuda") or (d.startswith("cuda:") and d[5:].isdigit())):
-            raise SettingError("device", self.device, f"device {self.device!r} is not cpu, cuda or cuda:N",
-                               shows_value=True)
-        self.set("device", d)
+        try:
+            self.set("device", check_device(self.device))
+        except UserError as e:
+            raise SettingError("device", self.device, str(e), shows_value=True) from None
         for i, spec in enumerate(self.metrics):
             try:
                 load_metric(spec, tokenize=self.tokenize, lowercase=self.lowercase)
