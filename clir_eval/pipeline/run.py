@@ -22,6 +22,7 @@ from typing import Any, Callable, Iterable
 from ..config.schema import Config, SystemSpec
 from ..errors import UserError
 from ..io.trec import Qrels, read_run
+from ..ir.settings import PSEUDO_TOP_K
 from ..mt.analyses import run_analyses
 from .cache import Cache, tool_versions
 from .executor import Executor, LocalExecutor, SerialExecutor, WorkerLost, get_executor
@@ -226,7 +227,6 @@ def english_side(cfg: Config, res: Resolved, cache: Cache, task: RetrieveTask, m
     """After retrieval on the human-English side: the RBO reference run and (pseudo-)qrels."""
     if res.qrels is None:
         from ..ir.relevance import pseudo_qrels
-        from ..ir.settings import PSEUDO_TOP_K
 
         top_k = cfg.relevance.pseudo_top_k if cfg.relevance else PSEUDO_TOP_K
         res.qrels = pseudo_qrels(read_run(run_file(task, cache)), top_k=top_k)

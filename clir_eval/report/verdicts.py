@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping, Sequence
 
-from ..correlation.settings import CorrelationSettings
+from ..correlation.settings import MIN_SEPARATED_SHARE, CorrelationSettings  # not the driver: reports import no numpy
 from ..settings import default
 from .blocks import Block, Bullets, Heading, Para, Table, fmt_p, fmt_tau, table_block
 
@@ -171,10 +171,6 @@ def confound_blocks(results: Mapping[str, Any]) -> list[Block]:
 
 def verdict_tests(vds: Sequence[Mapping[str, Any]]) -> str:
     """The tests behind the verdicts' power, draws and discriminability figures (a caption)."""
-    import re
-
-    from ..correlation.settings import MIN_SEPARATED_SHARE  # not the driver: reports import no numpy
-
     alpha = vds[0].get("alpha", ALPHA) if vds else ALPHA
     method = vds[0].get("method", "kendall") if vds else "kendall"
     parts = []
