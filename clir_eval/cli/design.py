@@ -80,8 +80,10 @@ def design_cmd(
     doc = {"observed": {"n_systems": S, "n_queries": Q}, "settings": {
         "reps": reps, "permutations": permutations, "alpha": alpha, "seed": seed, "power": power,
         "systems": n_sys, "queries": n_q,
-        "method": "systems and queries drawn from the observed ones with replacement; τ-b significant by the exact untied null (asymptotic with ties); pair "
-                  "separated by one-sided PERM-BOTH, p=(c+1)/(k+1) < alpha, no family correction"},
+        "method": "systems and queries drawn from the observed ones with replacement; single τ: power of the exact untied "
+                  "τ-b test for the debiased effect sqrt(max(0, τ² - bootstrap variance)), scaled per size by the bootstrap "
+                  "mean τ there; pair separated: share of drawn studies where one-sided PERM-BOTH gives p=(c+1)/(k+1) < "
+                  "alpha, no family correction"},
         "rows": rows, "answers": lines}
     write_json(out / "design.json", doc)
     _plots(doc, out)
