@@ -97,3 +97,14 @@ def test_answers_bound_at_the_smallest_size_and_interpolate_inside_the_grid():
     # power crosses 0.8 between grid sizes: an interpolated estimate
     (line,) = answers(rows([(5, 0.5), (10, 0.9)], [(30, 0.1), (50, 0.9)]), 10, 50)
     assert "≈ 9 systems at 50 queries" in line and "≈ 48 queries at 10 systems" in line
+
+
+def test_answers_say_when_the_observed_tau_is_within_its_noise():
+    from clir_eval.correlation.design import answers
+
+    rows = [{"target": "map", "a": "bleu", "n_systems": n, "n_queries": q, "power": 0.04, "effect": 0.0}
+            for n, q in ((6, 60), (12, 60), (12, 30), (12, 90))]
+    (line,) = answers(rows, 12, 60)
+    assert "not reachable" in line and "debiased effect 0" in line
+    rows = [dict(r, effect=0.1) for r in rows]
+    assert "debiased" not in answers(rows, 12, 60)[0]

@@ -219,6 +219,8 @@ def answers(rows: Sequence[Mapping[str, Any]], n_systems: int, n_queries: int, g
             opts.append(f"{_approx(nq, by_q)} {math.ceil(nq)} queries at {n_systems} systems")
         tried = (f"not reachable within the sizes tried ({min(s for s, _ in by_s)}-{max(s for s, _ in by_s)} systems, "
                  f"{min(q for q, _ in by_q)}-{max(q for q, _ in by_q)} queries)")
+        if not opts and not b and mine and all(r.get("effect") == 0 for r in mine):
+            tried += "; the observed τ is within its own bootstrap noise (debiased effect 0)"
         out.append(f"{what} with {goal:.0%} power: " + (", or ".join(opts) if opts else tried))
     return out
 
