@@ -11,7 +11,7 @@ import typer
 from .app import app
 from ..errors import UserError
 from ..io.files import check_output_file
-from ..io.readers import doc_files_help, doc_formats_help, read_documents, read_queries
+from ..io.readers import DocumentStream, doc_files_help, doc_formats_help, read_documents, read_queries
 from ..limits import MAX_JOBS, check_max
 from ..retrieval.settings import RetrievalSettings
 from .options import build, setting_option
@@ -49,7 +49,7 @@ def retrieve(
       clir-eval retrieve --docs demo-out/data/systems/copier.jsonl --queries demo-out/data/queries.tsv --out demo-out/copier.run --depth 100
     """
     from ..retrieval.analysis import get_analyzer
-    from ..retrieval.bm25 import _check_backend, build_or_load
+    from ..retrieval.bm25 import _check_backend, build_or_load, streams
     from ..io.trec import write_run
 
     if shards < 1 or jobs < 1:
@@ -65,7 +65,11 @@ def retrieve(
     an = get_analyzer(settings.analyzer, stopwords=stopwords, stem=stem)
     t0 = time.perf_counter()
     qs = read_queries(queries if len(queries) > 1 else queries[0], fmt=queries_format, fields=fields)
-    collection = read_documents(docs, fmt=docs_format, ids_path=doc_ids)
+    streamed = streams(settings.backend, shards, jobs)  # texts read batch by batch while indexing
+    if streamed:
+        collection = DocumentStream(docs, fmt=docs_format, ids_path=doc_ids)
+    else:
+        collection = read_documents(docs, fmt=docs_format, ids_path=doc_ids)
     t1 = time.perf_counter()
     idx, cached = build_or_load(index, collection, an, backend=settings.backend, shards=shards, jobs=jobs,
                                 **settings.index.bm25)
@@ -75,6 +79,7 @@ def retrieve(
     write_run(out, run)
     sys.stderr.write(
         f"retrieve: {len(qs)} queries x {len(collection)} documents -> {out} "
-        f"(read {t1 - t0:.2f}s, {'loaded' if cached else 'built'} index {t2 - t1:.2f}s, search {t3 - t2:.2f}s)\n"
+        f"(read {t1 - t0:.2f}s, {'loaded' if cached else 'built'} index {t2 - t1:.2f}s"
+        f"{' (documents read meanwhile)' if streamed else ''}, search {t3 - t2:.2f}s)\n"
         f"signature: {idx.signature}|depth:{depth}\n"
     )

@@ -17,6 +17,7 @@ import glob as _glob
 import hashlib
 import json
 import re
+from array import array
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Mapping, Sequence
@@ -225,18 +226,7 @@ def read_documents(path: PathLike, fmt: str | None = None, ids_path: PathLike | 
         texts = [line for _, line in iter_lines(path, span=span)]
         if ids_path is not None:
             ids = read_lines(ids_path)
-            if len(ids) != len(texts):
-                raise UserError(
-                    f"{ids_path} has {len(ids)} ids but {path} has {len(texts)} lines; they must be line-aligned"
-                )
-            for lineno, ident in enumerate(ids, 1):
-                if _bad_id(ident):
-                    raise UserError(f"{ids_path}:{lineno}: bad document id {ident!r}; one id per line, no whitespace")
-            seen: dict[str, int] = {}
-            for lineno, ident in enumerate(ids, 1):
-                if ident in seen:
-                    raise UserError(f"{ids_path}:{lineno}: duplicate document id {ident!r} (first on line {seen[ident]})")
-                seen[ident] = lineno
+            _check_id_file(ids_path, ids, path, len(texts))
         else:
             first = 1 if span is None else span[0]
             ids = [str(i) for i in range(first, first + len(texts))]
@@ -256,6 +246,124 @@ def read_documents(path: PathLike, fmt: str | None = None, ids_path: PathLike | 
     if not len(docs) and span is None:
         raise UserError(f"{path} contains no documents")
     return docs
+
+
+class DocumentStream:
+    """A collection read batch by batch (for an index build that must not hold every text):
+    :meth:`batches` yields lists of texts of about ``max_chars`` code points, each dropped by
+    the reader once yielded, and checks the file exactly as :func:`read_documents` does, with
+    the same messages. Once a pass has ended, :attr:`ids`, :attr:`checksum` (as
+    :attr:`Documents.checksum`) and :attr:`n_empty` are set; every pass reads the file again.
+    """
+
+    def __init__(self, path: PathLike, fmt: str | None = None, ids_path: PathLike | None = None):
+        fmt = (fmt or guess_doc_format(path)).lower()
+        if fmt not in DOC_FORMATS:
+            raise UserError(f"unknown document format {fmt!r}; choose one of {', '.join(DOC_FORMATS)}")
+        if ids_path is not None and fmt != "lines":
+            raise UserError(f"a document id file only applies to line-aligned text (format 'lines'), not {fmt!r}")
+        self.path, self.fmt, self.ids_path, self.source = path, fmt, ids_path, str(path)
+        self.ids: tuple[str, ...] | None = None
+        self.checksum: str | None = None
+        self.n_empty: int | None = None
+
+    def __len__(self) -> int:
+        if self.ids is None:
+            raise RuntimeError("the collection has not been read yet")
+        return len(self.ids)
+
+    def batches(self, max_chars: int = 1 << 22) -> Iterator[list[str]]:
+        """Yield the texts in order, a batch at a time; sets ids, checksum and n_empty at the end."""
+        h = hashlib.sha1()
+        ids: list[str] = []
+        n_empty = 0
+        batch: list[str] = []
+        size = 0
+        for ident, text in self._pairs(ids):
+            if not text.strip():
+                n_empty += 1
+            batch.append(text)
+            size += len(text) + 1
+            if size >= max_chars:
+                self._hash(h, ids, batch)
+                yield batch
+                batch, size = [], 0
+        if batch:
+            self._hash(h, ids, batch)
+            yield batch
+        self.ids, self.checksum, self.n_empty = tuple(ids), h.hexdigest(), n_empty
+
+    def scan(self) -> None:
+        """One pass without keeping texts: sets ids, checksum and n_empty (and checks the file)."""
+        for _ in self.batches():
+            pass
+
+    def read(self) -> Documents:
+        """The whole collection in memory (:func:`read_documents`)."""
+        return read_documents(self.path, fmt=self.fmt, ids_path=self.ids_path)
+
+    @staticmethod
+    def _hash(h, ids: list[str], batch: list[str]) -> None:
+        """Hash the batch's documents (the last ``len(batch)`` ids) as :meth:`Documents.update_checksum`."""
+        pairs = zip(ids[len(ids) - len(batch) :], batch)
+        h.update("".join(f"{i}\t{t}\n" for i, t in pairs).encode("utf-8", "surrogatepass"))
+
+    def _pairs(self, ids: list[str]) -> Iterator[tuple[str, str]]:
+        """(id, text) per document, each id appended to ``ids`` (for the lines format with an id
+        file, the ids file's errors come after the texts' own, as in :func:`read_documents`)."""
+        path = self.path
+        rows_of = DOCUMENT_FORMATS[self.fmt].rows
+        if rows_of is None and self.ids_path is None:
+            for lineno, line in iter_lines(path):
+                ids.append(str(lineno))
+                yield ids[-1], line
+            if not ids:
+                raise UserError(f"{path} contains no documents")
+            return
+        if rows_of is None:
+            try:
+                given, error = read_lines(self.ids_path), None
+            except UserError as e:
+                given, error = [], e
+            n = 0
+            for _, line in iter_lines(path):
+                ids.append(given[n] if n < len(given) else "")
+                n += 1
+                yield ids[-1], line
+            if error is not None:
+                raise error
+            _check_id_file(self.ids_path, given, path, n)
+            if not ids:
+                raise UserError(f"{path} contains no documents")
+            return
+        seen: set[str] = set()
+        lines = array("q")
+        for lineno, ident, text in rows_of(path, None):
+            if _bad_id(ident):
+                raise UserError(f"{path}:{lineno}: bad document id {ident!r}; ids must be non-empty without whitespace")
+            if ident in seen:
+                first = lines[ids.index(ident)]
+                raise UserError(f"{path}:{lineno}: duplicate document id {ident!r} (first on line {first})")
+            seen.add(ident)
+            lines.append(lineno)
+            ids.append(ident)
+            yield ident, text
+        if not ids:
+            raise UserError(f"{path} contains no documents")
+
+
+def _check_id_file(ids_path: PathLike, ids: Sequence[str], path: PathLike, n_texts: int) -> None:
+    """The checks of a line-aligned id file (count, bad ids, duplicates), in this order."""
+    if len(ids) != n_texts:
+        raise UserError(f"{ids_path} has {len(ids)} ids but {path} has {n_texts} lines; they must be line-aligned")
+    for lineno, ident in enumerate(ids, 1):
+        if _bad_id(ident):
+            raise UserError(f"{ids_path}:{lineno}: bad document id {ident!r}; one id per line, no whitespace")
+    seen: dict[str, int] = {}
+    for lineno, ident in enumerate(ids, 1):
+        if ident in seen:
+            raise UserError(f"{ids_path}:{lineno}: duplicate document id {ident!r} (first on line {seen[ident]})")
+        seen[ident] = lineno
 
 
 # ---------------------------------------------------------------- queries

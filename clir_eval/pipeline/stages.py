@@ -113,17 +113,23 @@ CACHED_INDEX_BACKENDS = ("sparse", "rank_bm25")
 
 
 def _build(task: IndexTask):
-    from ..io.readers import read_documents
+    from ..io.readers import DocumentStream, read_documents
     from ..retrieval.analysis import get_analyzer
-    from ..retrieval.bm25 import build_with
+    from ..retrieval.bm25 import build_with, streams
 
-    docs = read_documents(task.docs, fmt=task.format)
     s = task.settings
-    idx = build_with(docs, get_analyzer(s.analyzer, stopwords=s.stopwords, stem=s.stem), s)
+    if streams(s.backend):  # texts read batch by batch while indexing, none held
+        docs = DocumentStream(task.docs, fmt=task.format)
+        idx = build_with(docs, get_analyzer(s.analyzer, stopwords=s.stopwords, stem=s.stem), s)
+        n_empty = docs.n_empty
+    else:
+        docs = read_documents(task.docs, fmt=task.format)
+        idx = build_with(docs, get_analyzer(s.analyzer, stopwords=s.stopwords, stem=s.stem), s)
+        n_empty = sum(1 for t in docs.texts if not t.strip())
     meta = {
         "signature": idx.signature,
         "n_docs": len(docs),
-        "n_empty_docs": sum(1 for t in docs.texts if not t.strip()),
+        "n_empty_docs": n_empty,
         "ids_checksum": ids_checksum(docs.ids),
     }
     return idx, meta

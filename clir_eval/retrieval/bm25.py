@@ -52,11 +52,11 @@ import numpy as np
 
 from .analysis import Analyzer, get_analyzer
 from .settings import BACKENDS, LUCENE_VARIANTS, IndexSettings, RetrievalSettings
-from .index import IndexCorrupt, InvertedIndex, build_inverted_index, load_inverted_index, read_index_header
+from .index import IndexCorrupt, InvertedIndex, build_inverted_index, build_streamed, load_inverted_index, read_index_header
 from ..errors import UserError
 from ..settings import default
 from ..io.files import PathLike
-from ..io.readers import Documents
+from ..io.readers import Documents, DocumentStream
 from ..io.trec import Run
 
 RANK_BM25_VERSION = version("rank-bm25")
@@ -375,9 +375,24 @@ def build_index(docs: Documents, analyzer: Analyzer, backend: str = "sparse", va
     return build_with(docs, analyzer, params, shards=shards, jobs=jobs)
 
 
-def build_with(docs: Documents, analyzer: Analyzer, params: IndexSettings, shards: int = 1, jobs: int = 1) -> BM25Index:
-    """:func:`build_index` from the index settings (``analyzer`` built from them)."""
+def streams(backend: str, shards: int = 1, jobs: int = 1) -> bool:
+    """Whether a build with these settings reads its collection as a stream
+    (:class:`~clir_eval.io.readers.DocumentStream`: the sparse backend in one process and one
+    shard) rather than holding every text."""
+    return _check_backend(backend) == "sparse" and type(shards) is int and type(jobs) is int and shards == jobs == 1
+
+
+def build_with(docs: Documents | DocumentStream, analyzer: Analyzer, params: IndexSettings, shards: int = 1,
+               jobs: int = 1) -> BM25Index:  # fmt: skip
+    """:func:`build_index` from the index settings (``analyzer`` built from them). ``docs``
+    may be a :class:`DocumentStream`: read batch by batch where :func:`streams` says so,
+    else read whole first."""
     backend = params.backend
+    if isinstance(docs, DocumentStream):
+        if streams(backend, shards, jobs):
+            inv = build_streamed(docs, analyzer)
+            return SparseBM25(inv.docids, analyzer, params, index_signature(docs, analyzer, backend, params), inv)
+        docs = docs.read()
     if not len(docs):
         raise UserError("cannot index an empty collection")
     if isinstance(shards, bool) or not isinstance(shards, int) or shards < 1 or isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
@@ -420,7 +435,7 @@ def save_index(index: BM25Index, directory: PathLike) -> None:
     index.save(directory)
 
 
-def build_or_load(directory: PathLike | None, docs: Documents, analyzer: Analyzer, backend: str = "sparse",
+def build_or_load(directory: PathLike | None, docs: Documents | DocumentStream, analyzer: Analyzer, backend: str = "sparse",
                   shards: int = 1, jobs: int = 1, **params) -> tuple[BM25Index, bool]:  # fmt: skip
     """Reuse the index saved in ``directory`` if its signature matches, else build (and save).
 
@@ -433,8 +448,10 @@ def build_or_load(directory: PathLike | None, docs: Documents, analyzer: Analyze
                       **{"variant": "okapi", **params})
     if directory is not None:
         d = Path(directory)
-        sig = index_signature(docs, analyzer, backend, p)
         if (d / "index.json").is_file():
+            if isinstance(docs, DocumentStream) and docs.checksum is None:
+                docs.scan()  # the collection's checksum first (its errors before the index's)
+            sig = index_signature(docs, analyzer, backend, p)
             meta = read_index_header(d).get("meta")
             if isinstance(meta, dict) and meta.get("signature") == sig:
                 return load_index(d, sig), True

@@ -82,22 +82,58 @@ def shard_stats(texts: Sequence[str], analyzer: Analyzer, max_chars: int | None 
     Tokens become ids through :class:`~clir_eval.retrieval.analysis.SurfaceVocab` (no Python
     string per token); in the (never observed) case of a 64-bit hash collision between two
     different tokens the shard is redone through Python strings, with the same result."""
+    kw = {} if max_chars is None else {"max_chars": max_chars}
+
+    def batches():
+        return (texts[i:j] for i, j in batch_slices(texts, **kw))
+
+    terms, nnz, cols, tfs, dls = _stats_parts(batches, analyzer)
+    indptr = np.cumsum(np.concatenate([np.zeros(1, dtype=np.int64), *nnz]))
+    small = all(len(t) == 0 or int(t.max()) <= np.iinfo(np.uint16).max for t in tfs)
+    tf = _drain(tfs, np.uint16 if small else np.int32)
+    return ShardStats(terms, indptr, _drain(cols, np.int32), tf, _drain(dls, np.int64))
+
+
+def stream_stats(batches, analyzer: Analyzer, max_chars: int | None = None) -> ShardStats:
+    """Pass 1 over a stream: ``batches()`` yields lists of texts (called again, re-reading the
+    collection, only after a hash collision). The triples stay in the batches' parts
+    (:class:`Parts`, tf as uint16 where it fits), so no text outlives its batch and pass 2
+    can free them part by part; the result equals :func:`shard_stats` over all the texts."""
+    kw = {} if max_chars is None else {"max_chars": max_chars}
+
+    def sliced():
+        for texts in batches():
+            for i, j in batch_slices(texts, **kw):
+                yield texts[i:j]
+
+    terms, nnz, cols, tfs, dls = _stats_parts(sliced, analyzer, narrow=True)
+    indptr = np.cumsum(np.concatenate([np.zeros(1, dtype=np.int64), *nnz]))
+    nnz.clear()
+    wide = any(t.dtype != np.uint16 for t in tfs)
+    return ShardStats(terms, indptr, Parts(cols, np.int32), Parts(tfs, np.int32 if wide else np.uint16),
+                      _drain(dls, np.int64))  # fmt: skip
+
+
+def _stats_parts(batches, analyzer: Analyzer, narrow: bool = False):
+    """Terms and per-batch (nnz per document, term ids, tf, lengths) of pass 1; redone through
+    Python strings after a hash collision (see :func:`shard_stats`)."""
     try:
-        return _shard_stats(texts, analyzer, max_chars, SurfaceVocab(analyzer.name))
+        return _shard_stats(batches(), analyzer, SurfaceVocab(analyzer.name), narrow)
     except HashCollision:
-        return _shard_stats(texts, analyzer, max_chars, StringSurfaceVocab(analyzer.name))
+        return _shard_stats(batches(), analyzer, StringSurfaceVocab(analyzer.name), narrow)
 
 
-def _shard_stats(texts: Sequence[str], analyzer: Analyzer, max_chars: int | None, surface) -> ShardStats:
+def _shard_stats(batches, analyzer: Analyzer, surface, narrow: bool):
     import scipy.sparse as sp
 
     vocab: defaultdict[str, int] = defaultdict()
     vocab.default_factory = vocab.__len__  # new term -> next id, in first-occurrence order
     to_term = np.zeros(0, dtype=np.int64)  # surface id -> term id (-1: stopword)
-    nnz, cols, tfs, dls = [np.zeros(1, dtype=np.int64)], [], [], []
-    kw = {} if max_chars is None else {"max_chars": max_chars}
-    for i, j in batch_slices(texts, **kw):
-        sids, counts = surface.add(texts[i:j])
+    nnz, cols, tfs, dls = [], [], [], []
+    small = np.iinfo(np.uint16).max
+    for texts in batches:
+        sids, counts = surface.add(texts)
+        del texts
         if analyzer.identity:  # every surface form is its own term
             ids, n_terms = sids, len(surface)
         else:  # stopwords and stemming once per distinct surface form, in first-occurrence order
@@ -114,16 +150,50 @@ def _shard_stats(texts: Sequence[str], analyzer: Analyzer, max_chars: int | None
         ptr = np.zeros(len(counts) + 1, dtype=np.int64)
         np.cumsum(counts, out=ptr[1:])
         m = sp.csr_matrix((np.ones(len(ids), dtype=np.int32), ids.astype(np.int32), ptr), shape=(len(counts), max(n_terms, 1)))
+        del sids, ids
         m.sum_duplicates()  # sorts term ids within each document and adds up repeats
         nnz.append(np.diff(m.indptr).astype(np.int64))
         cols.append(m.indices.astype(np.int32, copy=False))
-        tfs.append(m.data)
+        tf = m.data
+        if narrow and (len(tf) == 0 or int(tf.max()) <= small):
+            tf = tf.astype(np.uint16)
+        tfs.append(tf)
         dls.append(counts.astype(np.int64))
-    indptr = np.cumsum(np.concatenate(nnz))
-    small = all(len(t) == 0 or int(t.max()) <= np.iinfo(np.uint16).max for t in tfs)
-    tf = _drain(tfs, np.uint16 if small else np.int32)
+        del m, tf
     terms = surface.strings[:] if analyzer.identity else list(vocab)
-    return ShardStats(terms, indptr, _drain(cols, np.int32), tf, _drain(dls, np.int64))
+    return terms, nnz, cols, tfs, dls
+
+
+class Parts:
+    """A 1-D array kept as its consecutive parts (pass-1 triples of a streamed build): sliced
+    in increasing order by pass 2, which frees the parts it has used (:meth:`release`)."""
+
+    def __init__(self, parts: list[np.ndarray], dtype):
+        self.parts = parts
+        self.dtype = np.dtype(dtype)
+        self.ends = np.cumsum([len(p) for p in parts], dtype=np.int64)
+
+    def __len__(self) -> int:
+        return int(self.ends[-1]) if len(self.ends) else 0
+
+    def __getitem__(self, key: slice) -> np.ndarray:
+        lo, hi = key.start, key.stop
+        hi = min(len(self), hi)
+        out = np.empty(max(hi - lo, 0), dtype=self.dtype)
+        k = int(np.searchsorted(self.ends, lo, side="right"))
+        pos = lo
+        while pos < hi:
+            start = int(self.ends[k]) - len(self.parts[k])
+            take = min(hi, int(self.ends[k])) - pos
+            out[pos - lo : pos - lo + take] = self.parts[k][pos - start : pos - start + take]
+            pos += take
+            k += 1
+        return out
+
+    def release(self, upto: int) -> None:
+        """Free every part that ends at or before position ``upto``."""
+        for k in range(int(np.searchsorted(self.ends, upto, side="right"))):
+            self.parts[k] = None
 
 
 def _drain(parts: list, dtype) -> np.ndarray:
@@ -210,6 +280,9 @@ def finalize_shard(stats: ShardStats, remap: np.ndarray | None, n_terms: int, st
             tf[dest] = chunk.data
             nxt += run
             del chunk, run, starts, shift, dest
+        if isinstance(stats.cols, Parts):  # a streamed build's triples: free what is placed
+            stats.cols.release(hi)
+            stats.tf.release(hi)
         d = e
     return Shard(start, stats.n_docs, indptr[: n_terms + 1], rows, tf)
 
@@ -307,6 +380,22 @@ def build_inverted_index(docids: Sequence[str], texts: Sequence[str], analyzer: 
         parts.append(finalize_shard(stats[k], None if len(bounds) == 1 else remaps[k], len(terms), lo))
         stats[k] = None
     return InvertedIndex(list(docids), terms, df, dl, parts)
+
+
+def build_streamed(stream, analyzer: Analyzer, max_chars: int | None = None) -> "InvertedIndex":
+    """One index (one shard) from a collection read batch by batch
+    (:class:`~clir_eval.io.readers.DocumentStream`): no text outlives its batch, the triples
+    are freed part by part as pass 2 places them; the result (and its files) equals
+    :func:`build_inverted_index` with one shard."""
+    stats = stream_stats(stream.batches, analyzer, max_chars)
+    width = len(stats.terms)
+    df = np.zeros(width, dtype=np.int64)
+    for lo in range(0, len(stats.cols), _CSC_CHUNK):
+        df += np.bincount(stats.cols[lo : lo + _CSC_CHUNK], minlength=width)
+    shard = finalize_shard(stats, None, width, 0)
+    terms, dl = stats.terms, stats.dl
+    del stats
+    return InvertedIndex(list(stream.ids), terms, df, dl, [shard])
 
 
 # ------------------------------------------------------------------ the index and its files
