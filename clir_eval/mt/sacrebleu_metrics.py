@@ -23,6 +23,7 @@ import sacrebleu
 
 from ..limits import MAX_NGRAM_ORDER
 from .base import MTMetric, Param, Refs, check_streams, positive, register, tokenizer
+from .bleu_counts import bleu_stats
 from .chrf_items import chrf_item_stats
 
 _REF_METRICS: dict[tuple, object] = {}
@@ -111,6 +112,16 @@ class BLEUMetric(SacreMetric):
 
     def width(self) -> int:
         return 2 + 2 * self.params["order"]
+
+    def segment_stats(self, hyps: Sequence[str], refs: Refs) -> np.ndarray:
+        """sacrebleu's BLEU segment statistics; counted with numpy by :mod:`.bleu_counts` (the same
+        integers) with one reference, else by sacrebleu."""
+        check_streams(hyps, refs)
+        if type(self) is BLEUMetric and len(hyps):
+            st = bleu_stats(hyps, refs, tokenizer(self.tokenize), self.lowercase, self.params["order"])
+            if st is not None:
+                return st.astype(self.dtype, copy=False)
+        return super().segment_stats(hyps, refs)
 
     def _sentence(self):
         """BLEU with effective n-gram order: sacrebleu's ``sentence_bleu`` (and mt-metrics-eval's

@@ -1,0 +1,61 @@
+"""BLEU segment statistics counted with numpy (clir_eval.mt.bleu_counts) equal sacrebleu's own,
+integer for integer, and so do the corpus scores built from them."""
+
+from __future__ import annotations
+
+import logging
+import random
+
+import numpy as np
+import pytest
+import sacrebleu
+
+from clir_eval.mt.base import load_metric
+
+
+def _sacrebleu_stats(hyps, refs, **kw):
+    return np.asarray(sacrebleu.BLEU(references=refs, **kw)._extract_corpus_statistics(hyps, None), dtype=np.int64)
+
+
+def _corpus(seed, n=300):
+    r = random.Random(seed)
+    words = ["the", "The", "cat", "sat", "on", "mat", ".", ",", "\u00e9t\u00e9", "dog", "a", "(x)", "don't", "1.5"]
+    line = lambda: " ".join(r.choice(words) for _ in range(r.choice([0, 1, 2, 3, r.randint(4, 30)])))
+    return [line() for _ in range(n)], [[line() for _ in range(n)] for _ in range(2)]
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("spec,kw", [("bleu", {}), ("bleu:order=2", {"max_ngram_order": 2}),
+                                     ("bleu:order=6", {"max_ngram_order": 6})])
+@pytest.mark.parametrize("lowercase,tokenize", [(False, "13a"), (True, "13a"), (False, "char"), (False, "none")])
+def test_counts_equal_sacrebleu(seed, spec, kw, lowercase, tokenize):
+    hyps, refs = _corpus(seed)
+    hyps[0], refs[0][1] = "", ""  # an empty hypothesis, an empty reference
+    m = load_metric(spec, tokenize=tokenize, lowercase=lowercase)
+    for rs in (refs[:1], refs):  # one reference: numpy counting; two: sacrebleu's own
+        got = m.segment_stats(hyps, rs)
+        want = _sacrebleu_stats(hyps, rs, lowercase=lowercase, tokenize=tokenize, **kw)
+        assert np.array_equal(got, want)
+        assert m.score_stats(got, len(rs)).score == sacrebleu.BLEU(
+            lowercase=lowercase, tokenize=tokenize, **kw).corpus_score(hyps, rs).score
+
+
+def test_item_bleu_equals_sentence_bleu():
+    hyps, refs = _corpus(9, 50)
+    m = load_metric("bleu")
+    got = m.item_scores(m.segment_stats(hyps, refs[:1]))
+    want = [sacrebleu.sentence_bleu(h, [r]).score for h, r in zip(hyps, refs[0])]
+    assert np.allclose(got, want, rtol=0, atol=1e-9)
+
+
+def test_tokenized_hypotheses_get_sacrebleus_warning(caplog):
+    hyps = ["a tokenized line ."] * 120
+    with caplog.at_level(logging.WARNING, logger="sacrebleu"):
+        load_metric("bleu").segment_stats(hyps, [hyps])
+    assert any("tokenized period" in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.parametrize("hyps,ref", [(["a"], [""]), ([""], [""]), (["a b"], ["a"]), (["x", ""], ["", "x y z w v"])])
+def test_fewer_tokens_than_the_order(hyps, ref):
+    m = load_metric("bleu")
+    assert np.array_equal(m.segment_stats(hyps, [ref]), _sacrebleu_stats(hyps, [ref]))
