@@ -62,24 +62,25 @@ def test_needed_interpolates_and_says_when_unreachable():
     assert needed([(5, 0.2), (10, 0.5)], 0.8) is None
 
 
-def test_design_cli_json_rows(tmp_path, cli):
-    rng = np.random.default_rng(3)
-    systems = {}
-    for i in range(6):
-        pq = {f"q{j}": {"map": float(v)} for j, v in enumerate(rng.random(15) * (i + 1) / 6)}
-        systems[f"s{i}"] = {"mt": {"bleu": float(i + rng.random()), "chrf1": float(rng.random())},
-                            "ir": {"map": float(np.mean([v["map"] for v in pq.values()]))}, "ir_per_query": pq}
-    results = {"name": "gen", "signature": {}, "systems": systems, "score_kinds": {"mt": ["bleu", "chrf1"], "ir": ["map"]},
-               "correlations": [{"x": "bleu", "y": "map", "tau": None, "alpha": 0.05}]}
-    (tmp_path / "results.json").write_text(json.dumps(results))
-    code, out, err = cli("design", str(tmp_path), "--systems", "4,8", "--queries", "10,20", "--reps", "20",
-                         "--permutations", "20", "--format", "json")
+@pytest.fixture(scope="module")
+def demo_run(tmp_path_factory):
+    """One demo run (a real results.json and reports) shared by the CLI tests below."""
+    from clir_eval.cli import main
+
+    out = tmp_path_factory.mktemp("design") / "demo"
+    assert main(["demo", "--out", str(out), "--jobs", "1"]) == 0
+    return out
+
+
+def test_design_cli_json_rows(demo_run, cli):
+    code, out, err = cli("design", str(demo_run), "--targets", "map", "--systems", "4,8", "--queries", "10,20",
+                         "--reps", "20", "--permutations", "20", "--format", "json")
     assert code == 0, err
     rows = json.loads(out)
     assert {tuple(sorted(k for k in r if k in ("target", "a", "b", "n_systems", "n_queries", "power"))) for r in rows} \
         >= {("a", "n_queries", "n_systems", "power", "target"), ("a", "b", "n_queries", "n_systems", "power", "target")}
     assert all(0 <= r["power"] <= 1 for r in rows)
-    assert (tmp_path / "design.png").stat().st_size > 1000 and (tmp_path / "design.html").exists()
+    assert (demo_run / "design.png").stat().st_size > 1000 and (demo_run / "design.html").exists()
 
 
 def test_answers_bound_at_the_smallest_size_and_interpolate_inside_the_grid():
@@ -108,3 +109,24 @@ def test_answers_say_when_the_observed_tau_is_within_its_noise():
     assert "not reachable" in line and "debiased effect 0" in line
     rows = [dict(r, effect=0.1) for r in rows]
     assert "debiased" not in answers(rows, 12, 60)[0]
+
+
+def test_design_adds_a_study_design_section_to_the_runs_reports(demo_run, cli):
+    """After `design`, the run's report.md/.html/.tex carry a Study design section and the first screen a
+    power line; results.json gains a design block holding the same answers; the rest of results.json is
+    unchanged."""
+    before = json.loads((demo_run / "results.json").read_text())
+    before.pop("design", None)
+    code, out, err = cli("design", str(demo_run), "--targets", "map", "--reps", "20", "--permutations", "20")
+    assert code == 0, err
+    doc = json.loads((demo_run / "design.json").read_text())
+    res = json.loads((demo_run / "results.json").read_text())
+    assert {k: v for k, v in res.items() if k != "design"} == before
+    S, Q = doc["observed"]["n_systems"], doc["observed"]["n_queries"]
+    assert res["design"]["answers"] == doc["answers"] and res["design"]["observed_rows"]
+    assert all((r["n_systems"], r["n_queries"]) == (S, Q) for r in res["design"]["observed_rows"])
+    md = (demo_run / "report.md").read_text()
+    head, _, section = md.partition("## Study design")
+    assert section and "Power at this size" in head and doc["answers"][0] in section
+    assert "Power at this size" in (demo_run / "report.html").read_text()
+    assert "Study design" in (demo_run / "report.tex").read_text()

@@ -32,8 +32,8 @@ def design_cmd(
     """Power of a run's questions at other study sizes.
 
     Sizes in systems and queries; the finished run in OUT is resampled. Writes OUT/design.json, OUT/design.png and
-    OUT/design.html; prints a table and one line per metric pair and per τ (see "Study design" in the
-    item-level page of the docs).
+    OUT/design.html, adds a Study design section to OUT's reports (and a design block to its results.json);
+    prints a table and one line per metric pair and per τ (see "Study design" in the item-level page of the docs).
 
     \b
     Examples (after 'clir-eval demo --out demo-out'):
@@ -87,6 +87,7 @@ def design_cmd(
         "rows": rows, "answers": lines}
     write_json(out / "design.json", doc)
     _plots(doc, out)
+    _add_to_reports(results, doc, out)
     if fmt == "json":
         sys.stdout.write(json.dumps(rows, indent=1, ensure_ascii=False) + "\n")
         return
@@ -98,6 +99,24 @@ def design_cmd(
     for line in lines:
         typer.echo(line)
     typer.echo(f"design: {out / 'design.html'} (also design.png, design.json)")
+
+
+def _add_to_reports(results: dict, doc: dict, out: Path) -> None:
+    """results.json gains a ``design`` block (observed size, settings, the rows at the observed size,
+    the answers) and the run's reports a Study design section; all replaced as one set."""
+    from ..io.files import write_set
+    from ..report import render_reports
+
+    S, Q = doc["observed"]["n_systems"], doc["observed"]["n_queries"]
+    results["design"] = {
+        "observed": doc["observed"],
+        "settings": {k: doc["settings"][k] for k in ("reps", "permutations", "alpha", "seed", "power", "method")},
+        "observed_rows": [r for r in doc["rows"] if (r["n_systems"], r["n_queries"]) == (S, Q)],
+        "answers": doc["answers"],
+    }
+    files = render_reports(results)
+    files["results.json"] = json.dumps(results, indent=1, ensure_ascii=False) + "\n"
+    write_set(out, files, last="results.json")
 
 
 def _sizes(text: str, name: str, minimum: int) -> list[int]:

@@ -8,6 +8,7 @@ import math
 import re
 from typing import Any, Mapping
 
+from .design import design_blocks, design_summary
 from .blocks import Bullets, Heading, Para, Table, fmt_num, fmt_p, fmt_tau, inline_spans, natural_key
 from .tables import (KIND_TITLES, best_per_measure, cell_text, coefficient_name, direction_blocks, english_label,
                      kind_table, queries_blocks, score_columns, signature_lines, tau_caption, tau_grid,
@@ -301,7 +302,7 @@ def html_report(results: Mapping[str, Any], *, plots: bool = True) -> str:
                  "verdicts say which differences are significant).</p>")
     from .items import item_level_blocks, level_summary
 
-    summary = level_summary(results)
+    summary = " ".join(s for s in (level_summary(results), design_summary(results)) if s)
     if summary:
         parts.append(_blocks_html([Para(summary)]))
     parts.append(_verdicts_html(vds))
@@ -334,6 +335,7 @@ def html_report(results: Mapping[str, Any], *, plots: bool = True) -> str:
     if plots:
         parts.append(_figures_html(results))
     parts.append(_blocks_html(item_level_blocks(results)))
+    parts.append(_blocks_html(design_blocks(results)))
     parts.append(_scores_html(results))
     parts.append(_glossary_html(results))
     parts.append(_analyses_html(results, plots))

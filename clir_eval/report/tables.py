@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any, Collection, Mapping, Sequence
 
+from .design import design_blocks, design_summary
 from ..correlation.verdict import best_per_target, leaders
 from .analyses import analyses_blocks
 from .blocks import (Block, Bullets, Code, Heading, Para, Table, _md_table, blocks_markdown, fmt_num, fmt_p, fmt_tau,
@@ -224,7 +225,7 @@ def report_blocks(results: Mapping[str, Any]) -> list[Block]:
            if lower else ""))]
     from .items import item_level_blocks, level_summary
 
-    summary = level_summary(results)
+    summary = " ".join(s for s in (level_summary(results), design_summary(results)) if s)
     if summary:
         blocks.append(Para(summary))
     if vds:
@@ -232,6 +233,7 @@ def report_blocks(results: Mapping[str, Any]) -> list[Block]:
     blocks += confound_blocks(results)
 
     blocks += item_level_blocks(results)
+    blocks += design_blocks(results)
     blocks += queries_blocks(results)
     captioned = False
     for kind, title in KIND_TITLES.items():

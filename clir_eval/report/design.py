@@ -1,0 +1,49 @@
+"""The "Study design" section of a run's reports, present once ``clir-eval design`` has run on
+the run's output directory (it adds a ``design`` block to results.json: the observed size, the
+method, the power of every question at the observed size and the one-line answers)."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from .blocks import Block, Bullets, Heading, Para, table_block
+
+
+def design_summary(results: Mapping[str, Any]) -> str | None:
+    """One first-screen sentence: with what power this run's questions could be answered."""
+    d = results.get("design")
+    if not d:
+        return None
+    goal = d["settings"]["power"]
+    rows = d["observed_rows"]
+    if not rows:  # the sizes simulated did not include the observed one
+        return None
+    taus = [r for r in rows if not r.get("b")]
+    pairs = [r for r in rows if r.get("b")]
+    n_t = sum(r["power"] >= goal for r in taus)
+    n_p = sum(r["power"] >= goal for r in pairs)
+    return (f"**Power at this size** ({d['observed']['n_systems']} systems × {d['observed']['n_queries']} queries, "
+            f"study design by simulation): {n_t} of {len(taus)} τ(metric, measure) reach {goal:.0%} power to be "
+            f"significant, {n_p} of {len(pairs)} metric pairs to be separated; the Study design section says how "
+            "large a study would answer the rest.")
+
+
+def design_blocks(results: Mapping[str, Any]) -> list[Block]:
+    d = results.get("design")
+    if not d:
+        return []
+    s = d["settings"]
+    rows = [[(r["target"], ""), (r["a"], ""), (r.get("b") or "–", ""), (f"{r['power']:.2f}", "")]
+            for r in d["observed_rows"]]
+    table = [table_block(["target", "metric", "vs", "power here"], rows, "lllr",
+                         caption="Power at the observed size (single τ: significant; pair: separated, one planned "
+                                 "comparison without family correction).")] if rows else []
+    return [
+        Heading("Study design: how large a study would answer"),
+        Para(f"Simulated studies drawn from this run ({d['observed']['n_systems']} systems × "
+             f"{d['observed']['n_queries']} queries): {s['method']}; {s['reps']} studies per size, seed {s['seed']}, "
+             f"α = {s['alpha']:g}. Systems and queries are assumed exchangeable draws from the populations a real "
+             "study would draw from; power far above the observed size repeats the observed systems."),
+        *table,
+        Bullets(tuple(d["answers"]), lead=f"Study sizes for {s['power']:.0%} power:"),
+    ]
