@@ -56,6 +56,22 @@ def resampling_fields(extra: dict) -> list[str]:
     return [f"{k}:{extra.pop(k)}" for k in ("bs", "ar", "seed") if k in extra]
 
 
+def token_ids(lines: Sequence[str], tok, lowercase: bool, vocab: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:
+    """(token ids, tokens per line) of ``lines`` pre-processed as sacrebleu's BLEU does (lowercase
+    if asked, ``tok`` on the right-stripped line, split on whitespace); new types are added to
+    ``vocab`` in order of appearance."""
+    ids: list[int] = []
+    lens = np.empty(len(lines), dtype=np.int64)
+    get = vocab.setdefault
+    for i, line in enumerate(lines):
+        if lowercase:
+            line = line.lower()
+        toks = tok(line.rstrip()).split()
+        lens[i] = len(toks)
+        ids.extend([get(t, len(vocab)) for t in toks])
+    return np.asarray(ids, dtype=np.int64), lens
+
+
 def tokenizer(name: str):
     """One shared sacrebleu tokenizer instance per name, so its LRU cache is shared by every
     metric of a run (BLEU, BLEU-SBP, MacroF, MicroF tokenise each line once)."""

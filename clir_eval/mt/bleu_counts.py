@@ -20,20 +20,9 @@ from typing import Sequence
 
 import numpy as np
 
+from .base import token_ids
+
 _TOKENIZED_PERIOD_LINES = 100  # sacrebleu warns when this many hypotheses end in " ."
-
-
-def _encode(lines: Sequence[str], tok, lowercase: bool, vocab: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:
-    ids: list[int] = []
-    lens = np.empty(len(lines), dtype=np.int64)
-    get = vocab.setdefault
-    for i, line in enumerate(lines):
-        if lowercase:
-            line = line.lower()
-        toks = tok(line.rstrip()).split()
-        lens[i] = len(toks)
-        ids.extend([get(t, len(vocab)) for t in toks])
-    return np.asarray(ids, dtype=np.int64), lens
 
 
 def _warn_tokenized(hyps: Sequence[str]) -> None:
@@ -54,8 +43,8 @@ def bleu_stats(hyps: Sequence[str], refs: Sequence[Sequence[str]], tok, lowercas
     _warn_tokenized(hyps)
     n_seg = len(hyps)
     vocab: dict[str, int] = {}
-    h_ids, h_lens = _encode(hyps, tok, lowercase, vocab)
-    r_ids, r_lens = _encode(refs[0], tok, lowercase, vocab)
+    h_ids, h_lens = token_ids(hyps, tok, lowercase, vocab)
+    r_ids, r_lens = token_ids(refs[0], tok, lowercase, vocab)
     out = np.zeros((n_seg, 2 + 2 * order), dtype=np.int64)
     out[:, 0], out[:, 1] = h_lens, r_lens
     ids = np.concatenate([h_ids, r_ids])

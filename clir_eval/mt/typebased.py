@@ -20,8 +20,8 @@ from scipy import sparse
 
 from .. import __version__
 from ..errors import UserError
-from .base import (TOKENIZE, MTMetric, Param, Refs, check_streams, positive, register, resampling_fields, tokenizer,
-                   totals)
+from .base import (TOKENIZE, MTMetric, Param, Refs, check_streams, positive, register, resampling_fields, token_ids,
+                   tokenizer, totals)
 
 _BETA_F = Param("beta", float, 1.0, "F-measure β (recall weight)", positive, "> 0")
 
@@ -37,20 +37,7 @@ class TypeStats:
 def _encoder(tokenize: str, lowercase: bool, vocab: dict[str, int]):
     """``encode(lines) -> (token ids, tokens per line)``, adding new types to ``vocab`` in order of appearance."""
     tok = tokenizer(tokenize)
-    get = vocab.setdefault
-
-    def encode(lines: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-        ids: list[int] = []
-        lens = np.empty(len(lines), dtype=np.int64)
-        for i, line in enumerate(lines):
-            if lowercase:
-                line = line.lower()
-            toks = tok(line.rstrip()).split()
-            lens[i] = len(toks)
-            ids.extend([get(t, len(vocab)) for t in toks])
-        return np.asarray(ids, dtype=np.int64), lens
-
-    return encode
+    return lambda lines: token_ids(lines, tok, lowercase, vocab)
 
 
 def _type_matrix(hyp_enc, ref_enc, n: int, V: int):
