@@ -2,17 +2,21 @@
 """Benchmark the sparse index's peak memory: a synthetic collection of N documents x T tokens
 (Zipf(1.0) over V word types, seeded, written as a lines file in chunks) is indexed
 
-* ``single``: in one process (read_documents + build_inverted_index, all texts in memory, as
-  ``clir-eval retrieve`` does without --index spans), and
+* ``single``: in one process, the collection streamed (batches of texts dropped once analysed,
+  triples freed as the postings are placed), as ``clir-eval retrieve`` and an unsharded pipeline
+  collection do with the sparse backend;
+* ``texts``: in one process with every text held (read_documents + build_inverted_index: the
+  build of ``retrieve`` before streaming, still used with --shards/--jobs > 1 or rank_bm25), and
 * ``spans``: as ``clir-eval run`` does with ``--shard-docs S``: one process per span (pass 1:
   read only the span, analyse, write its triples to the cache), then one merging process
   (global vocabulary, each span's postings over global ids, the BM25 index saved to disk).
 
 Every process runs under ``/usr/bin/time``; its own peak RSS, CPU and wall time are printed,
-with peak bytes per token. The merged index of ``spans`` is checked against ``single``
-(identical arrays) when both ran. Run with ``nice`` on a shared machine, once.
+with peak bytes per token. Every index built is checked against the first one (identical
+arrays; the one-process builds' files byte for byte). Run with ``nice`` on a shared machine, once.
 
     python scripts/bench_index_memory.py --docs 1000000 --tokens 150 --shard-docs 250000
+    python scripts/bench_index_memory.py --docs 3000000 --tokens 400 --shard-docs 250000 --modes spans
     python scripts/bench_index_memory.py --docs 20000 --tokens 150 --shard-docs 5000      # quick
 """
 
@@ -53,6 +57,15 @@ def child(argv: list[str]) -> None:
 
     mode, docs = argv[0], argv[1]
     if mode == "single":
+        from clir_eval.io.readers import DocumentStream
+        from clir_eval.retrieval.analysis import get_analyzer
+        from clir_eval.retrieval.bm25 import build_with
+        from clir_eval.retrieval.settings import IndexSettings
+
+        idx = build_with(DocumentStream(docs, fmt="lines"), get_analyzer("default"), IndexSettings())
+        idx.inverted.save(argv[2], {})
+        return
+    if mode == "texts":
         from clir_eval.io.readers import read_documents
         from clir_eval.retrieval.analysis import get_analyzer
         from clir_eval.retrieval.index import build_inverted_index
@@ -132,7 +145,7 @@ def main() -> None:
     ap.add_argument("--vocab", type=int, default=500_000)
     ap.add_argument("--shard-docs", type=int, default=250_000)
     ap.add_argument("--seed", type=int, default=11)
-    ap.add_argument("--modes", default="single,spans")
+    ap.add_argument("--modes", default="texts,single,spans", help="comma-separated: texts, single, spans")
     ap.add_argument("--workdir", type=Path, help="where the collection and outputs go (default: a temp dir)")
     args = ap.parse_args()
     modes = args.modes.split(",")
@@ -145,11 +158,18 @@ def main() -> None:
         print(f"{args.docs} docs x {args.tokens} tokens = {n_tok / 1e6:.0f}M tokens, vocabulary {args.vocab}, "
               f"{size / 2**20:.0f} MiB of text (generated in {time.perf_counter() - t0:.0f} s); "
               f"load {os.getloadavg()[0]:.1f}")
-        print(f"{'process':<22} {'peak RSS MiB':>12} {'B/token':>8} {'CPU s':>8} {'wall s':>8}")
-        row = lambda name, m: print(f"{name:<22} {m['rss'] / 2**20:12.0f} {m['rss'] / n_tok:8.2f} "  # noqa: E731
-                                    f"{m['cpu']:8.1f} {m['wall']:8.1f}")
-        if "single" in modes:
-            row("single build", measured(["single", str(docs), str(t / "single")]))
+        print(f"{'process':<22} {'peak RSS MiB':>12} {'B/token':>8} {'CPU s':>8} {'wall s':>8}   (B/token: over the "
+              f"process's own tokens)")
+        row = lambda name, m, tok=n_tok: print(f"{name:<22} {m['rss'] / 2**20:12.0f} {m['rss'] / tok:8.2f} "  # noqa: E731
+                                               f"{m['cpu']:8.1f} {m['wall']:8.1f}")
+        built, summary = [], []
+        for mode, label in (("texts", "one process, all texts"), ("single", "one process, streamed")):
+            if mode in modes:
+                m = measured([mode, str(docs), str(t / mode)])
+                row(label, m)
+                built.append(mode)
+                summary.append(f"{label}: peak {m['rss'] / 2**20:.0f} MiB = {m['rss'] / n_tok:.2f} B/token, "
+                               f"CPU {m['cpu']:.1f} s, wall {m['wall']:.1f} s")
         if "spans" in modes:
             from clir_eval.pipeline.shards import span_tasks
 
@@ -157,15 +177,21 @@ def main() -> None:
             worst, cpu, wall = 0, 0.0, 0.0
             for st in spans:
                 m = measured(["span", str(docs), str(t / "cache"), str(st.first), str(args.shard_docs), ""])
-                row(f"span {st.first}+{st.lines}", m)
+                row(f"span {st.first}+{st.lines}", m, st.lines * args.tokens)
                 worst, cpu, wall = max(worst, m["rss"]), cpu + m["cpu"], wall + m["wall"]
             m = measured(["merge", str(docs), str(t / "cache"), str(args.shard_docs), str(t / "merged")])
             row("merge (+ save)", m)
-            print(f"spans: largest process {max(worst, m['rss']) / 2**20:.0f} MiB "
-                  f"({max(worst, m['rss']) / n_tok:.2f} B/token), CPU {cpu + m['cpu']:.1f} s, wall {wall + m['wall']:.1f} s "
-                  f"(spans one after another)")
-            if "single" in modes:
-                print(f"merged index identical to the single build: {same_index(t / 'single', t / 'merged')}")
+            built.append("merged")
+            summary.append(f"spans of {args.shard_docs} + merge: largest process {max(worst, m['rss']) / 2**20:.0f} MiB "
+                           f"= {max(worst, m['rss']) / n_tok:.2f} B/token, CPU {cpu + m['cpu']:.1f} s, "
+                           f"wall {wall + m['wall']:.1f} s (spans one after another)")
+        for line in summary:
+            print(line)
+        for other in built[1:]:
+            same = same_index(t / built[0], t / other)
+            if other != "merged":
+                same = same and all((t / built[0] / f.name).read_bytes() == f.read_bytes() for f in (t / other).iterdir())
+            print(f"{other} index identical to {built[0]}: {same}")
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ import clir_eval.retrieval.index as index_mod
 from clir_eval.errors import UserError
 from clir_eval.io.readers import DocumentStream, read_documents
 from clir_eval.retrieval.analysis import get_analyzer
-from clir_eval.retrieval.index import Parts, build_inverted_index, build_streamed
+from clir_eval.retrieval.index import Blocks, Parts, build_inverted_index, build_streamed
 
 
 def _texts(n=400, seed=3):
@@ -52,6 +52,7 @@ def test_streamed_build_writes_the_same_index(collection, tmp_path, monkeypatch,
     an = get_analyzer("default", stopwords="english", stem="english") if stem else get_analyzer("default")
     if small:  # many stream batches, many tokenizer batches, many pass-2 chunks (parts freed on the way)
         monkeypatch.setattr(index_mod, "_CSC_CHUNK", 37)
+        monkeypatch.setattr(index_mod, "_BLOCK", 101)
     docs = read_documents(collection)
     whole = build_inverted_index(docs.ids, docs.texts, an, max_chars=300 if small else None)
     stream = DocumentStream(collection)
@@ -140,3 +141,26 @@ def test_format_errors_at_construction(tmp_path):
         DocumentStream(tmp_path / "x.txt", fmt="xml")
     with pytest.raises(UserError, match="only applies to line-aligned"):
         DocumentStream(tmp_path / "x.jsonl", ids_path=tmp_path / "ids.txt")
+
+
+def test_blocks_widen(monkeypatch):
+    monkeypatch.setattr(index_mod, "_BLOCK", 4)
+    b = Blocks(np.uint16)
+    b.append(np.arange(1, 7))
+    b.widen(np.int32)
+    b.append(np.array([70000, 5]))
+    b.append(np.array([], dtype=np.int32))
+    got = np.concatenate(b.parts())
+    assert got.dtype == np.int32 and got.tolist() == [1, 2, 3, 4, 5, 6, 70000, 5]
+    assert [len(p) for p in b.parts()] == [4, 4]
+
+
+def test_streamed_build_with_large_tf(tmp_path, monkeypatch):
+    monkeypatch.setattr(index_mod, "_BLOCK", 3)
+    p = tmp_path / "docs.txt"
+    p.write_text("a b\n" + " ".join(["z"] * 70000) + " a\nb c\n", encoding="utf-8")
+    docs = read_documents(p)
+    an = get_analyzer("default")
+    build_inverted_index(docs.ids, docs.texts, an).save(tmp_path / "whole", {})
+    build_streamed(DocumentStream(p), an, max_chars=5).save(tmp_path / "streamed", {})
+    assert _files(tmp_path / "whole") == _files(tmp_path / "streamed")
