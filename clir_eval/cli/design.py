@@ -9,8 +9,11 @@ from typing import Optional
 
 import typer
 
+from ..correlation.settings import CorrelationSettings, DesignSettings
 from ..errors import UserError
+from ..settings import default
 from .app import app
+from .options import build, setting_option
 
 
 @app.command("design")
@@ -22,10 +25,10 @@ def design_cmd(
                                 "0.5x to 3x the observed)."),
     targets: str = typer.Option("", "--targets", help="Comma list of IR measures (default: every measure that is a "
                                 "mean over queries)."),
-    reps: int = typer.Option(100, "--reps", help="Simulated studies per size."),
-    permutations: int = typer.Option(100, "--permutations", help="PERM-BOTH draws per simulated study and pair."),
-    power: float = typer.Option(0.8, "--power", help="Power the one-line answers aim at."),
-    seed: int = typer.Option(13, "--seed", help="Seed of the simulation."),
+    reps: int = setting_option(DesignSettings, "reps"),
+    permutations: int = setting_option(DesignSettings, "permutations"),
+    power: float = setting_option(DesignSettings, "power"),
+    seed: int = setting_option(DesignSettings, "seed"),
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes for the grid (default: 1)."),
     fmt: str = typer.Option("text", "--format", help="text | json."),
 ) -> None:
@@ -43,18 +46,12 @@ def design_cmd(
     from ..correlation.design import answers, default_sizes, design, design_data
     from ..io.files import write_json
     from ..io.results import read_results
-    from ..limits import MAX_JOBS, MAX_RESAMPLES, check_max, check_seed
+    from ..limits import MAX_JOBS, check_max
     from ..params import split_list
 
     if fmt not in ("text", "json"):
         raise UserError(f"unknown --format {fmt!r}; use text or json")
-    for name, v in (("--reps", reps), ("--permutations", permutations)):
-        if v < 1:
-            raise UserError(f"{name} must be >= 1, got {v}")
-        check_max(v, MAX_RESAMPLES, name)
-    if not 0 < power < 1:
-        raise UserError(f"--power must be between 0 and 1, got {power}")
-    check_seed(seed)
+    build(DesignSettings, reps=reps, permutations=permutations, power=power, seed=seed)
     check_max(jobs or 1, MAX_JOBS, "--jobs")
     results = read_results(out)
     data = design_data(results)
@@ -68,7 +65,7 @@ def design_cmd(
     S, Q = len(data.systems), len(data.queries)
     n_sys = _sizes(systems, "--systems", 3) or default_sizes(S, 3)
     n_q = _sizes(queries, "--queries", 1) or default_sizes(Q, 1)
-    alpha = (results.get("correlations") or [{}])[0].get("alpha", 0.05)
+    alpha = (results.get("correlations") or [{}])[0].get("alpha", default(CorrelationSettings, "alpha"))
     if jobs and jobs > 1:
         from ..pipeline.executor import get_executor
 

@@ -40,6 +40,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
+from ..settings import default
+from .settings import CorrelationSettings, DesignSettings
 from .significance import min_significant_tau
 from .statistics import _coef_batch
 
@@ -148,8 +150,9 @@ def observed_taus(data: DesignData) -> dict[tuple[str, str], float]:
     return out
 
 
-def design(data: DesignData, systems: Sequence[int], queries: Sequence[int], *, reps: int = 200,
-           permutations: int = 200, alpha: float = 0.05, seed: int = 13,
+def design(data: DesignData, systems: Sequence[int], queries: Sequence[int], *,
+           reps: int = default(DesignSettings, "reps"), permutations: int = default(DesignSettings, "permutations"),
+           alpha: float = default(CorrelationSettings, "alpha"), seed: int = default(DesignSettings, "seed"),
            map: Callable[[Callable, list], list] | None = None) -> list[dict[str, Any]]:  # fmt: skip
     """Power rows over the grid: every size of ``systems`` at the observed number of queries and
     every size of ``queries`` at the observed number of systems. Rows: ``{"target", "a", "b"
@@ -202,7 +205,8 @@ def _approx(n: float, points: Sequence[tuple[int, float]]) -> str:
     return "≤" if n <= min(size for size, _ in points) else "≈"
 
 
-def answers(rows: Sequence[Mapping[str, Any]], n_systems: int, n_queries: int, goal: float = 0.8) -> list[str]:
+def answers(rows: Sequence[Mapping[str, Any]], n_systems: int, n_queries: int,
+            goal: float = default(DesignSettings, "power")) -> list[str]:
     """One line per single τ and per pair: the study size that reaches ``goal`` power."""
     keys = list(dict.fromkeys((r["target"], r["a"], r.get("b")) for r in rows))
     out = []
