@@ -30,6 +30,7 @@ Refs = Sequence[Sequence[str]]
 # sacrebleu's public names for its word tokenizers (BLEU.TOKENIZERS, BLEU(tokenize=).tokenizer)
 TOKENIZERS: tuple[str, ...] = tuple(sacrebleu.BLEU.TOKENIZERS)
 TOKENIZE = "13a"  # sacrebleu's default tokenizer: the default of mt.tokenize (MTSettings) and of the functions here
+LOWERCASE = False  # case-sensitive scoring: the default of mt.lowercase (MTSettings) and of the functions here
 _TOKENIZER_INSTANCES: dict[str, Any] = {}
 
 
@@ -243,7 +244,7 @@ def _canonical(base: str, values: dict[str, Any]) -> str:
     return format_spec(base, {k: v for k, v in values.items() if v != _defaults(base)[k]})
 
 
-def load_metric(spec: str, tokenize: str = TOKENIZE, lowercase: bool = False) -> MTMetric:
+def load_metric(spec: str, tokenize: str = TOKENIZE, lowercase: bool = LOWERCASE) -> MTMetric:
     """Build a metric from a spec such as ``bleu``, ``chrf1``, ``chrf:beta=1``, ``macrof:beta=2``,
     ``microf:k=0``. Raises UserError for unknown names or bad parameters."""
     name, raw = parse_spec(spec, what="metric")
@@ -267,7 +268,7 @@ def lower_is_better(metrics: Sequence[MTMetric]) -> list[str]:
     return [m.name for m in metrics if not m.higher_is_better]
 
 
-def load_metrics(specs: Sequence[str], tokenize: str = TOKENIZE, lowercase: bool = False) -> list[MTMetric]:
+def load_metrics(specs: Sequence[str], tokenize: str = TOKENIZE, lowercase: bool = LOWERCASE) -> list[MTMetric]:
     """Metrics for a list of specs, duplicates (same canonical name) dropped, order kept."""
     out: dict[str, MTMetric] = {}
     for spec in specs:
@@ -294,7 +295,7 @@ def collect_stats(metrics: Sequence[MTMetric], hyps: Sequence[str], refs: Refs,
 
 
 def score_metrics(specs: Sequence[str], hyps: Sequence[str], refs: Refs,
-                  tokenize: str = TOKENIZE, lowercase: bool = False, sources: Sequence[str] | None = None,
+                  tokenize: str = TOKENIZE, lowercase: bool = LOWERCASE, sources: Sequence[str] | None = None,
                   setup: Callable[[list[MTMetric]], None] | None = None) -> dict[str, MetricScore]:
     """Corpus scores keyed by canonical metric name; ``setup`` may configure the loaded metrics
     (e.g. the neural metrics' device and segment store) before they score."""

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..errors import UserError
 from ..settings import SettingError, default
-from .base import TOKENIZE, Refs, tokenizer, totals
+from .base import LOWERCASE, TOKENIZE, Refs, tokenizer, totals
 from .settings import BucketsAnalysis
 from .typebased import _prf, type_stats
 
@@ -62,7 +62,7 @@ class FrequencyBuckets:
 
 
 def frequency_buckets(systems: Sequence[tuple[str, Sequence[str]]], refs: Refs, bounds: Sequence[int],
-                      beta: float = default(BucketsAnalysis, "beta"), tokenize: str = TOKENIZE, lowercase: bool = False) -> FrequencyBuckets:
+                      beta: float = default(BucketsAnalysis, "beta"), tokenize: str = TOKENIZE, lowercase: bool = LOWERCASE) -> FrequencyBuckets:
     """MacroF_β per reference-frequency rank bucket for each system (same buckets for all)."""
     if beta <= 0:
         raise UserError(f"--beta must be > 0, got {beta}")

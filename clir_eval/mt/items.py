@@ -13,17 +13,17 @@ from __future__ import annotations
 from typing import Sequence
 
 from ..errors import UserError
-from .base import TOKENIZE, load_metrics
+from .base import LOWERCASE, TOKENIZE, load_metrics
 
 
-def item_metrics(specs: Sequence[str], tokenize: str = TOKENIZE, lowercase: bool = False) -> tuple[list, list[str]]:
+def item_metrics(specs: Sequence[str], tokenize: str = TOKENIZE, lowercase: bool = LOWERCASE) -> tuple[list, list[str]]:
     """(the metrics of ``specs`` that score single items, the canonical names of those that do not)."""
     metrics = load_metrics(specs, tokenize, lowercase)
     return [m for m in metrics if m.item_level], [m.name for m in metrics if not m.item_level]
 
 
 def item_scores(specs: Sequence[str], hyps: Sequence[str], refs: Sequence[Sequence[str]], tokenize: str = TOKENIZE,
-                lowercase: bool = False) -> tuple[dict[str, list[float]], dict[str, str]]:
+                lowercase: bool = LOWERCASE) -> tuple[dict[str, list[float]], dict[str, str]]:
     """Per item-level metric: one score per item (``hyps[i]`` against ``refs[k][i]``), and its signature."""
     from .base import collect_stats
 

@@ -25,7 +25,7 @@ from typing import Sequence
 import numpy as np
 
 from .. import __version__
-from .base import TOKENIZE, MTMetric, Param, check_streams, register, resampling_fields, tokenizer
+from .base import LOWERCASE, TOKENIZE, MTMetric, Param, check_streams, register, resampling_fields, tokenizer
 
 __all__ = ["RecognitionRateMetric", "WRRMetric", "recognition_stats", "segment_alignment_scores"]
 
@@ -115,7 +115,7 @@ def _denominators(lens: np.ndarray, order: int) -> np.ndarray:
 
 
 def recognition_stats(hyps: Sequence[str], refs: Sequence[Sequence[str]], order: int = 4, alpha: float = 1.0,
-                      beta: float = 0.0, tokenize: str = TOKENIZE, lowercase: bool = False) -> np.ndarray:
+                      beta: float = 0.0, tokenize: str = TOKENIZE, lowercase: bool = LOWERCASE) -> np.ndarray:
     """Per-segment statistics [num, den, hyp_len, ref_len] (float64, one row per segment)."""
     check_streams(hyps, refs)
     tok = tokenizer(tokenize)

@@ -9,7 +9,7 @@ from typing import Sequence
 from ..errors import UserError
 from ..limits import MAX_DEPTH
 from ..settings import SettingError, Settings, setting
-from .base import TOKENIZE, load_metric
+from .base import LOWERCASE, TOKENIZE, load_metric
 from .neural import DEVICES, MAX_BATCH, check_device
 
 DEFAULT_METRICS = ("bleu", "chrf1", "macrof1", "microf1")
@@ -23,7 +23,7 @@ class MTSettings(Settings):
     metrics: tuple[str, ...] = setting(DEFAULT_METRICS, "MT metrics: registry names, e.g. bleu, chrf:beta=1.",
                                        nonempty="metric")
     tokenize: str = setting(TOKENIZE, "sacrebleu tokenizer for BLEU, BLEU-SBP, MacroF, MicroF (13a, intl, zh, char, none, ...).")
-    lowercase: bool = setting(False, "Case-insensitive scoring (all metrics).")
+    lowercase: bool = setting(LOWERCASE, "Case-insensitive scoring (all metrics).")
     source: str | None = setting(None, "Source segments, line-aligned with the references (COMET reads them).",
                                  input=True)
     device: str = setting("cpu", f"Where neural metrics (comet, bleurt) run: {DEVICES}.", key=False)

@@ -20,8 +20,8 @@ from scipy import sparse
 
 from .. import __version__
 from ..errors import UserError
-from .base import (TOKENIZE, MTMetric, Param, Refs, check_streams, positive, register, resampling_fields, token_ids,
-                   tokenizer, totals)
+from .base import (LOWERCASE, TOKENIZE, MTMetric, Param, Refs, check_streams, positive, register, resampling_fields,
+                   token_ids, tokenizer, totals)
 
 _BETA_F = Param("beta", float, 1.0, "F-measure β (recall weight)", positive, "> 0")
 
@@ -62,7 +62,7 @@ def _type_matrix(hyp_enc, ref_enc, n: int, V: int):
     return sparse.csr_array(sparse.hstack([head, preds, ref_counts, match], format="csr"))
 
 
-def type_stats(hyps: Sequence[str], refs: Refs, tokenize: str = TOKENIZE, lowercase: bool = False) -> TypeStats:
+def type_stats(hyps: Sequence[str], refs: Refs, tokenize: str = TOKENIZE, lowercase: bool = LOWERCASE) -> TypeStats:
     """One tokenisation pass shared by MacroF and MicroF (any β, any k).
 
     Lines are pre-processed exactly as sacrebleu BLEU does (lowercase, then the tokenizer
