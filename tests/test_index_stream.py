@@ -164,3 +164,30 @@ def test_streamed_build_with_large_tf(tmp_path, monkeypatch):
     build_inverted_index(docs.ids, docs.texts, an).save(tmp_path / "whole", {})
     build_streamed(DocumentStream(p), an, max_chars=5).save(tmp_path / "streamed", {})
     assert _files(tmp_path / "whole") == _files(tmp_path / "streamed")
+
+
+def test_parts_saved_as_np_save(tmp_path):
+    import io
+
+    from clir_eval.pipeline.shards import _save_array
+
+    for dtype, parts in [(np.int32, [np.arange(5, dtype=np.int32), np.arange(0, dtype=np.int32), np.arange(3, dtype=np.int32)]),
+                         (np.uint16, []), (np.int32, [np.array([1, 2], dtype=np.uint16), np.array([70000])])]:  # fmt: skip
+        got, want = io.BytesIO(), io.BytesIO()
+        _save_array(got, Parts(list(parts), dtype))
+        np.save(want, np.concatenate(parts).astype(dtype) if parts else np.zeros(0, dtype), allow_pickle=False)
+        assert got.getvalue() == want.getvalue()
+
+
+def test_span_stream_equals_span_read(collection):
+    fmt_first, count = 37, 120
+    docs = read_documents(collection, span=(fmt_first, None, count))
+    s = DocumentStream(collection, span=(fmt_first, None, count))
+    sink = bytearray()
+    texts = [t for b in s.batches(max_chars=200, sink=sink.extend) for t in b]
+    want = bytearray()
+    docs.update_checksum(type("W", (), {"write": staticmethod(want.extend)})())
+    assert texts == list(docs.texts) and s.ids == docs.ids and bytes(sink) == bytes(want)
+    empty = DocumentStream(collection, span=(10_000, None, 5))
+    empty.scan()
+    assert empty.ids == () and len(empty) == 0

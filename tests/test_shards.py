@@ -150,8 +150,8 @@ def test_a_killed_run_resumes_from_its_finished_spans(tmp_path, cli, monkeypatch
     for st in task.shards[:3]:  # the "killed" run finished 3 of the English side's 4 spans
         shard_unit(st, cache)
     calls = []
-    real = index_mod.shard_stats
-    monkeypatch.setattr(index_mod, "shard_stats", lambda *a, **k: calls.append(1) or real(*a, **k))
+    real = index_mod.stream_stats
+    monkeypatch.setattr(index_mod, "stream_stats", lambda *a, **k: calls.append(1) or real(*a, **k))
     code, _, err = cli("run", config, "--out", out, "-j", "1", "-q", "--shard-docs", "8")
     assert code == 0, err
     assert len(calls) == 6 * 4 - 3  # 6 collections x 4 spans, less the 3 finished

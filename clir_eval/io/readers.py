@@ -256,13 +256,16 @@ class DocumentStream:
     :attr:`Documents.checksum`) and :attr:`n_empty` are set; every pass reads the file again.
     """
 
-    def __init__(self, path: PathLike, fmt: str | None = None, ids_path: PathLike | None = None):
+    def __init__(self, path: PathLike, fmt: str | None = None, ids_path: PathLike | None = None,
+                 span: tuple[int, int | None, int] | None = None):  # fmt: skip
+        if span is not None and ids_path is not None:
+            raise ValueError("span and ids_path cannot be combined")
         fmt = (fmt or guess_doc_format(path)).lower()
         if fmt not in DOC_FORMATS:
             raise UserError(f"unknown document format {fmt!r}; choose one of {', '.join(DOC_FORMATS)}")
         if ids_path is not None and fmt != "lines":
             raise UserError(f"a document id file only applies to line-aligned text (format 'lines'), not {fmt!r}")
-        self.path, self.fmt, self.ids_path, self.source = path, fmt, ids_path, str(path)
+        self.path, self.fmt, self.ids_path, self.span, self.source = path, fmt, ids_path, span, str(path)
         self.ids: tuple[str, ...] | None = None
         self.checksum: str | None = None
         self.n_empty: int | None = None
@@ -272,8 +275,9 @@ class DocumentStream:
             raise RuntimeError("the collection has not been read yet")
         return len(self.ids)
 
-    def batches(self, max_chars: int = 1 << 22) -> Iterator[list[str]]:
-        """Yield the texts in order, a batch at a time; sets ids, checksum and n_empty at the end."""
+    def batches(self, max_chars: int = 1 << 22, sink: Callable[[bytes], object] | None = None) -> Iterator[list[str]]:
+        """Yield the texts in order, a batch at a time; sets ids, checksum and n_empty at the end.
+        ``sink`` gets the bytes the checksum hashes (:meth:`Documents.update_checksum`)."""
         h = hashlib.sha1()
         ids: list[str] = []
         n_empty = 0
@@ -285,11 +289,11 @@ class DocumentStream:
             batch.append(text)
             size += len(text) + 1
             if size >= max_chars:
-                self._hash(h, ids, batch)
+                self._hash(h, ids, batch, sink)
                 yield batch
                 batch, size = [], 0
         if batch:
-            self._hash(h, ids, batch)
+            self._hash(h, ids, batch, sink)
             yield batch
         self.ids, self.checksum, self.n_empty = tuple(ids), h.hexdigest(), n_empty
 
@@ -300,13 +304,16 @@ class DocumentStream:
 
     def read(self) -> Documents:
         """The whole collection in memory (:func:`read_documents`)."""
-        return read_documents(self.path, fmt=self.fmt, ids_path=self.ids_path)
+        return read_documents(self.path, fmt=self.fmt, ids_path=self.ids_path, span=self.span)
 
     @staticmethod
-    def _hash(h, ids: list[str], batch: list[str]) -> None:
+    def _hash(h, ids: list[str], batch: list[str], sink=None) -> None:
         """Hash the batch's documents (the last ``len(batch)`` ids) as :meth:`Documents.update_checksum`."""
         pairs = zip(ids[len(ids) - len(batch) :], batch)
-        h.update("".join(f"{i}\t{t}\n" for i, t in pairs).encode("utf-8", "surrogatepass"))
+        data = "".join(f"{i}\t{t}\n" for i, t in pairs).encode("utf-8", "surrogatepass")
+        h.update(data)
+        if sink is not None:
+            sink(data)
 
     def _pairs(self, ids: list[str]) -> Iterator[tuple[str, str]]:
         """(id, text) per document, each id appended to ``ids`` (for the lines format with an id
@@ -314,10 +321,10 @@ class DocumentStream:
         path = self.path
         rows_of = DOCUMENT_FORMATS[self.fmt].rows
         if rows_of is None and self.ids_path is None:
-            for lineno, line in iter_lines(path):
+            for lineno, line in iter_lines(path, span=self.span):
                 ids.append(str(lineno))
                 yield ids[-1], line
-            if not ids:
+            if not ids and self.span is None:
                 raise UserError(f"{path} contains no documents")
             return
         if rows_of is None:
@@ -338,7 +345,7 @@ class DocumentStream:
             return
         seen: set[str] = set()
         lines = array("q")
-        for lineno, ident, text in rows_of(path, None):
+        for lineno, ident, text in rows_of(path, self.span):
             if _bad_id(ident):
                 raise UserError(f"{path}:{lineno}: bad document id {ident!r}; ids must be non-empty without whitespace")
             if ident in seen:
@@ -348,7 +355,7 @@ class DocumentStream:
             lines.append(lineno)
             ids.append(ident)
             yield ident, text
-        if not ids:
+        if not ids and self.span is None:
             raise UserError(f"{path} contains no documents")
 
 

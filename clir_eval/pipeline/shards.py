@@ -109,28 +109,51 @@ def _analyzer(task: ShardTask | IndexTask):
 
 def shard_stage(task: ShardTask, cache: Cache) -> dict[str, Any]:
     """Pass 1 of one span, cached (verified) as ``.npy`` arrays and JSON: ``{"n_docs", "n_empty_docs"}``."""
-    from ..io.readers import read_documents
-    from ..retrieval.index import shard_stats
+    from ..io.readers import DocumentStream
+    from ..retrieval.index import stream_stats
 
     entry = cache.entry(task)
     if entry.verified(*EXTS):
         return json.loads(entry.path("json").read_text(encoding="utf-8"))
     entry.unseal()
-    docs = read_documents(task.docs, fmt=task.format, span=(task.first, task.offset, task.lines))
-    stats = shard_stats(docs.texts, _analyzer(task))
-    arrays = {name: getattr(stats, name) for name in ARRAYS}
-    arrays["df"] = np.bincount(stats.cols, minlength=len(stats.terms))  # the span's df: the merge reads it, not cols
-    for name, arr in arrays.items():
+    docs = DocumentStream(task.docs, fmt=task.format, span=(task.first, task.offset, task.lines))
+    with atomic_write(entry.path("docs.bin"), "wb") as fh:  # what Documents.checksum hashes, for the merge
+
+        def batches():  # texts a batch at a time (again, from the start, after a hash collision)
+            fh.seek(0)
+            fh.truncate()
+            return docs.batches(sink=fh.write)
+
+        stats = stream_stats(batches, _analyzer(task))
+    width = len(stats.terms)
+    df = np.zeros(width, dtype=np.int64)  # the span's df: the merge reads it, not cols
+    for lo in range(0, len(stats.cols), 1 << 22):
+        df += np.bincount(stats.cols[lo : lo + (1 << 22)], minlength=width)
+    for name in ARRAYS:
         with atomic_write(entry.path(f"{name}.npy"), "wb") as fh:
-            np.save(fh, np.ascontiguousarray(arr), allow_pickle=False)
+            _save_array(fh, getattr(stats, name))
+    with atomic_write(entry.path("df.npy"), "wb") as fh:
+        np.save(fh, df, allow_pickle=False)
     write_json(entry.path("terms.json"), stats.terms, indent=None)
     write_json(entry.path("ids.json"), list(docs.ids), indent=None)
-    with atomic_write(entry.path("docs.bin"), "wb") as fh:  # what Documents.checksum hashes, for the merge
-        docs.update_checksum(fh)
-    meta = {"n_docs": len(docs), "n_empty_docs": sum(1 for t in docs.texts if not t.strip())}
+    meta = {"n_docs": len(docs), "n_empty_docs": docs.n_empty}
     write_json(entry.path("json"), meta)
     entry.seal(*EXTS)
     return meta
+
+
+def _save_array(fh, arr) -> None:
+    """``np.save`` of an array or of :class:`~clir_eval.retrieval.index.Parts` (written part by
+    part, the same bytes as ``np.save`` of the whole array, without joining the parts)."""
+    from ..retrieval.index import Parts
+
+    if not isinstance(arr, Parts):
+        np.save(fh, np.ascontiguousarray(arr), allow_pickle=False)
+        return
+    header = {"descr": np.lib.format.dtype_to_descr(arr.dtype), "fortran_order": False, "shape": (len(arr),)}
+    np.lib.format.write_array_header_1_0(fh, header)
+    for part in arr.parts:
+        fh.write(np.ascontiguousarray(part, dtype=arr.dtype).tobytes())
 
 
 def _load(entry, name: str) -> np.ndarray:
