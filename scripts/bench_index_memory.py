@@ -147,13 +147,15 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=11)
     ap.add_argument("--modes", default="texts,single,spans", help="comma-separated: texts, single, spans")
     ap.add_argument("--workdir", type=Path, help="where the collection and outputs go (default: a temp dir)")
+    ap.add_argument("--text", type=Path, help="an existing lines file made by this script with the same --docs, "
+                    "--tokens, --vocab and --seed (not generated again; kept)")
     args = ap.parse_args()
     modes = args.modes.split(",")
     with tempfile.TemporaryDirectory(dir=args.workdir) as tmp:
         t = Path(tmp)
-        docs = t / "docs.txt"
+        docs = args.text or t / "docs.txt"
         t0 = time.perf_counter()
-        size = generate(docs, args.docs, args.tokens, args.vocab, args.seed)
+        size = docs.stat().st_size if args.text else generate(docs, args.docs, args.tokens, args.vocab, args.seed)
         n_tok = args.docs * args.tokens
         print(f"{args.docs} docs x {args.tokens} tokens = {n_tok / 1e6:.0f}M tokens, vocabulary {args.vocab}, "
               f"{size / 2**20:.0f} MiB of text (generated in {time.perf_counter() - t0:.0f} s); "
