@@ -37,7 +37,7 @@ def adjust_p(pvalues: Sequence[float], method: str = "holm") -> np.ndarray:
 
 
 def bias_corrected_interval(score: float, boot: np.ndarray, jackknife: np.ndarray,
-                            level: float = 0.95) -> tuple[float, float, str]:
+                            level: float) -> tuple[float, float, str]:
     """(low, high, method): BCa from bootstrap scores and leave-one-out (jackknife) scores, or the
     bias-shifted percentile interval when all resamples fall on one side of ``score``."""
     boot = np.asarray(boot, dtype=np.float64)

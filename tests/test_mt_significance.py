@@ -138,7 +138,7 @@ def test_bca_matches_scipy_bca_for_the_mean():
     idx = rng.integers(0, len(x), size=(20000, len(x)))
     boot = x[idx].mean(axis=1)
     jack = (x.sum() - x) / (len(x) - 1)
-    lo, hi, method = bias_corrected_interval(x.mean(), boot, jack)
+    lo, hi, method = bias_corrected_interval(x.mean(), boot, jack, 0.95)
     ref = stats.bootstrap((x,), np.mean, method="BCa", n_resamples=20000, random_state=1).confidence_interval
     assert method == "bca"
     width = ref.high - ref.low
@@ -146,7 +146,7 @@ def test_bca_matches_scipy_bca_for_the_mean():
 
 
 def test_bias_corrected_interval_when_every_resample_is_above():
-    lo, hi, method = bias_corrected_interval(10.0, np.array([11.0, 12.0, 13.0]), np.array([9.0, 10.0, 11.0]))
+    lo, hi, method = bias_corrected_interval(10.0, np.array([11.0, 12.0, 13.0]), np.array([9.0, 10.0, 11.0]), 0.95)
     assert method == "percentile-shifted" and lo < 10.0 < hi
 
 

@@ -20,6 +20,8 @@ MIN_SEPARATED_SHARE = 0.10  # a target separating fewer system pairs than this i
 DELTA_CI_RESAMPLES = 1000  # Δτ CI draws in ``correlate`` when --ci does not set them
 
 
+CI_LEVEL = 0.95  # confidence level of the intervals (correlations, Δτ, item level, MT bootstrap) unless one is given
+
 @dataclass(frozen=True)
 class CorrelationSettings(Settings):
     """The ``correlation:`` section: coefficient, significance level, resampling, seed, per-score rounding,
@@ -77,7 +79,7 @@ class StatsSettings(Settings):
     resamples: int = like(CorrelationSettings, "bootstrap", 0, "Bootstrap resamples over systems for a CI per cell "
                                                                "(0 = none).")
     seed: int = like(CorrelationSettings, "seed", 0, "Seed of the bootstrap and permutation tests.")
-    level: float = setting(0.95, "Confidence level of the intervals.", gt=0, lt=1)
+    level: float = setting(CI_LEVEL, "Confidence level of the intervals.", gt=0, lt=1)
     seed_per_pair: bool = setting(True, "Pair i draws with seed + i (a run); else every pair uses the seed.")
 
     def check(self) -> None:

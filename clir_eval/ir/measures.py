@@ -29,7 +29,7 @@ from .. import __version__
 from ..errors import UserError
 from ..limits import MAX_DEPTH
 from ..params import Param, format_spec, parse_params, parse_spec, split_list
-from .rbo import VARIANTS as RBO_VARIANTS
+from .rbo import P as RBO_P, VARIANT as RBO_VARIANT, VARIANTS as RBO_VARIANTS
 
 PYTREC_EVAL_VERSION = metadata.version("pytrec-eval-terrier")
 _IMPL_OWN = f"impl:clir_eval-{__version__}"
@@ -122,8 +122,8 @@ class RBO(Measure):
     provider = "rbo"
     needs_reference = True
     params_decl = (
-        Param("p", float, 0.98, "persistence (weight of the top ranks)", lambda v: 0.0 < v < 1.0, "in (0, 1)"),
-        Param("variant", str, "ext", "extrapolated, lower bound (min) or residual (res)", lambda v: v in RBO_VARIANTS,
+        Param("p", float, RBO_P, "persistence (weight of the top ranks)", lambda v: 0.0 < v < 1.0, "in (0, 1)"),
+        Param("variant", str, RBO_VARIANT, "extrapolated, lower bound (min) or residual (res)", lambda v: v in RBO_VARIANTS,
               "one of " + "|".join(RBO_VARIANTS)),
         Param("depth", int, None, "evaluation depth (default: the runs' depth)", lambda v: v >= 1, "a positive integer",
               high=MAX_DEPTH),

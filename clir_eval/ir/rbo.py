@@ -25,6 +25,8 @@ from typing import Hashable, Mapping, Sequence
 import numpy as np
 
 VARIANTS = ("ext", "min", "res")
+P = 0.98  # persistence of rbo (Webber et al. 2010; Lignos et al. 2019): the default of the measure and the functions here
+VARIANT = "ext"  # extrapolated RBO: the default variant
 
 
 @lru_cache(maxsize=32)
@@ -49,7 +51,7 @@ def overlaps(pos_a: np.ndarray, pos_b: np.ndarray, length: int) -> np.ndarray:
     return np.cumsum(counts, dtype=np.float64)
 
 
-def rbo_from_overlaps(X: np.ndarray, s: int, l: int, p: float, variant: str = "ext") -> float:
+def rbo_from_overlaps(X: np.ndarray, s: int, l: int, p: float, variant: str = VARIANT) -> float:
     """RBO given X_d (d = 1..l), the shorter length s and the longer length l (s, l >= 1)."""
     d = np.arange(1, l + 1, dtype=np.float64)
     pw = _grow_powers(p, l)
@@ -98,7 +100,7 @@ def overlap_profile(
     return overlaps(pos_a, pos_b[pos_a], l), s, l
 
 
-def rbo_from_profile(profile: tuple[np.ndarray | None, int, int], p: float, variant: str = "ext") -> float:
+def rbo_from_profile(profile: tuple[np.ndarray | None, int, int], p: float, variant: str = VARIANT) -> float:
     X, a, b = profile
     if X is None:
         return _empty_case(a, b, variant)  # type: ignore[return-value]
@@ -106,14 +108,14 @@ def rbo_from_profile(profile: tuple[np.ndarray | None, int, int], p: float, vari
 
 
 def rbo_positions(
-    ranking: Sequence[Hashable], ref_pos: Mapping[Hashable, int], ref_len: int, p: float, variant: str = "ext"
+    ranking: Sequence[Hashable], ref_pos: Mapping[Hashable, int], ref_len: int, p: float, variant: str = VARIANT
 ) -> float:
     """RBO of ``ranking`` against the first ``ref_len`` items of a reference given as
     {item: 0-based position} (fast path; positions >= ref_len are ignored)."""
     return rbo_from_profile(overlap_profile(ranking, ref_pos, ref_len), p, variant)
 
 
-def rbo(a: Sequence[Hashable], b: Sequence[Hashable], p: float = 0.98, variant: str = "ext", depth: int | None = None) -> float:
+def rbo(a: Sequence[Hashable], b: Sequence[Hashable], p: float = P, variant: str = VARIANT, depth: int | None = None) -> float:
     """RBO of two rankings (lists of distinct items, best first), optionally cut at ``depth``.
 
     Both empty -> 1 (``res`` -> 0); exactly one empty -> 0 (``res`` -> 1).

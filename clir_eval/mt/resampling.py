@@ -8,6 +8,7 @@ from typing import Any, Sequence
 import numpy as np
 from scipy import sparse
 
+from ..correlation.settings import CI_LEVEL
 from ..errors import UserError
 from ..stats import bias_corrected_interval
 from .base import MTMetric, Refs
@@ -51,7 +52,7 @@ class BootstrapCI:
     std: float
     n_samples: int
     seed: int
-    level: float = 0.95
+    level: float = CI_LEVEL
     bc_low: float | None = None
     bc_high: float | None = None
     bc_method: str = ""
@@ -70,7 +71,7 @@ class BootstrapCI:
 
 
 def bootstrap_ci(metric: MTMetric, stats, n_samples: int = 1000, seed: int = 12345,
-                 level: float = 0.95) -> BootstrapCI:
+                 level: float = CI_LEVEL) -> BootstrapCI:
     """Resample segments with replacement ``n_samples`` times; the CI is the
     ((1-level)/2, (1+level)/2) percentile range (numpy's linear interpolation) of the
     resampled corpus scores. ``bc_low``/``bc_high`` is the bias-corrected interval (BCa with the

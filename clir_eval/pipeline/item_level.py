@@ -11,6 +11,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from ..config.schema import Config
+from ..correlation.settings import CI_LEVEL
 from .cache import Cache
 from .executor import Executor
 from .inputs import Resolved
@@ -159,7 +160,7 @@ def item_level_block(cfg: Config, outputs: Sequence[Mapping[str, Any]], systems:
     t0 = time.perf_counter()
     cc, il = cfg.correlation, cfg.item_level
     s = ItemSettings(cc.method, cc.variant, cc.alpha, cc.bootstrap if il.bootstrap is None else il.bootstrap,
-                     cc.permutation if il.permutation is None else il.permutation, cc.seed, 0.95, cc.correction)
+                     cc.permutation if il.permutation is None else il.permutation, cc.seed, CI_LEVEL, cc.correction)
     doc_mat, q_mat = matrices(outputs, systems, sys_results, ir_measures)
     scored = set(outputs[0]["mt"]) if outputs else set()
     _, neural, left_out = item_metric_names(cfg, segmented=True)

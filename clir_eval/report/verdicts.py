@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping, Sequence
 
-from ..correlation.settings import MIN_SEPARATED_SHARE, CorrelationSettings  # not the driver: reports import no numpy
+from ..correlation.settings import CI_LEVEL, MIN_SEPARATED_SHARE, CorrelationSettings  # not the driver: reports import no numpy
 from ..settings import default
 from .blocks import Block, Bullets, Heading, Para, Table, fmt_p, fmt_tau, table_block
 
@@ -118,7 +118,7 @@ def delta_table(vds: Sequence[Mapping[str, Any]], labels: Mapping[str, str] | No
     first = vds[0]
     coef = COEF.get(first.get("method", "kendall"), "τ")
     methods = sorted({p.get("delta_ci_method") for v in vds for p in v["pairwise"] if p.get("delta_ci_method")})
-    level = next((p.get("delta_ci_level") for v in vds for p in v["pairwise"] if p.get("delta_ci_level")), 0.95)
+    level = next((p.get("delta_ci_level") for v in vds for p in v["pairwise"] if p.get("delta_ci_level")), CI_LEVEL)
     cap = (f"Every pairwise difference: Δ{coef} = oriented {coef}(a) − {coef}(b) on the n systems both metrics and "
            f"the target share; CI: {level:.0%} percentile, {' or '.join(methods) or 'not computed'}; p: PERM-BOTH, "
            f"one-sided, (c+1)/(k+1) ± its Monte Carlo standard error over the draws shown; p_adj: "
