@@ -247,11 +247,11 @@ CASES += [
     Case("favoritism-src-mismatch", lambda w: ["favoritism", "--hyp", w.hyp, "--hyp", w.hyp2, "--ref", w.ref,
                                                "--src", w.bad("src.txt", "one\n")], r"line count mismatch: .*src\.txt"),
     Case("mt-compare-bootstrap-zero", lambda w: ["mt-compare", "--hyp", w.hyp, "--hyp", w.hyp2, "--ref", w.ref,
-                                                 "--bootstrap", "0"], r"--bootstrap must be >= 1"),
+                                                 "--bootstrap", "0"], r"--bootstrap 0 must be a positive integer"),
     Case("mt-compare-bootstrap-huge", lambda w: ["mt-compare", "--hyp", w.hyp, "--hyp", w.hyp2, "--ref", w.ref,
                                                  "--bootstrap", "1000000000"], r"--bootstrap: 1000000000 is too large"),
     Case("mt-compare-seed-negative", lambda w: ["mt-compare", "--hyp", w.hyp, "--hyp", w.hyp2, "--ref", w.ref,
-                                                "--seed", "-1"], r"--seed: -1 is not a valid seed"),
+                                                "--seed", "-1"], r"--seed -1 must be >= 0 and <= 4294967295"),
     # ---- correlate
     Case("correlate-out-is-dir", lambda w: ["correlate", "--table", w.table, "--x", "bleu", "--y", "map",
                                             "--out", w.outdir], r"--out .*outdir is an existing directory"),

@@ -17,13 +17,12 @@ from ..mt.base import (KNOWN_METRICS, collect_stats, iter_segment_chunks, load_m
                        read_source, stream_scores)
 from ..mt.neural import check_device, set_runtime
 from ..mt.resampling import bootstrap_ci
-from ..mt.settings import DEFAULT_METRICS, BucketsAnalysis, MTSettings
+from ..mt.settings import DEFAULT_METRICS, BucketsAnalysis, MTSettings, SignificanceSettings
 from ..mt.significance import compare_to_baseline
 from ..mt.typebased import TypeFMetric
 from ..params import split_list
-from ..stats import adjust_p
 from .app import app
-from .options import check_option, setting_option
+from .options import build, check_option, setting_option
 
 _DEFAULT_METRICS = ",".join(DEFAULT_METRICS)
 _METRICS_HELP = f"Comma list of metrics, e.g. bleu,chrf:beta=1,macrof:beta=2. Known: {', '.join(KNOWN_METRICS)}."
@@ -54,7 +53,7 @@ def mt_score_cmd(
     lowercase: bool = setting_option(MTSettings, "lowercase"),
     report: Optional[str] = typer.Option(None, "--report", help="Write the per-type MacroF/MicroF breakdown TSV here."),
     bootstrap: int = typer.Option(0, "--bootstrap", help="Bootstrap resamples for a 95% CI (0 = none; 1000 is usual)."),
-    seed: int = typer.Option(12345, "--seed", help="Random seed of the bootstrap (recorded in the output)."),
+    seed: int = setting_option(SignificanceSettings, "seed", extra="Used by --bootstrap."),
     fmt: str = typer.Option("json", "--format", help="json | text"),
     src: Optional[str] = typer.Option(None, "--src", help="Source segments, line-aligned with --hyp (COMET reads them)."),
     device: str = setting_option(MTSettings, "device"),
@@ -116,10 +115,10 @@ def mt_compare_cmd(
     metrics: str = typer.Option(_DEFAULT_METRICS, "--metrics", help=_METRICS_HELP),
     tokenize: str = setting_option(MTSettings, "tokenize"),
     lowercase: bool = setting_option(MTSettings, "lowercase"),
-    bootstrap: int = typer.Option(1000, "--bootstrap", help="Paired bootstrap resamples."),
-    ar_trials: int = typer.Option(10000, "--ar-trials", help="Approximate randomization trials (sacrebleu's default 10000)."),
-    correction: str = typer.Option("holm", "--correction", help="p-value adjustment over all system x metric comparisons of a test: holm | bh | none."),
-    seed: int = typer.Option(12345, "--seed", help="Random seed (recorded in the output)."),
+    bootstrap: int = setting_option(SignificanceSettings, "bootstrap"),
+    ar_trials: int = setting_option(SignificanceSettings, "ar_trials"),
+    correction: str = setting_option(SignificanceSettings, "correction"),
+    seed: int = setting_option(SignificanceSettings, "seed"),
     fmt: str = typer.Option("json", "--format", help="json | text"),
     src: Optional[str] = typer.Option(None, "--src", help="Source segments, line-aligned with each --hyp (COMET reads them)."),
     device: str = setting_option(MTSettings, "device"),
@@ -138,17 +137,10 @@ def mt_compare_cmd(
     _check_format(fmt)
     if len(hyp) < 2:
         raise UserError(f"mt-compare needs a baseline and at least one system (--hyp BASE --hyp SYS ...), got {len(hyp)}")
-    if bootstrap < 1:
-        raise UserError(f"--bootstrap must be >= 1, got {bootstrap}")
-    if ar_trials < 1:
-        raise UserError(f"--ar-trials must be >= 1, got {ar_trials}")
     if len(set(hyp)) != len(hyp):
         raise UserError("the same --hyp file is given twice; give each system once")
-    check_max(bootstrap, MAX_RESAMPLES, "--bootstrap")
-    check_max(ar_trials, MAX_RESAMPLES, "--ar-trials")
-    check_seed(seed)
+    build(SignificanceSettings, bootstrap=bootstrap, ar_trials=ar_trials, correction=correction, seed=seed)
     ms = load_metrics(split_list(metrics), tokenize=tokenize, lowercase=lowercase)
-    adjust_p([], correction)
     set_runtime(ms, device=check_device(device), batch_size=check_option(MTSettings, "batch_size", batch_size))
     base, refs = read_segments(hyp[0], ref)
     systems = [(h, read_segments(h, ref)[0]) for h in hyp[1:]]

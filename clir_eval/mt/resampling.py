@@ -11,8 +11,10 @@ from scipy import sparse
 from ..correlation.settings import CI_LEVEL
 from ..errors import UserError
 from ..stats import bias_corrected_interval
+from ..settings import default
 from .base import MTMetric, Refs
 from .favoritism import leave_one_out
+from .settings import SignificanceSettings
 
 
 def _resample_weights(n_segments: int, n_samples: int, seed: int):
@@ -70,7 +72,8 @@ class BootstrapCI:
         return out
 
 
-def bootstrap_ci(metric: MTMetric, stats, n_samples: int = 1000, seed: int = 12345,
+def bootstrap_ci(metric: MTMetric, stats, n_samples: int = default(SignificanceSettings, "bootstrap"),
+                 seed: int = default(SignificanceSettings, "seed"),
                  level: float = CI_LEVEL) -> BootstrapCI:
     """Resample segments with replacement ``n_samples`` times; the CI is the
     ((1-level)/2, (1+level)/2) percentile range (numpy's linear interpolation) of the
@@ -115,8 +118,8 @@ class PairedBootstrap:
                 "p_value": self.p_value, "bs_samples": self.n_samples, "seed": self.seed}
 
 
-def paired_bootstrap(metric: MTMetric, stats_a, stats_b, n_samples: int = 1000,
-                     seed: int = 12345) -> PairedBootstrap:
+def paired_bootstrap(metric: MTMetric, stats_a, stats_b, n_samples: int = default(SignificanceSettings, "bootstrap"),
+                     seed: int = default(SignificanceSettings, "seed")) -> PairedBootstrap:
     """Paired bootstrap: the same resampled segment ids are scored for both systems.
 
     The statistics must come from the same test set (same rows). For MacroF/MicroF the two

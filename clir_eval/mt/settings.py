@@ -7,12 +7,25 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from ..errors import UserError
-from ..limits import MAX_DEPTH
+from ..correlation.settings import CORRECTIONS
+from ..limits import MAX_DEPTH, MAX_RESAMPLES, MAX_SEED
 from ..settings import SettingError, Settings, setting
 from .base import LOWERCASE, TOKENIZE, load_metric
 from .neural import DEVICES, MAX_BATCH, check_device
 
 DEFAULT_METRICS = ("bleu", "chrf1", "macrof1", "microf1")
+
+
+@dataclass(frozen=True)
+class SignificanceSettings(Settings):
+    """Resampling of MT scores (``mt-compare``, ``mt-score --bootstrap``): sacrebleu's defaults."""
+
+    bootstrap: int = setting(1000, "Paired bootstrap resamples.", ge=1, le=MAX_RESAMPLES)
+    ar_trials: int = setting(10000, "Approximate randomization trials (sacrebleu's default 10000).", ge=1,
+                             le=MAX_RESAMPLES)
+    correction: str = setting("holm", "p-value adjustment over all system x metric comparisons of a test.",
+                              choices=CORRECTIONS, label="correction")
+    seed: int = setting(12345, "Random seed (recorded in the output).", ge=0, le=MAX_SEED)
 
 
 @dataclass(frozen=True)

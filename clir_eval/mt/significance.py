@@ -22,11 +22,13 @@ import scipy  # scipy.stats loads on first use: mt-score without resampling neve
 from scipy import sparse
 
 from ..errors import UserError
+from ..settings import default
 from ..stats import adjust_p
 from .base import MTMetric, totals
 from .favoritism import type_entries
 from .recognition import RecognitionRateMetric
 from .resampling import paired_bootstrap
+from .settings import SignificanceSettings
 from .typebased import TypeFMetric, _prf
 
 __all__ = ["PairedAR", "SignTest", "compare_to_baseline", "paired_ar", "sentence_scores", "sign_test"]
@@ -59,7 +61,8 @@ class PairedAR:
         return {"p_value": self.p_value, "count": self.count, "ar_trials": self.n_samples, "seed": self.seed}
 
 
-def paired_ar(metric: MTMetric, stats_a, stats_b, n_samples: int = 10000, seed: int = 12345,
+def paired_ar(metric: MTMetric, stats_a, stats_b, n_samples: int = default(SignificanceSettings, "ar_trials"),
+              seed: int = default(SignificanceSettings, "seed"),
               strict: bool = False) -> PairedAR:
     """Approximate randomization with sacrebleu's swap draws; p = (c + 1)/(k + 1). The two statistics
     matrices must share columns (use ``metric.paired_stats`` for MacroF/MicroF)."""
@@ -168,8 +171,10 @@ def sign_test(metric: MTMetric, stats_a, stats_b) -> SignTest:
 
 
 def compare_to_baseline(metrics: Sequence[MTMetric], baseline: tuple[str, Sequence[str]],
-                        systems: Sequence[tuple[str, Sequence[str]]], refs, n_bootstrap: int = 1000,
-                        n_ar: int = 10000, seed: int = 12345, correction: str = "holm",
+                        systems: Sequence[tuple[str, Sequence[str]]], refs,
+                        n_bootstrap: int = default(SignificanceSettings, "bootstrap"),
+                        n_ar: int = default(SignificanceSettings, "ar_trials"), seed: int = default(SignificanceSettings, "seed"),
+                        correction: str = default(SignificanceSettings, "correction"),
                         sources: Sequence[str] | None = None) -> dict[str, Any]:
     """Every system against the baseline on every metric: paired bootstrap (Koehn 2004), paired
     approximate randomization and the sign test, each with p-values adjusted over its family (all
