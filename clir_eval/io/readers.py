@@ -205,6 +205,19 @@ def doc_formats_help() -> str:
     return _or(list(DOC_FORMATS))
 
 
+def _collection_format(path: PathLike, fmt: str | None, ids_path: PathLike | None,
+                       span: tuple[int, int | None, int] | None) -> str:
+    """The collection's format (given or guessed from the extension), checked with the id file and span."""
+    if span is not None and ids_path is not None:
+        raise ValueError("span and ids_path cannot be combined")
+    fmt = (fmt or guess_doc_format(path)).lower()
+    if fmt not in DOC_FORMATS:
+        raise UserError(f"unknown document format {fmt!r}; choose one of {', '.join(DOC_FORMATS)}")
+    if ids_path is not None and fmt != "lines":
+        raise UserError(f"a document id file only applies to line-aligned text (format 'lines'), not {fmt!r}")
+    return fmt
+
+
 def read_documents(path: PathLike, fmt: str | None = None, ids_path: PathLike | None = None,
                    span: tuple[int, int | None, int] | None = None) -> Documents:  # fmt: skip
     """Read a collection; ``fmt`` in jsonl|tsv|lines, guessed from the extension when None.
@@ -214,13 +227,7 @@ def read_documents(path: PathLike, fmt: str | None = None, ids_path: PathLike | 
     lines (an index shard; ids of the lines format stay the line numbers, duplicates are
     checked within the span, and the span may hold no document).
     """
-    if span is not None and ids_path is not None:
-        raise ValueError("span and ids_path cannot be combined")
-    fmt = (fmt or guess_doc_format(path)).lower()
-    if fmt not in DOC_FORMATS:
-        raise UserError(f"unknown document format {fmt!r}; choose one of {', '.join(DOC_FORMATS)}")
-    if ids_path is not None and fmt != "lines":
-        raise UserError(f"a document id file only applies to line-aligned text (format 'lines'), not {fmt!r}")
+    fmt = _collection_format(path, fmt, ids_path, span)
     rows_of = DOCUMENT_FORMATS[fmt].rows
     if rows_of is None:
         texts = [line for _, line in iter_lines(path, span=span)]
@@ -258,13 +265,7 @@ class DocumentStream:
 
     def __init__(self, path: PathLike, fmt: str | None = None, ids_path: PathLike | None = None,
                  span: tuple[int, int | None, int] | None = None):  # fmt: skip
-        if span is not None and ids_path is not None:
-            raise ValueError("span and ids_path cannot be combined")
-        fmt = (fmt or guess_doc_format(path)).lower()
-        if fmt not in DOC_FORMATS:
-            raise UserError(f"unknown document format {fmt!r}; choose one of {', '.join(DOC_FORMATS)}")
-        if ids_path is not None and fmt != "lines":
-            raise UserError(f"a document id file only applies to line-aligned text (format 'lines'), not {fmt!r}")
+        fmt = _collection_format(path, fmt, ids_path, span)
         self.path, self.fmt, self.ids_path, self.span, self.source = path, fmt, ids_path, span, str(path)
         self.ids: tuple[str, ...] | None = None
         self.checksum: str | None = None
