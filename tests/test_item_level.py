@@ -387,3 +387,24 @@ def test_swap_bits_are_seeded_fair_coin_flips():
     assert a.shape == (200, 7, 31) and a.dtype == bool
     assert np.array_equal(a, swap_bits(np.random.default_rng(3), (200, 7, 31)))
     assert abs(a.mean() - 0.5) < 0.01 and abs(a[:, 0].mean() - a[:, -1].mean()) < 0.03
+
+
+def test_report_says_which_significant_pairs_sit_at_the_permutation_floor():
+    """The item-level answers are followed by the test, its family and what k bounds: a significant pair
+    whose p is 1/(k+1) (no draw as extreme) is counted as sitting at that floor."""
+    from clir_eval.report.blocks import blocks_markdown
+    from clir_eval.report.items import item_level_blocks
+
+    k = 99
+    pair = lambda p, sig: {"a": "x", "b": "y", "delta": 0.1, "p_value": p, "p_adjusted": p, "significant": sig}
+    vds = [{"items": "documents", "target": "t", "answer": "t: x above y", "test": f"PERM-BOTH within items, k={k}",
+            "pairwise": [pair(1 / (k + 1), True), pair(0.02, True), pair(0.5, False)]}]
+    block = {"settings": {"method": "kendall", "variant": "b", "ties": "τ-b", "alpha": 0.05, "bootstrap": 10,
+                          "permutation": k, "level": 0.95, "seed": 1, "correction": "holm"},
+             "items": {"documents": {"n": 5}, "queries": {"n": 0}}, "systems": ["a", "b", "c"],
+             "correlations": [], "verdicts": vds}
+    md = blocks_markdown(item_level_blocks({"item_level": block}))
+    assert f"k={k}" in md and "holm-adjusted over all 3 metric pairs" in md
+    assert "no p is below 1/(k+1) = 0.0100" in md and "1 of 2 significant pairs sit at that floor" in md
+    vds[0]["pairwise"][0] = pair(0.001 + 1 / (k + 1), True)
+    assert "0 of 2 significant pairs sit at that floor." in blocks_markdown(item_level_blocks({"item_level": block}))

@@ -35,6 +35,7 @@ def item_level_blocks(results: Mapping[str, Any]) -> list[Block]:
     vds = b.get("verdicts") or []
     if vds:
         blocks.append(Bullets(tuple(v["answer"] for v in vds), lead="**Answers (grouping `item`):**"))
+        blocks.append(Para(_resolution(vds, st)))
     for kind in ("documents", "queries"):
         rows = [r for r in b["correlations"] if r["items"] == kind]
         if not rows:
@@ -85,3 +86,21 @@ def level_summary(results: Mapping[str, Any]) -> str | None:
                      f"{': ' + ', '.join(won) if won else ''}"
                      + (f"; for {len(bounded)} the intervals bound every metric near 0" if bounded else "") + ".")
     return " ".join(parts)
+
+
+def _resolution(vds, st) -> str:
+    """The test behind the answers and what its number of permutations bounds: the smallest p it can give,
+    and how many significant pairs sit at that floor (more permutations could change them)."""
+    k = st.get("permutation") or 0
+    pairs = [p for v in vds for p in v.get("pairwise", [])]
+    text = (f"Test: {vds[0].get('test', 'PERM-BOTH within items')}, {st.get('correction', 'holm')}-adjusted over all "
+            f"{len(pairs)} metric pairs of the item-level targets, α = {st['alpha']:g}.")
+    if k:
+        floor = 1 / (k + 1)
+        at = [p for p in pairs if p.get("significant") and p.get("p_value") is not None and p["p_value"] <= floor + 1e-12]
+        text += (f" With k = {k} permutations no p is below 1/(k+1) = {floor:.4f}; "
+                 f"{len(at)} of {sum(bool(p.get('significant')) for p in pairs)} significant pairs sit at that floor"
+                 + (" (no draw as extreme as the observed difference): more permutations (item_level.permutation) could "
+                    "change whether they pass the correction." if at else "."))
+    return text
+
