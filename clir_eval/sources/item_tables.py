@@ -86,7 +86,9 @@ def read_external_items(cfg: Config, systems: Sequence[SystemSpec], collection_i
             sigs[name] = f"{src}|sha256:{digest[:16]}{level}"
             cells = sum(len(v) for v in per_sys.values())
             notes.append(f"{name}: external per-document MT scores from {Path(t.file).name} ({cells} cells of "
-                         f"{len(per_sys)} systems; cells the file leaves empty or None are missing, not 0)")
+                         f"{len(per_sys)} systems; cells the file leaves empty or None are missing, not 0)"
+                         + (f"; lower is better ({t.where}.lower_is_better): ranked by -τ"
+                            if name in t.lower_is_better else ""))
         if extra:
             notes.append(f"{Path(t.file).name}: rows of {len(extra)} system(s) not in the run were not used "
                          f"({', '.join(extra[:5])}{', ...' if len(extra) > 5 else ''})")

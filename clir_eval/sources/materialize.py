@@ -145,13 +145,15 @@ def join_external(cfg: Config, systems: list[SystemSpec], sys_results: dict[str,
 
 
 def _lower_is_better(cfg: Config, names: list[str]) -> list[str]:
-    """Computed MT metrics whose scores fall as quality rises (TER)."""
-    if cfg.mt is None:
-        return []
-    from ..mt.base import load_metric, lower_is_better
+    """MT scores that fall as quality rises: computed metrics (TER) and the external tables' declared
+    ``lower_is_better`` columns (per-system and per-document ones alike)."""
+    out = []
+    if cfg.mt is not None:
+        from ..mt.base import load_metric, lower_is_better
 
-    metrics = [load_metric(spec, tokenize=cfg.mt.tokenize, lowercase=cfg.mt.lowercase) for spec in cfg.mt.metrics]
-    return [n for n in lower_is_better(metrics) if n in names]
+        metrics = [load_metric(spec, tokenize=cfg.mt.tokenize, lowercase=cfg.mt.lowercase) for spec in cfg.mt.metrics]
+        out = [n for n in lower_is_better(metrics) if n in names]
+    return list(dict.fromkeys(out + [n for t in cfg.external for n in t.lower_is_better]))
 
 
 # --------------------------------------------------------------------------- sources

@@ -137,6 +137,13 @@ class ExternalTable(Settings):
                                               "collection: error, or ignore (left out, counted in the notes; for "
                                               "files that cover a whole test set when the run keeps a part).",
                                      choices=UNKNOWN_DOCUMENTS, label="unknown_documents")
+    # Empty by default: mt-metrics-eval's files carry no orientation; its data.CompareMetrics ranks metrics by
+    # their raw correlation with the gold scores (decreasing), so its score files are higher-is-better, error
+    # counts stored negated (converters/score_mqm.py writes -MQM) -- google-research/mt-metrics-eval,
+    # mt_metrics_eval/data.py. Tables that do not follow that convention (a raw TER column) declare it here.
+    lower_is_better: tuple[str, ...] = setting((), "Score columns where lower is better (e.g. TER): ranked by "
+                                                   "-tau, like correlate's --lower-is-better; each a column listed in "
+                                                   "columns (or its score name). Kind mt only.")
     where: str = ""  # the YAML path, for messages
 
     @property
@@ -172,3 +179,18 @@ class ExternalTable(Settings):
         if self.item_col is not None and self.item_col in self.columns:
             raise SettingError("item_col", self.item_col, f"column {self.item_col!r} is both the item column and a "
                                "score column; remove it from columns", shows_value=True)
+        self.set("lower_is_better", self._lower_names())
+
+    def _lower_names(self) -> tuple[str, ...]:
+        """The score names of the ``lower_is_better`` columns (a column or its score name; a name that is
+        neither is an error naming the table's score columns)."""
+        if self.lower_is_better and self.kind != "mt":
+            raise SettingError("lower_is_better", list(self.lower_is_better), f"orients MT metrics (kind: mt), not "
+                               f"{self.kind} scores; remove it", shows_value=True)
+        names = {**{n: n for n in self.columns.values()}, **self.columns}
+        unknown = [c for c in self.lower_is_better if c not in names]
+        if unknown:
+            raise SettingError("lower_is_better", unknown[0], f"{unknown[0]!r} is not a score column of {self.file} "
+                               f"(columns: {', '.join(self.columns)}); name one of them, or list it in columns",
+                               shows_value=True)
+        return tuple(dict.fromkeys(names[c] for c in self.lower_is_better))

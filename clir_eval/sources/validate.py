@@ -121,7 +121,8 @@ def summary(cfg: Config, facts: dict) -> list[str]:
     metrics = list(cfg.mt.metrics) if cfg.mt is not None else []
     out.append(f"MT metrics: {', '.join(metrics) if metrics else 'none (no mt: section)'}")
     ext = [f"{t.kind}{' per document' if t.per_item else ''}: {', '.join(t.columns.values())} from "
-           f"{Path(t.file).name}" for t in cfg.external]
+           f"{Path(t.file).name}" + (f" (lower is better: {', '.join(t.lower_is_better)})" if t.lower_is_better else "")
+           for t in cfg.external]
     if ext:
         out.append("external scores: " + "; ".join(ext))
     if cfg.has_retrieval:
