@@ -490,3 +490,48 @@ def test_bound_answer_names_the_item_in_the_singular(items, word):
     mine = {m: {"tau": 0.01, "significant": False, "ci_items": [-0.05, 0.04]} for m in ("bleu", "chrf1")}
     text = _answer(items, "map", ["bleu", "chrf1"], [["bleu", "chrf1"]], None, mine, [], ItemSettings())
     assert "beyond ±0.050" in text and word in text
+
+
+def test_an_analysis_that_repeats_another_up_to_item_order_is_copied_and_marked():
+    """One relevant document per query: the queries' map (and reciprocal rank) are the documents'
+    retrievability in another item order. That analysis is computed once: the copy's rows carry
+    same_as, its coefficients and deterministic p-values equal those of the queries analysis
+    computed on its own, and its verdict's answer speaks of queries. A target that differs in one
+    cell is computed, not copied."""
+    from clir_eval.pipeline.item_level import item_correlations
+
+    r = np.random.default_rng(5)
+    S, I = 7, 24
+    X = r.normal(size=(S, I)).round(2)
+    B = r.normal(size=(S, I)).round(2)
+    Y = (X + r.normal(size=(S, I))).round(1)
+    perm = r.permutation(I)
+    systems = tuple(f"s{i}" for i in range(S))
+    docs = ItemMatrix("documents", systems, tuple(f"d{j}" for j in range(I)), {"chrf": X, "bleu": B},
+                      {"retrievability": Y})
+    Y2 = Y[:, perm].copy()
+    Y2[3, 5] += 0.5
+    queries = ItemMatrix("queries", systems, tuple(f"q{j}" for j in range(I)), {"chrf": X[:, perm], "bleu": B[:, perm]},
+                         {"map": Y[:, perm], "recall_10": Y2})
+    s = ItemSettings(bootstrap=40, permutation=40)
+    out = item_correlations([docs, queries], s, 3, [])
+    assert out["same"] == [{"items": "queries", "target": "map", "same_as": {"items": "documents", "target": "retrievability"}}]
+    rows = {(r_["items"], r_["target"], r_["mt_metric"], r_["grouping"]): r_ for r_ in out["correlations"]}
+    assert len(rows) == 3 * 2 * 3
+    alone = {(r_["mt_metric"], r_["grouping"]): r_ for r_ in correlate_matrix(
+        ItemMatrix("queries", systems, queries.ids, queries.x, {"map": queries.y["map"]}), s, 99)}
+    for (items, target, x, g), row in rows.items():
+        if (items, target) == ("queries", "map"):
+            assert row["same_as"] == {"items": "documents", "target": "retrievability"}
+            src = rows["documents", "retrievability", x, g]
+            assert row["ci_items"] == src["ci_items"] and row["p_value"] == src["p_value"]
+            assert row["tau"] == pytest.approx(alone[x, g]["tau"], abs=1e-12)
+            if g != "item":  # deterministic tests
+                assert row["p_value"] == pytest.approx(alone[x, g]["p_value"], abs=1e-12)
+        else:
+            assert "same_as" not in row
+    verdicts = {(v["items"], v["target"]): v for v in out["verdicts"]}
+    assert set(verdicts) == {("documents", "retrievability"), ("queries", "map"), ("queries", "recall_10")}
+    copy, src = verdicts["queries", "map"], verdicts["documents", "retrievability"]
+    assert copy["pairwise"] == src["pairwise"] and copy["answer"].startswith("map over queries")
+    assert "documents" not in copy["answer"]

@@ -50,8 +50,10 @@ from .statistics import _coef_batch, _percentile_ci, check_method, correlate
 # results of another version are not reused)
 # 1: PERM-BOTH swaps from uniform floats < 0.5; 2: from the bits of the generator's bytes; 3: the ``item``
 # permutation test permutes the target once per (item kind, target), shared by every metric's row;
-# 4: answers say "within-query" (were "within-querie")
-ITEM_PROCEDURE = "4"
+# 4: answers say "within-query" (were "within-querie"); 5: an analysis with the same values as an earlier one
+# (up to the order of the items) is computed once (:func:`distinct_analyses`), so later rows' generators are numbered
+# without it
+ITEM_PROCEDURE = "5"
 GROUPINGS = ("none", "item", "system")
 VERDICT_GROUPING = "item"
 Mapper = Callable[[Callable[[tuple], Any], list], list]  # map(function, jobs) -> results in order, e.g. an executor's
@@ -384,6 +386,67 @@ def _permuted_target_tau_b(perm: np.ndarray, Xs: Sequence[np.ndarray], Y: np.nda
         sy = np.sign(Rp[:, :, iu] - Rp[:, :, ju])  # (I, c, pairs)
         num[:, a:a + step] = np.rint(np.matmul(sy, sx)).astype(np.int64).transpose(2, 1, 0)
     return [_tau_b_of(num[j], nx[None, :, j], ny[None], S) for j in range(len(Xs))]
+
+
+def distinct_analyses(mats: Sequence[ItemMatrix]) -> tuple[list[ItemMatrix], dict[tuple[str, str], tuple[str, str]]]:
+    """The matrices with every (item kind, target) analysis that repeats an earlier one left out, and
+    ``{(items, target): (items, target) it repeats}``. Two analyses are the same when they have the
+    same systems and metrics and the same (system x item) values of every metric and of the target
+    up to the order of the items (a column permutation): every coefficient, test and interval of
+    one is then one of the other's, e.g. with one relevant document per query a query's reciprocal
+    rank, its average precision and its document's retrievability are the same numbers."""
+    seen: dict[tuple, tuple[str, str]] = {}
+    same: dict[tuple[str, str], tuple[str, str]] = {}
+    out = []
+    for m in mats:
+        keep = {}
+        for y, Y in m.y.items():
+            key = _canonical(m, Y)
+            if key in seen:
+                same[m.items, y] = seen[key]
+            else:
+                seen[key] = (m.items, y)
+                keep[y] = Y
+        out.append(ItemMatrix(m.items, m.systems, m.ids, m.x, keep))
+    return out, same
+
+
+def _canonical(m: ItemMatrix, Y: np.ndarray) -> tuple:
+    """The analysis of target ``Y`` over ``m``'s metrics with its items in a canonical order (the
+    columns of all values, sorted), as a hashable key; NaN cells kept apart from every number."""
+    A = np.stack([*(np.asarray(X, float) for X in m.x.values()), np.asarray(Y, float)])
+    cols = A.reshape(-1, A.shape[-1]).T + 0.0  # one row per item; + 0.0 makes -0.0 equal to 0.0
+    canon = cols[np.lexsort(cols.T[::-1])] if len(cols) else cols
+    nan = np.isnan(canon)
+    return (m.systems, tuple(m.x), canon.shape, np.where(nan, 0.0, canon).tobytes(), nan.tobytes())
+
+
+def repeated_rows(rows: Sequence[Mapping[str, Any]], verdicts: Sequence[Mapping[str, Any]], mats: Sequence[ItemMatrix],
+                  same: Mapping[tuple[str, str], tuple[str, str]], lower: Sequence[str], s: ItemSettings
+                  ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:  # fmt: skip
+    """Rows and verdicts of every (item kind, target) of ``mats`` in their order: those computed, and
+    for an analysis that repeats one (:func:`distinct_analyses`) copies of that one's, renamed, marked
+    ``same_as`` (``{"items", "target"}``), the verdict's answer worded for the copy."""
+    by_rows: dict[tuple[str, str], list] = {}
+    for r in rows:
+        by_rows.setdefault((r["items"], r["target"]), []).append(r)
+    by_verdict = {(v["items"], v["target"]): v for v in verdicts}
+    out_rows: list[dict[str, Any]] = []
+    out_verdicts: list[dict[str, Any]] = []
+    for m in mats:
+        for y in m.y:
+            src = same.get((m.items, y))
+            key = src or (m.items, y)
+            mark = {"items": m.items, "target": y, **({"same_as": {"items": src[0], "target": src[1]}} if src else {})}
+            mine = [{**r, **mark} for r in by_rows.get(key, [])]
+            out_rows += mine
+            if key in by_verdict:
+                v = {**by_verdict[key], **mark}
+                if src:
+                    tau = {r["mt_metric"]: r for r in mine if r["grouping"] == VERDICT_GROUPING}
+                    v["answer"] = _answer(m.items, y, v["ranking"], v["clusters"], v["winner"], tau, lower, s)
+                out_verdicts.append(v)
+    return out_rows, out_verdicts
 
 
 def correlate_matrix(m: ItemMatrix, s: ItemSettings, seed: int, map: Mapper | None = None) -> list[dict[str, Any]]:

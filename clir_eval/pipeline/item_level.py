@@ -164,14 +164,17 @@ def _mean(v: np.ndarray) -> float:
 
 def item_correlations(mats: Sequence[Any], s: Any, seed: int, lower: Sequence[str], cache: Cache | None = None,
                       map: Callable | None = None) -> dict[str, Any]:  # fmt: skip
-    """``{"correlations": rows, "verdicts": [...]}`` of the documents and queries matrices: every
+    """``{"correlations": rows, "verdicts": [...], "same": [...]}`` of the documents and queries matrices; an
+    analysis that repeats an earlier one is computed once and copied
+    (:func:`~clir_eval.correlation.items.distinct_analyses`, listed in ``same``). Every
     row's draws and every PERM-BOTH pair are one job, all through ``map`` (an executor's) at once;
     cached (:class:`ItemLevelTask`) when ``cache`` is given. Each job seeds its own generator
     (documents' rows ``[seed, i]``, queries' ``[seed + 1, i]``, pairs ``[seed + 2, i]``), so
     results never depend on where the jobs ran."""
     import dataclasses
 
-    from ..correlation.items import ITEM_PROCEDURE, finish_rows, finish_verdicts, plan_rows, plan_verdicts, run_jobs
+    from ..correlation.items import (ITEM_PROCEDURE, distinct_analyses, finish_rows, finish_verdicts, plan_rows,
+                                     plan_verdicts, repeated_rows, run_jobs)
 
     entry = None
     if cache is not None:
@@ -183,16 +186,19 @@ def item_correlations(mats: Sequence[Any], s: Any, seed: int, lower: Sequence[st
         cached = entry.load_json()
         if cached is not None:
             return cached
-    planned = [plan_rows(m, s, seed + k) for k, m in enumerate(mats)]
+    distinct, same = distinct_analyses(mats)
+    planned = [plan_rows(m, s, seed + k) for k, m in enumerate(distinct)]
     rows = [r for rs, _ in planned for r in rs]
-    plan, vjobs = plan_verdicts(mats, rows, lower, s, seed + len(mats)) if s.permutation > 0 else ([], [])
+    plan, vjobs = plan_verdicts(distinct, rows, lower, s, seed + len(mats)) if s.permutation > 0 else ([], [])
     results = run_jobs([j for _, js in planned for j in js] + vjobs, map)
     at = 0
     for rs, js in planned:
         finish_rows(rs, js, results[at:at + len(js)], s)
         at += len(js)
-    out = {"correlations": rows,
-           "verdicts": finish_verdicts(plan, vjobs, results[at:], rows, lower, s) if s.permutation > 0 else []}
+    verdicts = finish_verdicts(plan, vjobs, results[at:], rows, lower, s) if s.permutation > 0 else []
+    rows, verdicts = repeated_rows(rows, verdicts, mats, same, lower, s)
+    out = {"correlations": rows, "verdicts": verdicts,
+           "same": [{"items": k[0], "target": k[1], "same_as": {"items": v[0], "target": v[1]}} for k, v in same.items()]}
     if entry is not None:
         entry.save_json(out)
     return out
@@ -226,6 +232,10 @@ def item_level_block(cfg: Config, outputs: Sequence[Mapping[str, Any]], systems:
                  "system): read it as a description, not as evidence that a metric predicts retrieval")
     corr = item_correlations([doc_mat, q_mat], s, cc.seed, lower, cache, mapper)
     rows, verdicts = corr["correlations"], corr["verdicts"]
+    notes += [f"{d['target']} over {d['items']}: the same (system, item) values as {d['same_as']['target']} over "
+              f"{d['same_as']['items']} (up to the order of the items, e.g. one relevant document per query); its rows "
+              "and verdict repeat that analysis's (marked same_as) and its tests count once in the family"
+              for d in corr.get("same", [])]
     rr_eng = dict(zip(map(tuple, english["pairs"]), english["rr"]))
     signals = {}
     for name, o in zip(systems, outputs):
