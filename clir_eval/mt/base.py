@@ -126,14 +126,20 @@ def encode(hyps: Sequence[str], refs: Refs, tok, lowercase: bool) -> Encoded:
 
 def tokenizer(name: str):
     """One shared sacrebleu tokenizer instance per name, so its LRU cache is shared by every
-    metric of a run (BLEU, BLEU-SBP, MacroF, MicroF tokenise each line once)."""
+    metric of a run (BLEU, BLEU-SBP, MacroF, MicroF tokenise each line once); ``13a`` with its
+    punctuation rule as a translation table (:mod:`.tok13a`, the same output)."""
     if name not in _TOKENIZER_INSTANCES:
         if name not in TOKENIZERS:
             raise UserError(
                 f"unknown tokenizer {name!r}; choose one of {', '.join(TOKENIZERS)} (sacrebleu's)"
             )
         try:
-            _TOKENIZER_INSTANCES[name] = sacrebleu.BLEU(tokenize=name).tokenizer
+            tok = sacrebleu.BLEU(tokenize=name).tokenizer
+            if name == "13a":
+                from .tok13a import fast_13a
+
+                tok = fast_13a(tok)
+            _TOKENIZER_INSTANCES[name] = tok
         except (ImportError, RuntimeError) as e:
             raise UserError(f"tokenizer {name!r} is not usable here ({e}); install its extra dependency or choose another") from None
     return _TOKENIZER_INSTANCES[name]
