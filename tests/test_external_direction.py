@@ -52,6 +52,7 @@ def test_declared_lower_is_better_column_ranks_first_at_system_level(tmp_path, c
     tau = {c["mt_metric"]: c["tau"] for c in res["correlations"] if c["ir_measure"] == "pub_map"}
     assert tau["TER_score"] == pytest.approx(-1.0) and tau["half"] == pytest.approx(1 - 4 / 15)  # τ as it stands
     assert _order(res, "pub_map") == ["TER_score", "half"]
+    assert not [n for n in res["notes"] if "taken as higher-is-better" in n]
     report = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
     assert "Lower is better for TER_score" in report
 
@@ -61,6 +62,8 @@ def test_undeclared_lower_is_better_column_ranks_last(tmp_path, cli):
     assert code == 0, err
     assert res["score_kinds"]["lower_is_better"] == []
     assert _order(res, "pub_map") == ["half", "ter"]
+    warned = [n for n in res["notes"] if "taken as higher-is-better" in n]
+    assert len(warned) == 1 and "'ter'" in warned[0] and "lower_is_better: [ter]" in warned[0]  # not for 'half'
 
 
 @pytest.mark.parametrize("ext, says", [

@@ -109,6 +109,7 @@ def join_external(cfg: Config, systems: list[SystemSpec], sys_results: dict[str,
                     kinds[k].append(n)
     external: dict[str, str] = {}
     for t in cfg.external:
+        res.notes += _undeclared_error_rates(t)
         if t.per_item:
             continue  # per-document scores: the item-level analysis joins them (sources/item_tables.py)
         keys: dict = {}
@@ -142,6 +143,30 @@ def join_external(cfg: Config, systems: list[SystemSpec], sys_results: dict[str,
                 if name not in kinds["human"]:
                     kinds["human"].append(name)
     return kinds
+
+
+def _undeclared_error_rates(t) -> list[str]:
+    """A note for each MT score column of external table ``t`` that names a metric the registry knows
+    as lower-is-better (TER) but that the table does not declare so: it is ranked as higher-is-better."""
+    if t.kind != "mt":
+        return []
+    from ..errors import UserError
+    from ..mt.base import load_metric
+
+    out = []
+    for col, name in t.columns.items():
+        if name in t.lower_is_better:
+            continue
+        for cand in dict.fromkeys([name, col]):
+            try:
+                lower = not load_metric(cand).higher_is_better
+            except UserError:
+                continue
+            if lower:
+                out.append(f"{t.where}: score {name!r} is taken as higher-is-better, but {cand!r} names a metric where "
+                           f"lower is better; if its values are error rates, declare lower_is_better: [{name}]")
+                break
+    return out
 
 
 def _lower_is_better(cfg: Config, names: list[str]) -> list[str]:
