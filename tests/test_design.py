@@ -246,3 +246,60 @@ def test_design_refuses_a_stale_or_missing_documents_matrix(demo_run, cli, tmp_p
     (run / "results.json").write_text(json.dumps(res))
     code, out, err = cli("design", str(run), "--documents", "50", "--reps", "5", "--permutations", "5")
     assert code == 2 and err.startswith("error:") and "item_level enabled" in err
+
+
+def pair_study(rng, n_sys: int, n_q: int):
+    """A study from a known population: A1 and A2 track the systems' IR quality equally well, B is noise."""
+    quality = rng.normal(size=n_sys)
+    a1 = quality + 0.7 * rng.normal(size=n_sys)
+    a2 = quality + 0.7 * rng.normal(size=n_sys)
+    b = rng.normal(size=n_sys)
+    per_query = quality[:, None] * 0.05 + rng.normal(size=(1, n_q)) * 0.2 + rng.normal(size=(n_sys, n_q)) * 0.3
+    return {"A1": a1, "A2": a2, "B": b}, per_query
+
+
+def test_predicted_pair_power_matches_independent_studies():
+    """Separating two equally good metrics (a null pair) and a good metric from noise: the predicted
+    share of separating studies is the rate at which fresh studies of that size separate them with the
+    run's PERM-BOTH (leader against the other, one-sided, (c+1)/(k+1)) within ±0.1. A drawn system's
+    copies must swap together, or the null pair's prediction is far above the truth."""
+    from clir_eval.correlation.statistics import permutation_sigdiff
+
+    n_sys, n_q, k, alpha = 12, 40, 100, 0.05
+    pairs = [("A1", "A2"), ("A1", "B")]
+
+    def separated(xs, y, a, b, seed):
+        ta, tb = correlate(xs[a], y).tau, correlate(xs[b], y).tau
+        first, second = (a, b) if ta >= tb else (b, a)
+        _, p = permutation_sigdiff(xs[first], xs[second], y, n_resamples=k, seed=seed, plus_one=True)
+        return p is not None and p < alpha
+
+    rng = np.random.default_rng(5)
+    trials = 150
+    hits = {pr: 0 for pr in pairs}
+    for t in range(trials):
+        xs, pq = pair_study(rng, n_sys, n_q)
+        y = pq.mean(axis=1)
+        for pr in pairs:
+            hits[pr] += separated(xs, y, *pr, seed=t)
+    preds = {pr: [] for pr in pairs}
+    for j in range(40):  # one observed study predicts noisily: average over many
+        xs, pq = pair_study(np.random.default_rng(300 + j), n_sys, n_q)
+        data = DesignData(tuple(f"s{i}" for i in range(n_sys)), tuple(f"q{q}" for q in range(n_q)), xs, {"map": pq})
+        rows = design(data, [n_sys], [n_q], reps=150, permutations=k, seed=j)
+        for pr in pairs:
+            preds[pr].append(next(r["power"] for r in rows if (r["a"], r.get("b")) == pr))
+    truth = {pr: hits[pr] / trials for pr in pairs}
+    assert truth["A1", "A2"] < 0.15 < truth["A1", "B"]  # the population is as intended
+    for pr in pairs:
+        assert np.mean(preds[pr]) == pytest.approx(truth[pr], abs=0.1), (pr, np.mean(preds[pr]), truth[pr])
+
+
+def test_a_sizes_power_does_not_depend_on_the_other_sizes_asked_for():
+    a, b, pq = population_study(np.random.default_rng(3), 10, 30)
+    data = DesignData(tuple(f"s{i}" for i in range(10)), tuple(f"q{j}" for j in range(30)), {"A": a, "B": b}, {"map": pq})
+    one = design(data, [10], [30], reps=60, permutations=20, seed=4)
+    grid = design(data, [5, 10, 20], [15, 30], reps=60, permutations=20, seed=4)
+    key = lambda r: (r["target"], r["a"], r.get("b"), r["n_systems"], r["n_queries"])  # noqa: E731
+    at = {key(r): r["power"] for r in grid}
+    assert one and all(at[key(r)] == r["power"] for r in one)

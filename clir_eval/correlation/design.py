@@ -14,14 +14,23 @@ sizes and count how often they answer:
   ``Φ((d − c_n)/σ_n) + Φ((−d − c_n)/σ_n)`` with c_n the critical τ and σ_n the null standard
   deviation of Kendall's τ, ``sqrt(2(2n+5)/(9n(n−1)))``;
 - a **pair of metrics** is *separated* on a target when PERM-BOTH (one-sided, the metric with the
-  higher τ in the simulated study against the other, k permutations, p = (c+1)/(k+1)) gives
-  p < α — one planned comparison, without the family correction the verdicts apply; its power is
-  the share of bootstrap studies that separate (centred on the observed Δτ).
+  higher τ in the study against the other, p = (c+1)/(k+1)) gives p < α — one planned comparison,
+  without the family correction the verdicts apply. Its power is not the share of bootstrap studies
+  whose own PERM-BOTH separates: a system drawn twice is tied with itself, and the test's draws
+  either untie its copies (own swap bits: too lenient, about 0.3 instead of 0.1 for two equally
+  good metrics: 0.32 predicted against 0.08 observed in tests/test_design.py) or keep them tied (too few distinct systems: too strict). As
+  for a single τ, the effect is debiased, ``D² = max(0, Δτ̂² − s₀²)`` with s₀ the standard deviation
+  of PERM-BOTH's permuted Δτ on the observed study (the spread the run's test uses), scaled to
+  each size by how much the two metrics' mean bootstrap |τ| shrink or grow there; at each size the
+  test's spread is s₀ times the ratio of the bootstrap standard deviation of Δτ there to the one at
+  the observed size, and power is ``Φ((D − c)/s) + Φ((−D − c)/s)`` with c = z₁₋α·s (the leader's
+  one-sided test, either metric leading).
 
 Each simulated study draws ``n_systems`` of the observed systems and ``n_queries`` of the
 observed queries with replacement (the bootstrap) and takes each drawn system's IR score as its mean over the drawn
-queries (its MT scores are fixed: the MT test set is not resampled). Power = share of
-``reps`` studies that answer. Assumptions: systems and queries are exchangeable draws from the
+queries (its MT scores are fixed: the MT test set is not resampled); ``reps`` studies per size give
+the bootstrap means and spreads above. These are post-hoc estimates centred on the observed
+effects (debiased), each for one planned test, without a multiple-comparison correction. Assumptions: systems and queries are exchangeable draws from the
 populations a real study would draw from, and the observed ones stand for them; a drawn system
 can repeat (tied with itself on both sides), so power is an estimate from the observed systems,
 not from new ones — least reliable far above the observed size.
@@ -31,7 +40,8 @@ systems, averaged: the ``item`` grouping) is simulated too, drawing systems and 
 (:func:`design_documents`): its power is that of the run's test (permutation within documents) for a debiased
 effect, with the test's null spread from Kendall's tie-corrected variance of each drawn document's τ.
 
-Seeded (``numpy.random.default_rng([seed, cell])`` per grid cell; documents' cells ``[seed, cell, 1]``) and
+Seeded by study size (``numpy.random.default_rng([seed, n_systems, n_queries])``; documents' sizes
+``[seed, n_systems, n_documents, 1]``), so a size's estimate does not depend on the other sizes asked for, and
 vectorised over studies;
 grid cells are independent units, so an executor's ``map`` can run them.
 """
@@ -78,44 +88,60 @@ def _draw(rng: np.random.Generator, pool: int, size: int, reps: int) -> np.ndarr
 
 
 def simulate_cell(data: DesignData, cell: Cell) -> dict[str, Any]:
-    """Power of every single τ and every metric pair, per target, at one study size."""
-    rng = np.random.default_rng([cell.seed, cell.index])
+    """At one study size, over ``reps`` bootstrap studies: each metric's τ with each target (mean, sd)
+    and each pair's difference Δτ (mean, sd)."""
+    rng = np.random.default_rng([cell.seed, cell.n_systems, cell.n_queries])  # by size: the same draws in any grid
     S, Q = len(data.systems), len(data.queries)
     si = _draw(rng, S, cell.n_systems, cell.reps)  # (R, n)
     qi = _draw(rng, Q, cell.n_queries, cell.reps)  # (R, q)
     names = list(data.metrics)
     out: dict[str, Any] = {"n_systems": cell.n_systems, "n_queries": cell.n_queries, "tau": {}, "pairs": {}}
-    k = cell.permutations
-    n = cell.n_systems
-    swap = rng.random((cell.reps, k, n)) < 0.5 if len(names) > 1 and k > 0 else None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for y, pq in data.targets.items():
             vals = pq[:, qi]  # (S, R, q)
             means = np.nanmean(vals, axis=2).T  # (R, S): each system's mean over the drawn queries
-            Y = np.take_along_axis(means, si, axis=1)  # (R, n)
-            Y = np.nan_to_num(Y, nan=0.0)
-            xs = {m: data.metrics[m][si] for m in names}
-            taus = {m: _coef_batch(xs[m], Y, "kendall", "b") for m in names}
+            Y = np.nan_to_num(np.take_along_axis(means, si, axis=1), nan=0.0)  # (R, n)
+            taus = {m: _coef_batch(data.metrics[m][si], Y, "kendall", "b") for m in names}
             for m in names:
                 out["tau"][(y, m)] = (float(np.nanmean(taus[m])), float(np.nanstd(taus[m])))
-            if swap is None:
-                continue
-            z = {m: (xs[m] - xs[m].mean(axis=1, keepdims=True)) / np.where(xs[m].std(axis=1, keepdims=True) > 0,
-                                                                             xs[m].std(axis=1, keepdims=True), 1.0)
-                 for m in names}
-            Yk = np.repeat(Y, k, axis=0)
             for i, a in enumerate(names):
                 for b in names[i + 1:]:
-                    delta = np.nan_to_num(taus[a] - taus[b])
-                    hi = np.where(delta >= 0, 1.0, -1.0)[:, None]  # test the study's leader against the other
-                    za, zb = z[a][:, None, :], z[b][:, None, :]
-                    ca = _coef_batch(np.where(swap, zb, za).reshape(-1, n), Yk, "kendall", "b").reshape(cell.reps, k)
-                    cb = _coef_batch(np.where(swap, za, zb).reshape(-1, n), Yk, "kendall", "b").reshape(cell.reps, k)
-                    d = np.nan_to_num(ca - cb) * hi
-                    p = ((d >= (np.abs(delta)[:, None] - 1e-12)).sum(axis=1) + 1) / (k + 1)
-                    out["pairs"][(y, a, b)] = float((p < cell.alpha).mean())
+                    d = taus[a] - taus[b]
+                    out["pairs"][(y, a, b)] = (float(np.nanmean(d)), float(np.nanstd(d)))
     return out
+
+
+def perm_both_null_sd(data: DesignData, permutations: int, seed: int) -> dict[tuple[str, str, str], float]:
+    """Per (target, a, b): the standard deviation of PERM-BOTH's permuted Δτ on the observed study (both
+    metrics z-scored, each system's two values swapped with probability 0.5, ``permutations`` draws) —
+    the spread the run's test compares the observed Δτ with."""
+    names = list(data.metrics)
+    S = len(data.systems)
+    rng = np.random.default_rng([seed, 0, 0, 2])
+    swap = rng.random((permutations, S)) < 0.5
+    z = {m: (x - x.mean()) / (x.std() if x.std() > 0 else 1.0) for m, x in data.metrics.items()}
+    out = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for y, pq in data.targets.items():
+            Y = np.repeat(np.nan_to_num(np.nanmean(pq, axis=1), nan=0.0)[None, :], permutations, axis=0)
+            for i, a in enumerate(names):
+                for b in names[i + 1:]:
+                    ca = _coef_batch(np.where(swap, z[b], z[a]), Y, "kendall", "b")
+                    cb = _coef_batch(np.where(swap, z[a], z[b]), Y, "kendall", "b")
+                    out[(y, a, b)] = float(np.nanstd(ca - cb))
+    return out
+
+
+def pair_power(effect: float, sd: float, alpha: float) -> float:
+    """P(the leader's one-sided PERM-BOTH p < α) for Δτ̂ ~ N(effect, sd²) and the test's permuted Δτ ~
+    N(0, sd²): rejected when |Δτ̂| exceeds the null's (1 − α) quantile, in either direction."""
+    if not sd > 0:
+        return 0.0
+    c = statistics.NormalDist().inv_cdf(1 - alpha) * sd
+    phi = statistics.NormalDist().cdf
+    return min(1.0, phi((effect - c) / sd) + phi((-effect - c) / sd))
 
 
 def default_sizes(observed: int, minimum: int) -> list[int]:
@@ -176,6 +202,7 @@ def design(data: DesignData, systems: Sequence[int], queries: Sequence[int], *,
     wanted = set((n, Q) for n in systems) | set((S, q) for q in queries)
     ref = next(r for r in results if (r["n_systems"], r["n_queries"]) == (S, Q))
     tau_hat = observed_taus(data)
+    null0 = perm_both_null_sd(data, permutations, seed) if len(data.metrics) > 1 else {}
     rows = []
     for r in results:
         if (r["n_systems"], r["n_queries"]) not in wanted:
@@ -188,10 +215,25 @@ def design(data: DesignData, systems: Sequence[int], queries: Sequence[int], *,
             rows.append({"target": y, "a": m, "n_systems": r["n_systems"], "n_queries": r["n_queries"],
                          "power": tau_power(effect, r["n_systems"], alpha), "what": "tau significant",
                          "effect": effect})
-        for (y, a, b), pw in r["pairs"].items():
+        for (y, a, b), (mean, sd) in r["pairs"].items():
+            _, ref_sd = ref["pairs"][(y, a, b)]
+            obs, s0 = tau_hat[(y, a)] - tau_hat[(y, b)], null0[(y, a, b)]
+            d = math.copysign(math.sqrt(max(0.0, obs * obs - s0 * s0)), obs)
+            effect = d * _attenuation(r["tau"], ref["tau"], y, a, b)
+            # the test's null spread at this size: the observed one scaled by the bootstrap spread of Δτ here
+            # relative to the observed size
+            sd_n = s0 * (sd / ref_sd) if ref_sd > 0 else 0.0
             rows.append({"target": y, "a": a, "b": b, "n_systems": r["n_systems"], "n_queries": r["n_queries"],
-                         "power": pw, "what": "pair separated"})
+                         "power": pair_power(effect, sd_n, alpha), "what": "pair separated", "effect": effect})
     return rows
+
+
+def _attenuation(here: Mapping, ref: Mapping, y: str, a: str, b: str) -> float:
+    """How much the two metrics' mean bootstrap |τ| shrink (or grow) at this size relative to the observed
+    size: fewer queries make the IR target noisier and every τ with it weaker, so Δτ too."""
+    num = abs(here[(y, a)][0]) + abs(here[(y, b)][0])
+    den = abs(ref[(y, a)][0]) + abs(ref[(y, b)][0])
+    return num / den if den > 1e-12 and not math.isnan(num) else 0.0
 
 
 def needed(points: Sequence[tuple[int, float]], goal: float) -> float | None:
@@ -328,7 +370,7 @@ def simulate_documents_cell(data: DocumentData, cell: DocCell) -> dict[str, Any]
     and the standard deviation of that mean under the run's test (permutation within documents:
     √(Σ Var₀(τ_d))/m, Var₀ Kendall's tie-corrected null variance). Returns per metric (mean of the
     studies' τ̄, their standard deviation, the mean null standard deviation)."""
-    rng = np.random.default_rng([cell.seed, cell.index, 1])
+    rng = np.random.default_rng([cell.seed, cell.n_systems, cell.n_documents, 1])  # by size, as simulate_cell
     S, D = data.target.shape
     n, m, R = cell.n_systems, cell.n_documents, cell.reps
     si = rng.integers(0, S, (R, n))

@@ -123,6 +123,7 @@ class DesignSettings(Settings):
     """``clir-eval design``: the simulation of studies of other sizes (``docs/item-level.md``, Study design)."""
 
     reps: int = setting(100, "Simulated studies per size.", ge=1, le=MAX_RESAMPLES)
-    permutations: int = setting(100, "PERM-BOTH draws per simulated study and pair.", ge=1, le=MAX_RESAMPLES)
+    permutations: int = setting(100, "PERM-BOTH draws on the observed study per pair (the test's null spread).", ge=1,
+                                le=MAX_RESAMPLES)
     power: float = setting(0.8, "Power the one-line answers aim at.", gt=0, lt=1)
     seed: int = setting(13, "Seed of the simulation.", ge=0, le=MAX_SEED)
