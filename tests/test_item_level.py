@@ -535,3 +535,22 @@ def test_an_analysis_that_repeats_another_up_to_item_order_is_copied_and_marked(
     copy, src = verdicts["queries", "map"], verdicts["documents", "retrievability"]
     assert copy["pairwise"] == src["pairwise"] and copy["answer"].startswith("map over queries")
     assert "documents" not in copy["answer"]
+
+
+def test_answers_name_only_the_pairs_that_are_significant():
+    """A metric is said to be above another only where that pair's adjusted p is below α; cluster
+    membership (mt-metrics-eval's AssignRanks) does not make every member of a higher cluster
+    significantly above every member of a lower one."""
+    from clir_eval.correlation.items import _answer
+
+    s = ItemSettings()
+    mine = {m: {"tau": t, "significant": True, "ci_items": [t - 0.05, t + 0.05]}
+            for m, t in [("chrf1", 0.3), ("microf1", 0.28), ("macrof1", 0.27), ("bleu", 0.2)]}
+    order = ["chrf1", "microf1", "macrof1", "bleu"]
+    pw = [{"a": a, "b": b, "significant": (a, b) == ("chrf1", "bleu")} for i, a in enumerate(order) for b in order[i + 1:]]
+    got = _answer("queries", "map", order, [["chrf1", "microf1", "macrof1"], ["bleu"]], None, mine, [], s, pw)
+    assert "chrf1 > bleu (no other pair)" in got and "microf1 >" not in got and "above bleu" not in got
+    pw = [{"a": a, "b": b, "significant": (a, b) == ("chrf1", "microf1")} for i, a in enumerate(order) for b in order[i + 1:]]
+    got = _answer("queries", "map", order, [["chrf1"], ["microf1", "macrof1", "bleu"]], "chrf1", mine, [], s, pw)
+    assert "chrf1 predicts it best" in got and "significantly above microf1;" in got
+    assert "not separated from 2 other metric(s)" in got

@@ -52,8 +52,8 @@ from .statistics import _coef_batch, _percentile_ci, check_method, correlate
 # permutation test permutes the target once per (item kind, target), shared by every metric's row;
 # 4: answers say "within-query" (were "within-querie"); 5: an analysis with the same values as an earlier one
 # (up to the order of the items) is computed once (:func:`distinct_analyses`), so later rows' generators are numbered
-# without it
-ITEM_PROCEDURE = "5"
+# without it; 6: answers name only the significantly separated pairs
+ITEM_PROCEDURE = "6"
 GROUPINGS = ("none", "item", "system")
 VERDICT_GROUPING = "item"
 Mapper = Callable[[Callable[[tuple], Any], list], list]  # map(function, jobs) -> results in order, e.g. an executor's
@@ -444,7 +444,8 @@ def repeated_rows(rows: Sequence[Mapping[str, Any]], verdicts: Sequence[Mapping[
                 v = {**by_verdict[key], **mark}
                 if src:
                     tau = {r["mt_metric"]: r for r in mine if r["grouping"] == VERDICT_GROUPING}
-                    v["answer"] = _answer(m.items, y, v["ranking"], v["clusters"], v["winner"], tau, lower, s)
+                    v["answer"] = _answer(m.items, y, v["ranking"], v["clusters"], v["winner"], tau, lower, s,
+                                          v["pairwise"])
                 out_verdicts.append(v)
     return out_rows, out_verdicts
 
@@ -638,14 +639,15 @@ def finish_verdicts(plan: list[tuple], jobs: list[tuple], results: Sequence[tupl
             "correction": s.correction, "alpha": s.alpha,
             "n_items": max((r["n_items"] for r in mine.values()), default=0),
             "n_systems": max((r["n_systems"] for r in mine.values()), default=0),
-            "answer": _answer(m.items, y, order, groups, winner, mine, lower, s),
+            "answer": _answer(m.items, y, order, groups, winner, mine, lower, s, pairwise),
         })
     return out
 
 
 def _answer(items: str, y: str, order: Sequence[str], groups, winner, mine: Mapping[str, Mapping[str, Any]],
-            lower: Sequence[str], s: ItemSettings) -> str:
-    """One line: who predicts the target within items, or how tightly the CIs bound every metric."""
+            lower: Sequence[str], s: ItemSettings, pairwise: Sequence[Mapping[str, Any]] = ()) -> str:
+    """One line: who predicts the target within items, or how tightly the CIs bound every metric. A
+    metric is said to be above another only where that pair's adjusted PERM-BOTH p is below α."""
     from .verdict import oriented
 
     if not order:
@@ -656,16 +658,19 @@ def _answer(items: str, y: str, order: Sequence[str], groups, winner, mine: Mapp
     zero_in_all = all(c and c[0] <= 0 <= c[1] for c in cis)
     unit = "documents" if items == "documents" else "queries"
     one = unit[:-1] if unit == "documents" else "query"
+    above = [(r["a"], r["b"]) for r in pairwise if r.get("significant")]
     if winner is not None and winner in sig:
-        return (f"{y} over {unit}: {winner} predicts it significantly best within {unit} "
-                f"(τ = {mine[winner]['tau']:+.3f}; {len(order) - 1} other metric(s) significantly below)")
+        below = [b for a, b in above if a == winner]
+        rest = len(order) - 1 - len(below)
+        return (f"{y} over {unit}: {winner} predicts it best within {unit} (τ = {mine[winner]['tau']:+.3f}; "
+                f"significantly above {', '.join(below)}" + (f"; not separated from {rest} other metric(s))" if rest else ")"))
     if zero_in_all and bound is not None:
         return (f"{y} over {unit}: no metric predicts it beyond ±{bound:.3f} "
                 f"({s.level:.0%} CI over {unit} of every metric's within-{one} τ contains 0)")
-    if sig and len(groups) > 1:
-        below = [x for g in groups[1:] for x in g]
-        return (f"{y} over {unit}: {', '.join(groups[0])} lead within {unit} (not separable from each other), "
-                f"significantly above {', '.join(below)}")
+    if sig and above:
+        pairs = ", ".join(f"{a} > {b}" for a, b in above)
+        return (f"{y} over {unit}: {', '.join(groups[0])} rank first within {unit}; the pairs separated "
+                f"significantly: {pairs} (no other pair)")
     if sig:
         return (f"{y} over {unit}: {', '.join(sig)} correlate significantly within {unit}, but the metrics "
                 f"cannot be separated")
