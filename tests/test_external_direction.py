@@ -140,3 +140,13 @@ def test_declared_lower_is_better_item_column_ranks_first_at_item_level(demo, tm
         assert ("lower is better (external[0].lower_is_better)" in note) == bool(declared), note
     assert got[1][0] == "err_rate", got
     assert got[0][-1] == "err_rate", got
+
+
+def test_design_on_a_run_of_table_scores_says_per_query_values_are_missing(tmp_path, cli):
+    """A run whose IR scores come from a table has MT scores for every system but no per-query IR
+    values: design says that, not that the run has no systems."""
+    code, err, _ = _system_run(tmp_path, cli, {"columns": ["ter", "half"]})
+    assert code == 0, err
+    code, _, err = cli("design", tmp_path / "out")
+    assert code == 2 and err.startswith("error: ") and len(err.strip().splitlines()) == 1
+    assert "6 system(s) have MT scores but 0 have per-query IR values" in err and "external" in err

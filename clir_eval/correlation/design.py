@@ -293,8 +293,13 @@ def design_data(results: Mapping[str, Any]) -> DesignData:
 
     systems = [s for s, e in results["systems"].items() if e.get("mt") and e.get("ir_per_query")]
     if len(systems) < 3:
-        raise UserError("design needs a run with at least 3 systems that have MT scores and per-query IR values; "
-                        f"this one has {len(systems)}")
+        entries = results["systems"].values()
+        n_mt, n_pq = sum(1 for e in entries if e.get("mt")), sum(1 for e in entries if e.get("ir_per_query"))
+        why = (f"{n_mt} system(s) have MT scores but {n_pq} have per-query IR values"
+               + ("; IR scores read from a table (external:) have no per-query values: design needs the run to "
+                  "retrieve and score queries itself" if n_pq < 3 and any(e.get("external") for e in entries) else ""))
+        raise UserError(f"design needs a run with at least 3 systems that have both MT scores and per-query IR "
+                        f"values; {why}")
     kinds = results.get("score_kinds") or {}
     lower = set(kinds.get("lower_is_better", []))
     metrics = [m for m in kinds.get("mt", []) if all(results["systems"][s]["mt"].get(m) is not None for s in systems)]
