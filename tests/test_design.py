@@ -109,6 +109,9 @@ def test_answers_say_when_the_observed_tau_is_within_its_noise():
     assert "not reachable" in line and "debiased effect 0" in line
     rows = [dict(r, effect=0.1) for r in rows]
     assert "debiased" not in answers(rows, 12, 60)[0]
+    pairs = [dict(r, b="chrf1", effect=0.0) for r in rows]
+    (line,) = answers(pairs, 12, 60)
+    assert line.startswith("to separate bleu from chrf1") and "Δτ is within its test's null spread" in line
 
 
 def test_design_adds_a_study_design_section_to_the_runs_reports(demo_run, cli):

@@ -280,8 +280,9 @@ def answers(rows: Sequence[Mapping[str, Any]], n_systems: int, n_queries: int,
             opts.append(f"{_approx(nq, by_q)} {math.ceil(nq)} {unit} at {n_systems} systems")
         tried = (f"not reachable within the sizes tried ({min(s for s, _ in by_s)}-{max(s for s, _ in by_s)} systems, "
                  f"{min(q for q, _ in by_q)}-{max(q for q, _ in by_q)} {unit})")
-        if not opts and not b and mine and all(r.get("effect") == 0 for r in mine):
-            tried += "; the observed τ is within its own bootstrap noise (debiased effect 0)"
+        if not opts and mine and all(r.get("effect") == 0 for r in mine):
+            tried += ("; the observed Δτ is within its test's null spread (debiased effect 0)" if b else
+                      "; the observed τ is within its own bootstrap noise (debiased effect 0)")
         out.append(f"{what} with {goal:.0%} power: " + (", or ".join(opts) if opts else tried))
     return out
 
