@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -71,6 +72,14 @@ def test_smoke_english_is_perfect_untranslated_is_not(shared_data, cli, tmp_path
     assert any("Europarl documents: 719" in n and "granularity:speaker" in n for n in res["notes"])
     # stand-ins have no MT metrics: no (MT metric, IR measure) pair, so no correlation is made up
     assert res["correlations"] == [] and res["comparisons"] == []
+    # ... and the reports say so first, with no caveat about MT metrics and no link to an absent section
+    md = (out / "report.md").read_text(encoding="utf-8")
+    assert md.split("\n\n")[1].startswith("**No correlations**: 2 systems; at least 3 needed. No MT metrics")
+    assert "circularity" not in md
+    page = (out / "report.html").read_text(encoding="utf-8")
+    links = re.findall(r"href='#([^']+)'", re.search(r"Contents: (.*?)</p>", page).group(1))
+    assert links and all(f"id='{a}'" in page for a in links)
+    assert not {"verdicts", "tables", "heatmap", "scatter"} & set(links)
 
 
 # --------------------------------------------------------------------------- Lignos configs

@@ -32,7 +32,7 @@ pytestmark = pytest.mark.skipif(
     not CHROMIUM, reason="headless Chromium not found (Debian: apt-get install chromium; or set CLIR_EVAL_CHROMIUM)"
 )
 
-WIDTH, HEIGHT = 1280, 3000
+WIDTH, HEIGHT = 1280, 5000  # the scatter plots come after the verdicts, caveats and item level
 FLAGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
     "--disable-background-networking", "--disable-component-update", "--disable-sync",

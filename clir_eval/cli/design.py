@@ -54,6 +54,7 @@ def design_cmd(
     from ..io.results import read_results
     from ..limits import MAX_JOBS, check_max
     from ..params import split_list
+    from ..report.verdicts import uninformative_targets
 
     if fmt not in ("text", "json"):
         raise UserError(f"unknown --format {fmt!r}; use text or json")
@@ -126,6 +127,10 @@ def design_cmd(
         typer.echo(line + f"{r['power']:>6.2f}")
     for note in doc.get("notes", []):
         typer.echo(f"note: {note}")
+    flagged = [t for t in uninformative_targets(results) if any(r["target"] == t for r in rows)]
+    if flagged:
+        typer.echo(f"note: {', '.join(flagged)}: flagged UNINFORMATIVE by the run (report.md); power for a target that "
+                   "barely separates the systems says little")
     for line in lines:
         typer.echo(line)
     typer.echo(f"design: {out / 'design.html'} (also design.png, design.json)")

@@ -55,13 +55,16 @@ def run_cmd(
 
 
 def print_summary(results: dict, out: Path) -> None:
-    from ..report.tables import console_summary
+    from ..report.tables import console_summary, design_pointer
 
     lines = console_summary(results)
     typer.echo(f"{results['name']}: {len(results['systems'])} systems, {len(results['correlations'])} correlations")
     for line in lines:
         typer.echo(line)
     typer.echo(f"report: {Path(out) / 'report.html'}  (also report.md, report.tex, results.json, scores.tsv, correlations.tsv)")
+    pointer = design_pointer(results, str(out))
+    if pointer:
+        typer.echo(pointer.replace("`", ""))
 
 
 @app.command("validate")

@@ -268,12 +268,13 @@ def confounds(cfg: Config, sys_results: Mapping[str, Any], kinds: Mapping[str, l
     notes = []
     rel = getattr(cfg, "relevance", None)
     has_qrels = rel is not None and getattr(rel, "qrels", None)
-    if getattr(cfg, "wmt", None) is not None and not has_qrels and kinds.get("ir"):
+    circular = bool(mt and kinds.get("ir")) and not has_qrels  # between MT metrics and IR measures: both needed
+    if circular and getattr(cfg, "wmt", None) is not None:
         notes.append("circularity: relevance comes from the English reference side of the same documents (pseudo-qrels "
                      "from its run, or queries generated from it) that the MT metrics score the translations against; "
                      "both the MT metrics and the IR measures reward closeness to that one reference, so part of "
                      "their correlation is built in")
-    elif rel is not None and getattr(rel, "pseudo_top_k", None) and not has_qrels and kinds.get("ir"):
+    elif circular and rel is not None and getattr(rel, "pseudo_top_k", None):
         notes.append("circularity: relevance is the English side's own top-k (pseudo-qrels); where the MT references are "
                      "that English text, the MT metrics and the IR measures share the reference and part of their "
                      "correlation is built in")
@@ -391,7 +392,7 @@ def table_record(group: str | None, r: PairResult, rounding: Mapping[str, int], 
 
 
 # --------------------------------------------------------------------------- verdicts
-VERDICT_PROCEDURE = "3"  # bump when the verdict statistics change, so cached correlation results are recomputed
+VERDICT_PROCEDURE = "4"  # bump when the verdicts or the confound notes change: cached correlation results are recomputed
 @dataclass(frozen=True)
 class Target:
     """The correlations of every MT metric with one target: an IR measure (kind ``ir``), a human

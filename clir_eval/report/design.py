@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from .blocks import Block, Bullets, Heading, Para, table_block
+from .verdicts import UNINFORMATIVE_MARK, uninformative_targets
 
 
 def design_summary(results: Mapping[str, Any]) -> str | None:
@@ -18,18 +19,27 @@ def design_summary(results: Mapping[str, Any]) -> str | None:
     rows = d["observed_rows"]
     if not rows:  # the sizes simulated did not include the observed one
         return None
-    taus = [r for r in rows if not r.get("b") and "n_documents" not in r]
-    pairs = [r for r in rows if r.get("b")]
+    uninf = set(uninformative_targets(results))
     docs = [r for r in rows if "n_documents" in r]
+    system = [r for r in rows if "n_documents" not in r]
+    left_out = list(dict.fromkeys(r["target"] for r in system if r["target"] in uninf))
+    taus = [r for r in system if not r.get("b") and r["target"] not in uninf]
+    pairs = [r for r in system if r.get("b") and r["target"] not in uninf]
     n_t = sum(r["power"] >= goal for r in taus)
     n_p = sum(r["power"] >= goal for r in pairs)
     n_d = sum(r["power"] >= goal for r in docs)
-    in_docs = (f", {n_d} of {len(docs)} item-level τ over the {d['observed']['n_documents']} documents to be "
-               "significant") if docs else ""
+    counts = []
+    if taus or pairs:
+        counts.append(f"{n_t} of {len(taus)} τ(metric, measure) reach {goal:.0%} power to be significant, {n_p} of "
+                      f"{len(pairs)} metric pairs to be separated")
+    if docs:
+        counts.append(f"{n_d} of {len(docs)} item-level τ over the {d['observed']['n_documents']} documents "
+                      + (f"reach {goal:.0%} power " if not counts else "") + "to be significant")
+    skipped = (f"{'; not counted' if counts else 'Not counted'}: {', '.join(left_out)} (flagged UNINFORMATIVE: "
+               "power for a target that barely separates the systems says little)") if left_out else ""
     return (f"**Power at this size** ({d['observed']['n_systems']} systems × {d['observed']['n_queries']} queries, "
-            f"study design by simulation): {n_t} of {len(taus)} τ(metric, measure) reach {goal:.0%} power to be "
-            f"significant, {n_p} of {len(pairs)} metric pairs to be separated{in_docs}; the Study design section "
-            "says how large a study would answer the rest.")
+            f"study design by simulation): {', '.join(counts)}{skipped}; the Study design section says how large a "
+            "study would answer the rest.")
 
 
 def design_blocks(results: Mapping[str, Any]) -> list[Block]:
@@ -37,14 +47,20 @@ def design_blocks(results: Mapping[str, Any]) -> list[Block]:
     if not d:
         return []
     s = d["settings"]
-    rows = [[(r["target"] + (" (documents, item τ)" if "n_documents" in r else ""), ""), (r["a"], ""),
+    uninf = set(uninformative_targets(results))
+    rows = [[(r["target"] + (" (documents, item τ)" if "n_documents" in r else "")
+              + (UNINFORMATIVE_MARK if r["target"] in uninf and "n_documents" not in r else ""), ""), (r["a"], ""),
              (r.get("b") or "–", ""), (f"{r['power']:.2f}", "")] for r in d["observed_rows"]]
     n_docs = d["observed"].get("n_documents")
     docs = ([Para(f"Item-level τ over the run's {n_docs} judged-relevant documents: {s['documents_method']}. "
                   "Documents are assumed exchangeable draws from the documents a real study would judge; documents "
                   "that share a query are not independent, so this power is optimistic where queries judge many "
                   "documents each.")] if n_docs and s.get("documents_method") else [])
-    notes = [Bullets(tuple(d["notes"]), lead="Notes:")] if d.get("notes") else []
+    flagged = [t for t in dict.fromkeys(r["target"] for r in d["observed_rows"] if "n_documents" not in r) if t in uninf]
+    notes = ([f"{', '.join(flagged)}: flagged UNINFORMATIVE by the run's verdicts (too few system pairs separated); "
+              "power to correlate with a target that barely tells the systems apart says little, and the first-screen "
+              "power counts leave it out"] if flagged else []) + list(d.get("notes") or [])
+    notes = [Bullets(tuple(notes), lead="Notes:")] if notes else []
     table = [table_block(["target", "metric", "vs", "power here"], rows, "lllr",
                          caption="Power at the observed size (single τ: significant; pair: separated, one planned "
                                  "comparison without family correction).")] if rows else []

@@ -13,7 +13,8 @@ from .blocks import Bullets, Heading, Para, Table, fmt_num, fmt_p, fmt_tau, inli
 from .tables import (KIND_TITLES, best_per_measure, cell_text, coefficient_name, direction_blocks, english_label,
                      kind_table, queries_blocks, score_columns, signature_lines, tau_caption, tau_grid,
                      uninformative_row)
-from .verdicts import ALPHA, confound_blocks, correction_phrase, delta_table, family_phrase, fmt_ci, verdict_tests
+from .verdicts import (ALPHA, UNINFORMATIVE_MARK, confound_blocks, correction_phrase, delta_table, family_phrase, fmt_ci,
+                       verdict_tests)
 from .glossary import glossary
 from .svg import DOT, FIT, esc, heatmap_svg, scatter_svg
 
@@ -77,7 +78,7 @@ def heatmap_figure(results: Mapping[str, Any]) -> str | None:
     rows = rows + [r for r in hrows if r not in rows]
     cells = {**cells, **hcells}
     cols = cols + [c for c in hcols if c not in cols]
-    if not rows or not cols:
+    if not rows or not cols or all(c.get("tau") is None for c in cells.values()):
         return None
     title = "τ: MT metric (columns) vs " + ("IR / human measure" if hrows else "IR measure") + " (rows)"
     mark = {r: r + (" (UNINFORMATIVE)" if uninformative_row(cells, r) else "") for r in rows}
@@ -108,27 +109,30 @@ def _key_html(results: Mapping[str, Any], unlabelled: int, numbered: bool) -> st
     return "".join(parts)
 
 
-def _figures_html(results: Mapping[str, Any]) -> str:
-    parts = []
+def _heatmap_html(results: Mapping[str, Any]) -> str:
     hm = heatmap_figure(results)
-    if hm:
-        parts.append("<h2 id='heatmap'>τ heatmap</h2><p class='note'>Each cell: Kendall's τ between an MT metric's and a "
-                     "measure's ranking of the systems; × = not significant; faded rows: an UNINFORMATIVE target. Hover a "
-                     "cell for p and n.</p>"
-                     f"<div class='figure'>{hm}</div>")
+    if not hm:
+        return ""
+    return ("<h2 id='heatmap'>τ heatmap</h2><p class='note'>Each cell: Kendall's τ between an MT metric's and a "
+            "measure's ranking of the systems; × = not significant; faded rows: an UNINFORMATIVE target. Hover a "
+            f"cell for p and n.</p><div class='figure'>{hm}</div>")
+
+
+def _scatter_html(results: Mapping[str, Any]) -> str:
     figs, numbered = scatter_figures(results)
-    if figs:
-        parts.append("<h2 id='scatter'>Scatter plots</h2><p class='note'>One figure per retrieval (or human) measure, "
-                     "one panel per MT metric: each dot is a system, placed by its MT score (across) and its "
-                     "retrieval score (up). Dots rising to the right mean the metric ranks systems as retrieval "
-                     "does.</p>")
-        for y, panels in figs:
-            width = int(re.search(r"width='(\d+)'", panels[0][0]).group(1)) if panels else 330
-            cols = max(1, min(len(panels), PANELS_WIDTH // (width + 8)))  # the key sits right beside them
-            parts.append(f"<h3>{esc(y)}</h3><div class='fig'><div class='panels' "
-                         f"style='grid-template-columns:repeat({cols},auto)'>"
-                         + "".join(svg for svg, _ in panels) + "</div>"
-                         + _key_html(results, sum(u for _, u in panels), numbered) + "</div>")
+    if not figs:
+        return ""
+    parts = ["<h2 id='scatter'>Scatter plots</h2><p class='note'>One figure per retrieval (or human) measure, "
+             "one panel per MT metric: each dot is a system, placed by its MT score (across) and its "
+             "retrieval score (up). Dots rising to the right mean the metric ranks systems as retrieval "
+             "does.</p>"]
+    for y, panels in figs:
+        width = int(re.search(r"width='(\d+)'", panels[0][0]).group(1)) if panels else 330
+        cols = max(1, min(len(panels), PANELS_WIDTH // (width + 8)))  # the key sits right beside them
+        parts.append(f"<h3>{esc(y)}</h3><div class='fig'><div class='panels' "
+                     f"style='grid-template-columns:repeat({cols},auto)'>"
+                     + "".join(svg for svg, _ in panels) + "</div>"
+                     + _key_html(results, sum(u for _, u in panels), numbered) + "</div>")
     return "\n".join(parts)
 
 
@@ -235,7 +239,7 @@ def _verdicts_html(vds) -> str:
         d = v.get("discriminability")
         disc = f"{d['pairs_separated']} / {d['pairs']} pairs ({d['queries']} queries)" if d else "n/a (no per-query values)"
         cls = "" if v.get("informative", True) else " class='uninf'"
-        flag = "" if v.get("informative", True) else " — UNINFORMATIVE"
+        flag = "" if v.get("informative", True) else UNINFORMATIVE_MARK
         rows.append(f"<tr{cls}><td>{html.escape(v['target'])}{flag}</td><td>{win}</td><td>{cl}</td><td>{sig}</td>"
                     f"<td>{v['n_systems']}: {power}</td><td>{disc}</td></tr>")
     parts.append("<table class='verdicts'><thead><tr><th>target</th><th>winner</th><th>clusters (best first)</th>"
@@ -290,57 +294,67 @@ def _scores_html(results: Mapping[str, Any]) -> str:
 
 
 def html_report(results: Mapping[str, Any], *, plots: bool = True) -> str:
+    """The page: title, what the cells are (or why there are none), a Contents line linking the sections the
+    page has, the first-screen summary, then the sections in report.md's order where both have them."""
+    from .items import item_level_blocks, level_summary
+    from .tables import design_pointer, no_correlations
+
     name = html.escape(str(results.get("name", "clir-eval")))
-    parts = [f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>{name} — clir-eval</title>",
-             f"<style>{_CSS}</style></head><body>", f"<h1>{name}</h1>"]
     corr = results.get("correlations", [])
     alpha = corr[0].get("alpha", ALPHA) if corr else ALPHA
     coef = coefficient_name(corr)
     vds = results.get("verdicts") or []
-    parts.append(f"<p class='note'>{len(results.get('systems', {}))} systems. Cells: {coef} between the systems' "
+    none = no_correlations(results)
+    head = (_blocks_html([Para(f"**No correlations**: {none}. The sections below hold what the run measured.")]) if none
+            else f"<p class='note'>{len(results.get('systems', {}))} systems. Cells: {coef} between the systems' "
                  f"scores; × = not significant (p ≥ {alpha}); bold = highest τ in its row (a point estimate; the "
                  "verdicts say which differences are significant).</p>")
-    from .items import item_level_blocks, level_summary
-
     summary = " ".join(s for s in (level_summary(results), design_summary(results)) if s)
-    if summary:
-        parts.append(_blocks_html([Para(summary)]))
-    parts.append(_verdicts_html(vds))
-    parts.append(_confounds_html(results))
+    # (anchor, Contents label, html): a section is linked only when it has content; html that carries its
+    # own id gets no extra anchor
+    sections = [("verdicts", "verdicts", _verdicts_html(vds)),
+                ("caveats", "caveats", _confounds_html(results)),
+                ("item-level", "item level", _blocks_html(item_level_blocks(results))),
+                ("design", "study design", _blocks_html(design_blocks(results)))]
     notes = results.get("notes") or []
-    if notes:
-        parts.append("<h2>Notes</h2><ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in notes) + "</ul>")
-    parts.append("<p class='note'>Contents: <a href='#verdicts'>verdicts</a> · <a href='#tables'>τ tables</a> · "
-                 "<a href='#heatmap'>heatmap</a> · <a href='#scatter'>scatter plots</a> · "
-                 "<a href='#scores'>system scores</a> · <a href='#columns'>columns explained</a> · "
-                 + ("<a href='#analyses'>analyses</a> · " if results.get("analyses") else "")
-                 + "<a href='#signature'>signature</a></p><a id='tables'></a>")
+    sections.append(("", "", "<h2>Notes</h2><ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in notes) + "</ul>"
+                     if notes else ""))
+    tables = []
     if not vds:
         summ = best_per_measure(results)
         if summ:
-            parts.append("<h2>Highest τ per measure (no significance clusters in these results)</h2><ul>")
+            tables.append("<h2>Highest τ per measure (no significance clusters in these results)</h2><ul>")
             for y, x, c in summ:
-                parts.append(f"<li><b>{html.escape(y)}</b>: {html.escape(x)} (τ = {fmt_tau(c['tau'])}, "
-                             f"p = {fmt_p(c['p_value'])})</li>")
-            parts.append("</ul>")
+                tables.append(f"<li><b>{html.escape(y)}</b>: {html.escape(x)} (τ = {fmt_tau(c['tau'])}, "
+                              f"p = {fmt_p(c['p_value'])})</li>")
+            tables.append("</ul>")
     captioned = False
     for kind, title in KIND_TITLES.items():
         table = kind_table(results, kind, ci="ci_systems")
         if table is not None:
             cap = tau_caption("ci_systems") if not captioned else "Cells as in the first τ table above."
             captioned = True
-            parts.append(f"<h2>{html.escape(title)}</h2>" + _table_html(*table)
-                         + f"<p class='caption'>{html.escape(cap)}</p>")
-    parts.append(_blocks_html(direction_blocks(results)))
-    if plots:
-        parts.append(_figures_html(results))
-    parts.append(_blocks_html(item_level_blocks(results)))
-    parts.append(_blocks_html(design_blocks(results)))
-    parts.append(_scores_html(results))
-    parts.append(_glossary_html(results))
-    parts.append(_analyses_html(results, plots))
+            tables.append(f"<h2>{html.escape(title)}</h2>" + _table_html(*table)
+                          + f"<p class='caption'>{html.escape(cap)}</p>")
+    sections += [("tables", "τ tables", "\n".join(tables)), ("", "", _blocks_html(direction_blocks(results))),
+                 ("heatmap", "heatmap", _heatmap_html(results) if plots else ""),
+                 ("scatter", "scatter plots", _scatter_html(results) if plots else ""),
+                 ("scores", "system scores", _scores_html(results)),
+                 ("columns", "columns explained", _glossary_html(results)),
+                 ("analyses", "analyses", _analyses_html(results, plots))]
+    links = [(a, label) for a, label, body in sections if a and body] + [("signature", "signature")]
+    contents = ("<p class='note'>Contents: " + " · ".join(f"<a href='#{a}'>{label}</a>" for a, label in links)
+                + "</p>")
+    parts = [f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>{name} — clir-eval</title>",
+             f"<style>{_CSS}</style></head><body>", f"<h1>{name}</h1>", head, contents]
+    if summary:
+        parts.append(_blocks_html([Para(summary)]))
+    for anchor, _, body in sections:
+        if body:
+            parts.append((f"<a id='{anchor}'></a>" if anchor and f"id='{anchor}'" not in body else "") + body)
     parts.append("<h2 id='signature'>Signature</h2><pre>" + html.escape("\n".join(signature_lines(results.get("signature", {})))) + "</pre>")
+    pointer = design_pointer(results)
+    if pointer:
+        parts.append(_blocks_html([Para(pointer)]))
     parts.append("</body></html>")
     return "\n".join(parts)
-
-

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from .blocks import Block, Bullets, Heading, Para, table_block
+from .verdicts import ALPHA
 
 
 def _t(v: Any) -> str:
@@ -85,7 +86,37 @@ def level_summary(results: Mapping[str, Any]) -> str | None:
                      f"within items across systems): {len(won)} of {len(iv)} target(s) name a single best metric"
                      f"{': ' + ', '.join(won) if won else ''}"
                      + (f"; for {len(bounded)} the intervals bound every metric near 0" if bounded else "") + ".")
+    clash = level_disagreements(results)
+    if clash:
+        parts.append("**The levels disagree**: " + "; ".join(clash) + ".")
     return " ".join(parts)
+
+
+def level_disagreements(results: Mapping[str, Any]) -> list[str]:
+    """Per target, where the item level contradicts the system level, from the significant item-level pairs
+    alone (p_adjusted < α): a metric ranked significantly above the system level's winner, or significantly
+    above a metric the system level ranks significantly above it."""
+    alpha = ((results.get("item_level") or {}).get("settings") or {}).get("alpha", ALPHA)
+    out = []
+    for v in results.get("verdicts") or []:
+        above = {(p["a"], p["b"]) for p in v.get("pairwise", []) if p.get("significant")}
+        said = []
+        for w in (results.get("item_level") or {}).get("verdicts") or []:
+            if w["target"] != v["target"]:
+                continue
+            for p in w.get("pairwise", []):
+                if p.get("p_adjusted") is None or not p["p_adjusted"] < w.get("alpha", alpha):
+                    continue
+                within = f"within {w['items']}, p_adj {p['p_adjusted']:.2g}"
+                if p["b"] == v.get("winner"):
+                    said.append(f"the system level names {p['b']} best, the item level ranks {p['a']} significantly "
+                                f"above it ({within})")
+                elif (p["b"], p["a"]) in above:
+                    said.append(f"the system level ranks {p['b']} significantly above {p['a']}, the item level "
+                                f"{p['a']} significantly above {p['b']} ({within})")
+        if said:
+            out.append(f"on {v['target']} " + "; ".join(said))
+    return out
 
 
 def _resolution(vds, st) -> str:

@@ -12,7 +12,7 @@ from .analyses import analyses_blocks
 from .blocks import (Block, Bullets, Code, Heading, Para, Table, _md_table, blocks_markdown, fmt_num, fmt_p, fmt_tau,
                      natural_key, table_block)
 from .latex import PDFTEX_MISSING_NOTE, PREAMBLE, blocks_latex, latex_escape, latex_tabular, pdftex_missing
-from .verdicts import ALPHA, confound_blocks, correction_phrase, family_phrase, verdict_blocks
+from .verdicts import ALPHA, UNINFORMATIVE_MARK, confound_blocks, correction_phrase, family_phrase, verdict_blocks
 
 KIND_TITLES = {
     "mt-ir": "MT metric vs IR measure",
@@ -164,6 +164,9 @@ def signature_lines(sig: Mapping[str, Any], prefix: str = "") -> list[str]:
 def console_summary(results: Mapping[str, Any], limit: int = 5) -> list[str]:
     """The lines ``run`` prints: warnings, then per target the clusters (or, without verdicts, the leaders)."""
     vds = results.get("verdicts") or []
+    none = no_correlations(results)
+    if none:
+        return [f"  no correlations: {none}"]
     if not vds:
         lines = []
         for y, x, c in best_per_measure(results)[:limit]:
@@ -174,13 +177,50 @@ def console_summary(results: Mapping[str, Any], limit: int = 5) -> list[str]:
     for v in vds[:limit]:
         cl = " > ".join("{" + ", ".join(c) + "}" for c in v["clusters"])
         win = f"winner {v['winner']}" if v.get("winner") else "no single winner"
-        lines.append(f"  {v['target']:<24} {win}; clusters {cl}")
+        target = v["target"] + ("" if v.get("informative", True) else UNINFORMATIVE_MARK)
+        lines.append(f"  {target:<24} {win}; clusters {cl}")
     if len(vds) > limit:
         lines.append(f"  ... {len(vds) - limit} more target(s) in report.md")
     first = vds[0]
     lines.append(f"  (clusters: PERM-BOTH at {correction_phrase(first['correction'])} p < {first['alpha']:g}, family: "
                  f"{family_phrase(vds)}; a winner is alone in the first cluster; Δτ CIs and p in report.md)")
     return lines
+
+
+def no_correlations(results: Mapping[str, Any]) -> str | None:
+    """Why a run has no correlation at all (every τ undefined or none made), in words; None when it has one."""
+    corr = results.get("correlations") or []
+    if any(c.get("tau") is not None for c in corr):
+        return None
+    n = len(results.get("systems") or {})
+    kinds = results.get("score_kinds") or {}
+    why = []
+    if n < 3:
+        why.append(f"{n} system{'' if n == 1 else 's'}; at least 3 needed")
+    if sum(bool(kinds.get(k)) for k in ("mt", "ir", "human")) < 2:
+        have = next((k for k in ("ir", "mt", "human") if kinds.get(k)), None)
+        why.append({"ir": "no MT metrics or human scores to set against the IR measures (no mt section or MT score "
+                          "tables)",
+                    "mt": "no IR measures or human scores to set against the MT metrics",
+                    "human": "no MT metrics or IR measures to set against the human scores",
+                    None: "no scores"}[have])
+    if not why:
+        reasons = sorted({c["reason"] for c in corr if c.get("reason")})
+        why.append(f"every τ is undefined ({'; '.join(reasons)})" if reasons else "no correlation was computed")
+    return ". ".join(w[0].upper() + w[1:] for w in why)
+
+
+def design_pointer(results: Mapping[str, Any], out: str = "OUT") -> str | None:
+    """One line pointing to ``clir-eval design`` when the run supports a study design (3 or more systems
+    with MT scores and per-query IR values) and none has been run on it yet."""
+    if results.get("design"):
+        return None
+    systems = (results.get("systems") or {}).values()
+    if sum(bool(e.get("mt") and e.get("ir_per_query")) for e in systems) < 3:
+        return None
+    where = " (OUT: this report's directory)" if out == "OUT" else ""
+    return (f"Power: not estimated; `clir-eval design {out}`{where} simulates with what power each question could "
+            "be answered at this and other study sizes.")
 
 
 def english_label(results: Mapping[str, Any]) -> str:
@@ -218,7 +258,9 @@ def report_blocks(results: Mapping[str, Any]) -> list[Block]:
     alpha = corr[0].get("alpha", ALPHA) if corr else ALPHA
     lower = lower_is_better(results)
     vds = results.get("verdicts") or []
+    none = no_correlations(results)
     blocks: list[Block] = [Heading(str(results.get("name", "clir-eval")), 1), Para(
+        f"**No correlations**: {none}. The sections below hold what the run measured." if none else
         f"{coefficient_name(corr)} between system-level scores over {len(results.get('systems', {}))} systems; "
         f"× marks p ≥ {alpha} (not significant), **bold** is the highest τ in its row (a point estimate, not a verdict)."
         + (f" Lower is better for {', '.join(sorted(lower))}: its τ counts negated when ranking."
@@ -255,7 +297,9 @@ def report_blocks(results: Mapping[str, Any]) -> list[Block]:
     notes = results.get("notes") or []
     if notes:
         blocks += [Heading("Notes"), Bullets(tuple(notes))]
-    return blocks + [Heading("Signature"), Code(tuple(signature_lines(results.get("signature", {}))))]
+    pointer = design_pointer(results)
+    return (blocks + [Heading("Signature"), Code(tuple(signature_lines(results.get("signature", {}))))]
+            + ([Para(pointer)] if pointer else []))
 
 
 def _best_blocks(results: Mapping[str, Any]) -> list[Block]:

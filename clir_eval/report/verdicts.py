@@ -36,6 +36,17 @@ def family_phrase(vds: Sequence[Mapping[str, Any]]) -> str:
     return f"each target's own metric pairs{n}"
 
 
+def uninformative_targets(results: Mapping[str, Any]) -> list[str]:
+    """The targets a run's verdicts flag UNINFORMATIVE (``informative: false`` on the verdict or on its
+    correlation rows), in the verdicts' order: every report and the console mark them the same way."""
+    flagged = [v["target"] for v in results.get("verdicts") or [] if v.get("informative") is False]
+    flagged += [c["y"] for c in results.get("correlations") or [] if c.get("informative") is False]
+    return list(dict.fromkeys(flagged))
+
+
+UNINFORMATIVE_MARK = " — UNINFORMATIVE"
+
+
 def _vname(v: Mapping[str, Any], lab) -> str:
     return (f"{lab(v['group'])} / " if v.get("group") is not None else "") + lab(v["target"])
 
@@ -87,7 +98,7 @@ def verdict_blocks(vds: Sequence[Mapping[str, Any]], labels: Mapping[str, str] |
         d = v.get("discriminability")
         disc = (f"; separates {d['pairs_separated']} of {d['pairs']} system pairs over {d['queries']} queries"
                 if d else "")
-        flag = "" if v.get("informative", True) else " — UNINFORMATIVE"
+        flag = "" if v.get("informative", True) else UNINFORMATIVE_MARK
         items.append(f"**{_vname(v, lab)}**{flag}: {head}; clusters {cl}; significant differences: "
                      f"{'; '.join(sig) if sig else 'none'}; {power}{disc}.")
     tests = verdict_tests(vds)
