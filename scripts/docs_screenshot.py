@@ -3,7 +3,7 @@
     python scripts/docs_screenshot.py [--demo-out /tmp/shot-demo] [--images docs/images]
 
 Runs `clir-eval demo` into --demo-out (unless it already holds report.html) and writes
-IMAGES/report.png (the top of report.html: verdicts first), IMAGES/report-heatmap.png and
+IMAGES/report.png (the top of report.html: the summary line, then the verdicts), IMAGES/report-heatmap.png and
 IMAGES/report-scatter.png (those sections alone). Needs Chromium (Debian: apt-get install
 chromium; or CLIR_EVAL_CHROMIUM=PATH).
 """

@@ -5,8 +5,11 @@ those experiments; Ray runs by tests/test_executor_ray.py."""
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -36,3 +39,15 @@ def test_documented_demo_commands_run(cli, tmp_path, monkeypatch):
     for page, cmd in cmds:
         code, out, err = cli(*shlex.split(cmd, comments=True)[1:])
         assert code == 0, f"docs/{page}: {cmd}\n{err}"
+    # docs/item-level.md builds a (system, document) table from demo-out/item_documents.json and correlates it
+    # with --item-col: the script runs as written and its item-grouping τ are the run's item-level τ over documents
+    block = next(b for b in re.findall(r"```bash\n(.*?)```", (ROOT / "docs" / "item-level.md").read_text(encoding="utf-8"),
+                                       re.S) if "items.tsv" in b)
+    script, cmd = block.split("\nEOF\n")
+    subprocess.run([sys.executable, "-"], input=script.split("<<'EOF'\n", 1)[1], text=True, check=True, cwd=tmp_path)
+    code, out, err = cli(*shlex.split(cmd.strip())[1:])
+    assert code == 0, err
+    got = {r["x"]: r["tau"] for r in json.loads(out)["correlations"] if r["grouping"] == "item"}
+    run = json.loads((tmp_path / "demo-out" / "results.json").read_text())["item_level"]["correlations"]
+    want = {r["mt_metric"]: r["tau"] for r in run if r["items"] == "documents" and r["grouping"] == "item"}
+    assert set(got) == {"chrf1", "bleu"} and all(abs(got[m] - want[m]) < 1e-9 for m in got), (got, want)
