@@ -74,6 +74,13 @@ def test_a_run_without_correlations_says_so_and_why_before_anything_else(n, mt, 
     assert line.startswith(f"  no correlations: {reasons[0]}") and all(r in line for r in reasons)
 
 
+def test_enough_systems_but_every_tau_undefined_gives_the_rows_reasons():
+    res = _no_correlation_results(4, True)
+    res["correlations"][0]["reason"] = "bleu is constant"
+    first = markdown(res).split("\n\n")[1]
+    assert first.startswith("**No correlations**: Every τ is undefined (bleu is constant)")
+
+
 def test_a_run_with_correlations_does_not_say_there_are_none(tiny):
     assert "No correlations" not in markdown(tiny)
     assert "No correlations" not in html_report(tiny, plots=False)

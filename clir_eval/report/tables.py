@@ -174,11 +174,12 @@ def console_summary(results: Mapping[str, Any], limit: int = 5) -> list[str]:
             lines.append(f"  {y:<24} highest tau: {x:<14} tau={fmt_tau(c['tau'])} p={fmt_p(c['p_value'])}{sig}")
         return lines
     lines = [f"  WARNING {v['target']}: {w}" for v in vds for w in v.get("warnings", [])]
-    for v in vds[:limit]:
+    names = [v["target"] + ("" if v.get("informative", True) else UNINFORMATIVE_MARK) for v in vds[:limit]]
+    width = max(24, *map(len, names))
+    for name, v in zip(names, vds[:limit]):
         cl = " > ".join("{" + ", ".join(c) + "}" for c in v["clusters"])
         win = f"winner {v['winner']}" if v.get("winner") else "no single winner"
-        target = v["target"] + ("" if v.get("informative", True) else UNINFORMATIVE_MARK)
-        lines.append(f"  {target:<24} {win}; clusters {cl}")
+        lines.append(f"  {name:<{width}} {win}; clusters {cl}")
     if len(vds) > limit:
         lines.append(f"  ... {len(vds) - limit} more target(s) in report.md")
     first = vds[0]
