@@ -481,7 +481,8 @@ def test_target_permutation_tests_equal_a_plain_scipy_loop(seed):
         assert "k=40" in test
 
 
-@pytest.mark.parametrize("items,word", [("documents", "within-document τ"), ("queries", "within-query τ")])
+@pytest.mark.parametrize("items,word", [("documents", "within-document τ"), ("queries", "within-query τ"),
+                                        ("0", "within-item τ")])  # correlate --item-col: a table's items
 def test_bound_answer_names_the_item_in_the_singular(items, word):
     """The "no metric predicts it beyond ±x" answer names one item of its kind ("within-query",
     not a clipped plural)."""

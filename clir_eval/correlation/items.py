@@ -52,8 +52,8 @@ from .statistics import _coef_batch, _percentile_ci, check_method, correlate
 # permutation test permutes the target once per (item kind, target), shared by every metric's row;
 # 4: answers say "within-query" (were "within-querie"); 5: an analysis with the same values as an earlier one
 # (up to the order of the items) is computed once (:func:`distinct_analyses`), so later rows' generators are numbered
-# without it; 6: answers name only the significantly separated pairs
-ITEM_PROCEDURE = "6"
+# without it; 6: answers name only the significantly separated pairs; 7: a table's items are "items" in answers
+ITEM_PROCEDURE = "7"
 GROUPINGS = ("none", "item", "system")
 VERDICT_GROUPING = "item"
 Mapper = Callable[[Callable[[tuple], Any], list], list]  # map(function, jobs) -> results in order, e.g. an executor's
@@ -650,14 +650,14 @@ def _answer(items: str, y: str, order: Sequence[str], groups, winner, mine: Mapp
     metric is said to be above another only where that pair's adjusted PERM-BOTH p is below α."""
     from .verdict import oriented
 
+    # a run's item kinds are documents and queries; a table's (correlate --item-col) are its items
+    unit, one = {"documents": ("documents", "document"), "queries": ("queries", "query")}.get(items, ("items", "item"))
     if not order:
-        return f"{y} over {items}: no metric has a defined item-level coefficient"
+        return f"{y} over {unit}: no metric has a defined item-level coefficient"
     sig = [x for x in order if mine[x].get("significant") and oriented(mine[x]["tau"], x, lower) > 0]
     cis = [mine[x].get("ci_items") for x in order]
     bound = max((max(abs(c[0]), abs(c[1])) for c in cis if c), default=None)
     zero_in_all = all(c and c[0] <= 0 <= c[1] for c in cis)
-    unit = "documents" if items == "documents" else "queries"
-    one = unit[:-1] if unit == "documents" else "query"
     above = [(r["a"], r["b"]) for r in pairwise if r.get("significant")]
     if winner is not None and winner in sig:
         below = [b for a, b in above if a == winner]
