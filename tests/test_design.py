@@ -202,7 +202,7 @@ def test_design_resamples_the_runs_documents(demo_run, cli):
     the observed number of documents; the one-line answers name documents."""
     code, out, err = cli("design", str(demo_run), "--targets", "map,retrievability", "--systems", "6,12",
                          "--queries", "60", "--documents", "20,100,600", "--reps", "20", "--permutations", "10",
-                         "--format", "json")
+                         "--doc-pair-reps", "5", "--doc-pair-permutations", "10", "--format", "json")
     assert code == 0, err
     rows = json.loads(out)
     res = json.loads((demo_run / "results.json").read_text())
@@ -213,7 +213,7 @@ def test_design_resamples_the_runs_documents(demo_run, cli):
     assert {r["n_documents"] for r in docs} == {20, 100, 600, D}
     assert {r["n_systems"] for r in docs if r["n_documents"] == D} == {6, 12}
     assert all(0 <= r["power"] <= 1 and {"target", "a", "n_systems", "n_queries", "power"} <= set(r) for r in docs)
-    by_m = {r["n_documents"]: r["power"] for r in docs if r["a"] == "chrf1" and r["n_systems"] == 12}
+    by_m = {r["n_documents"]: r["power"] for r in docs if r["a"] == "chrf1" and r["n_systems"] == 12 and "b" not in r}
     assert by_m[20] <= by_m[600]
     answers = json.loads((demo_run / "design.json").read_text())["answers"]
     assert any("documents" in a and "retrievability" in a for a in answers)
@@ -306,3 +306,134 @@ def test_a_sizes_power_does_not_depend_on_the_other_sizes_asked_for():
     key = lambda r: (r["target"], r["a"], r.get("b"), r["n_systems"], r["n_queries"])  # noqa: E731
     at = {key(r): r["power"] for r in grid}
     assert one and all(at[key(r)] == r["power"] for r in one)
+
+
+# --------------------------------------------------------------------------- document pairs
+def _document_data(a, b, r, n_queries: int = 60):
+    from clir_eval.correlation.design import DocumentData
+
+    return DocumentData(tuple(f"s{i}" for i in range(r.shape[0])), tuple(f"d{j}" for j in range(r.shape[1])),
+                        {"A": a, "B": b}, r, n_queries)
+
+
+@pytest.mark.parametrize("missing", [False, True])
+def test_document_pair_p_values_are_the_runs_perm_both_test(missing, monkeypatch):
+    """Each simulated study's p-value, as drawn, is PERM-BOTH within documents as the run computes it
+    (items.perm_both_items, the study's higher-τ metric first) on that study's drawn systems (distinct, up to the
+    observed number) and documents with the same swap bits (one study per block, so the draws come in the same
+    order); with a missing target cell the general (non-integer) path."""
+    import clir_eval.correlation.design as dz
+    from clir_eval.correlation.items import ItemSettings, grouped, perm_both_items
+
+    a, b, r = document_study(np.random.default_rng(1), 30, 60, beta=0.3)
+    if missing:
+        r[2, 5] = np.nan
+    job = dz.DocPairJob(5, 40, 1, "A", "B", 12, 49, 0.05, 7)
+    monkeypatch.setattr(dz, "PAIR_CHUNK", 1)
+    got = dz.document_pair_p_values(_document_data(a, b, r), job)
+    draws = np.random.default_rng([7, 5, 40, 2])
+    si = draws.permuted(np.broadcast_to(np.arange(30), (12, 30)), axis=1)[:, :5]
+    di = draws.integers(0, 60, (12, 40))
+    swaps = np.random.default_rng([7, 5, 40, 2, 1])
+    s = ItemSettings(permutation=49)
+    want = []
+    for i in range(12):
+        A, B, Y = (m[si[i]][:, di[i]] for m in (a, b, r))
+        lead = (A, B) if grouped(A, Y, "item")[0] >= grouped(B, Y, "item")[0] else (B, A)
+        want.append(perm_both_items(*lead, Y, s, swaps)[1])
+    assert np.array_equal(got, np.array(want, float))
+    assert 0 < (got < 0.05).sum() < 12  # some studies separate the pair, some do not
+
+
+def document_pair_study(rng, n_sys: int, n_docs: int, beta: float = 0.15):
+    """Within each document, retrievability follows a latent quality; A1 and A2 measure it equally well (a null
+    pair), B is the document's difficulty plus noise (A1 vs B: a real difference)."""
+    quality, difficulty = rng.normal(size=(n_sys, 1)), rng.normal(size=(1, n_docs))
+    latent = quality + difficulty + rng.normal(size=(n_sys, n_docs))
+    a1, a2 = latent + rng.normal(size=(n_sys, n_docs)), latent + rng.normal(size=(n_sys, n_docs))
+    b = difficulty + rng.normal(size=(n_sys, n_docs))
+    r = np.round(4 / (1 + np.exp(-(beta * latent - difficulty + 1.5 * rng.normal(size=(n_sys, n_docs)))))) / 4
+    return {"A1": a1, "A2": a2, "B": b}, r
+
+
+def test_predicted_document_pair_power_matches_independent_studies():
+    """Document-level pair separation: design's predicted power that PERM-BOTH within documents separates A1 from
+    B (A1 tracks retrievability within documents, B does not) and A1 from A2 (equally good), averaged over 12
+    observed studies of 8 systems x 120 documents, against the separation rate of 200 independent fresh studies
+    of each size from the same generator, the run's own test (items.perm_both_items, leader first) on each:
+    within ±0.1 for the real pair; the null pair is over-stated by about 0.1 (a debiased effect is still above 0
+    in the observed studies whose Δτ lies beyond s₀ by chance; counting the drawn studies instead gave about
+    0.4), bounded here at +0.12."""
+    from clir_eval.correlation.design import DocumentData, design_document_pairs
+    from clir_eval.correlation.items import ItemSettings, grouped, perm_both_items
+
+    k, sizes, pairs = 99, [(8, 120), (8, 60), (5, 120)], [("A1", "B"), ("A1", "A2")]
+    s = ItemSettings(permutation=k)
+    rng = np.random.default_rng(5)
+    empirical = {}
+    for n, m in sizes:
+        hits, trials = np.zeros(2), 200
+        for i in range(trials):
+            xs, r = document_pair_study(rng, n, m)
+            for j, (a, b) in enumerate(pairs):
+                lead = (xs[a], xs[b]) if grouped(xs[a], r, "item")[0] >= grouped(xs[b], r, "item")[0] else (xs[b], xs[a])
+                hits[j] += perm_both_items(*lead, r, s, np.random.default_rng([9, i]))[1] < 0.05
+        empirical[(n, m)] = dict(zip(pairs, hits / trials))
+    preds = {(size, pr): [] for size in sizes for pr in pairs}
+    for j in range(12):
+        xs, r = document_pair_study(np.random.default_rng(100 + j), 8, 120)
+        data = DocumentData(tuple(f"s{i}" for i in range(8)), tuple(f"d{d}" for d in range(120)), xs, r, 60)
+        for row in design_document_pairs(data, [5, 8], [60, 120], reps=40, permutations=k, seed=j):
+            assert (row["reps"], row["permutations"]) == (40, k)
+            if (row["a"], row["b"]) in pairs:
+                preds[((row["n_systems"], row["n_documents"]), (row["a"], row["b"]))].append(row["power"])
+    for size in sizes:
+        truth = empirical[size]
+        assert truth["A1", "A2"] < 0.15 and 0.25 < truth["A1", "B"] < 0.95  # the population is as intended
+        real, null = np.mean(preds[size, ("A1", "B")]), np.mean(preds[size, ("A1", "A2")])
+        assert real == pytest.approx(truth["A1", "B"], abs=0.1), (size, real, truth["A1", "B"])
+        assert truth["A1", "A2"] - 0.05 < null < truth["A1", "A2"] + 0.12, (size, null, truth["A1", "A2"])
+
+
+def test_document_pairs_are_the_same_through_worker_processes():
+    from clir_eval.correlation.design import design_document_pairs
+    from clir_eval.pipeline.executor import LocalExecutor
+
+    a, b, r = document_study(np.random.default_rng(2), 6, 50, beta=0.3)
+    data = _document_data(a, b, r)
+    here = design_document_pairs(data, [4, 6], [25, 50], reps=8, permutations=20, seed=3)
+    with LocalExecutor(2) as ex:
+        there = design_document_pairs(data, [4, 6], [25, 50], reps=8, permutations=20, seed=3, map=ex.map)
+    assert json.dumps(there) == json.dumps(here) and len(here) == 3
+    assert json.dumps(design_document_pairs(data, [4, 6], [25, 50], reps=8, permutations=20, seed=4)) != json.dumps(here)
+
+
+def test_design_separates_document_pairs(demo_run, cli):
+    """Rows of the metric pairs within documents (retrievability) in the JSON, the text table, the one-line answers
+    and design.html; the same seed gives byte-identical JSON."""
+    args = ("design", str(demo_run), "--targets", "map,retrievability", "--systems", "6,12", "--queries", "60",
+            "--documents", "50,200", "--reps", "10", "--permutations", "10", "--doc-pair-reps", "6",
+            "--doc-pair-permutations", "19")
+    code, out, err = cli(*args, "--format", "json")
+    assert code == 0, err
+    assert cli(*args, "--format", "json")[1] == out
+    rows = json.loads(out)
+    res = json.loads((demo_run / "results.json").read_text())
+    D, S = res["item_level"]["items"]["documents"]["n"], res["item_level"]["documents_file"]["n_systems"]
+    pairs = [r for r in rows if "n_documents" in r and r.get("b")]
+    metrics = sorted({r["a"] for r in rows if "n_documents" in r and not r.get("b")})
+    assert len(metrics) >= 2
+    assert {tuple(sorted((r["a"], r["b"]))) for r in pairs} == {(x, y) for x in metrics for y in metrics if x < y}
+    for r in pairs:
+        assert {"target", "a", "b", "n_systems", "n_documents", "power"} <= set(r) and 0 <= r["power"] <= 1
+        assert (r["target"], r["reps"], r["permutations"]) == ("retrievability", 6, 19)
+    assert {(r["n_systems"], r["n_documents"]) for r in pairs} == {(6, D), (12, D), (S, 50), (S, 200)}
+    doc = json.loads((demo_run / "design.json").read_text())
+    a, b = pairs[0]["a"], pairs[0]["b"]
+    line = next(x for x in doc["answers"] if x.startswith(f"to separate {a} from {b} on retrievability with 80% power:"))
+    assert "documents" in line
+    code, text, err = cli(*args)
+    assert code == 0, err
+    assert line in text and "(reps 6, k 19)" in text
+    assert line in (demo_run / "design.html").read_text() and "Document pairs" in (demo_run / "design.html").read_text()
+    assert doc["settings"]["doc_pair_reps"] == 6 and doc["settings"]["doc_pair_permutations"] == 19

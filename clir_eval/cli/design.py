@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import typer
 
@@ -24,13 +24,15 @@ def design_cmd(
     queries: str = typer.Option("", "--queries", help="Comma list of study sizes in queries (default: 6 sizes, "
                                 "0.5x to 3x the observed)."),
     documents: str = typer.Option("", "--documents", help="Comma list of study sizes in documents for the item-level "
-                                  "τ over documents (default: 6 sizes, 0.5x to 3x the observed, when the run has an "
-                                  "item-level documents matrix)."),
+                                  "τ and metric pairs over documents (default: 6 sizes, 0.5x to 3x the observed, when "
+                                  "the run has an item-level documents matrix)."),
     targets: str = typer.Option("", "--targets", help="Comma list of IR measures, and retrievability for the item-level "
-                                "τ over documents (default: every measure that is a mean over queries, and "
-                                "retrievability when the run has item-level documents)."),
+                                "τ and metric pairs over documents (default: every measure that is a mean over "
+                                "queries, and retrievability when the run has item-level documents)."),
     reps: int = setting_option(DesignSettings, "reps"),
     permutations: int = setting_option(DesignSettings, "permutations"),
+    doc_pair_reps: int = setting_option(DesignSettings, "doc_pair_reps"),
+    doc_pair_permutations: int = setting_option(DesignSettings, "doc_pair_permutations"),
     power: float = setting_option(DesignSettings, "power"),
     seed: int = setting_option(DesignSettings, "seed"),
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes for the grid (default: 1)."),
@@ -48,8 +50,9 @@ def design_cmd(
       clir-eval design demo-out --targets map --reps 50
       clir-eval design demo-out --targets map --systems 6,12,24 --queries 30,60 --format json
     """
-    from ..correlation.design import (DOC_METHOD, DOC_TARGET, answers, default_sizes, design, design_data,
-                                      design_documents, document_data, document_notes, has_documents)
+    from ..correlation.design import (DOC_METHOD, DOC_PAIR_METHOD, DOC_TARGET, answers, default_sizes, design,
+                                      design_data, design_document_pairs, design_documents, document_data,
+                                      document_notes, has_documents)
     from ..io.files import write_json
     from ..io.results import read_results
     from ..limits import MAX_JOBS, check_max
@@ -58,7 +61,8 @@ def design_cmd(
 
     if fmt not in ("text", "json"):
         raise UserError(f"unknown --format {fmt!r}; use text or json")
-    build(DesignSettings, reps=reps, permutations=permutations, power=power, seed=seed)
+    build(DesignSettings, reps=reps, permutations=permutations, doc_pair_reps=doc_pair_reps,
+          doc_pair_permutations=doc_pair_permutations, power=power, seed=seed)
     check_max(jobs or 1, MAX_JOBS, "--jobs")
     results = read_results(out)
     data = design_data(results)
@@ -84,18 +88,23 @@ def design_cmd(
     D = len(docs.documents) if docs is not None else None
     if docs is not None:
         n_docs = n_docs or default_sizes(D, 1)
-    kw = dict(reps=reps, alpha=alpha, seed=seed)
+    kw = dict(alpha=alpha, seed=seed)
+    pair_kw = dict(reps=doc_pair_reps, permutations=doc_pair_permutations, **kw)
+
+    def simulate(map: Any = None) -> list[dict]:
+        rows = design(data, n_sys, n_q, reps=reps, permutations=permutations, map=map, **kw) if data.targets else []
+        if docs is not None:
+            rows += design_documents(docs, n_sys, n_docs, reps=reps, map=map, **kw)
+            rows += design_document_pairs(docs, n_sys, n_docs, map=map, **pair_kw)
+        return rows
+
     if jobs and jobs > 1:
         from ..pipeline.executor import get_executor
 
         with get_executor("local", jobs) as ex:
-            rows = design(data, n_sys, n_q, permutations=permutations, map=ex.map, **kw) if data.targets else []
-            if docs is not None:
-                rows += design_documents(docs, n_sys, n_docs, map=ex.map, **kw)
+            rows = simulate(ex.map)
     else:
-        rows = design(data, n_sys, n_q, permutations=permutations, **kw) if data.targets else []
-        if docs is not None:
-            rows += design_documents(docs, n_sys, n_docs, **kw)
+        rows = simulate()
     lines = answers(rows, S, Q, power, D)
     observed = {"n_systems": S, "n_queries": Q, **({"n_documents": D} if docs is not None else {})}
     doc = {"observed": observed, "settings": {
@@ -105,7 +114,9 @@ def design_cmd(
                   "τ-b test for the debiased effect sqrt(max(0, τ² - bootstrap variance)), scaled per size by the bootstrap "
                   "mean τ there; pair separated: share of drawn studies where one-sided PERM-BOTH gives p=(c+1)/(k+1) < "
                   "alpha, no family correction",
-        **({"documents": n_docs, "documents_method": DOC_METHOD} if docs is not None else {})},
+        **({"documents": n_docs, "documents_method": DOC_METHOD, "doc_pair_reps": doc_pair_reps,
+            "doc_pair_permutations": doc_pair_permutations, "doc_pairs_method": DOC_PAIR_METHOD}
+           if docs is not None else {})},
         "rows": rows, "answers": lines, **({"notes": document_notes(docs)} if docs is not None else {})}
     write_json(out / "design.json", doc)
     _plots(doc, out)
@@ -118,13 +129,16 @@ def design_cmd(
         typer.echo(f"{'target':<14} {'a':<10} {'b':<10} {'systems':>7} {'queries':>7} {'power':>6}")
     else:
         typer.echo(f"observed: {S} systems x {Q} queries, {D} judged-relevant documents; {reps} simulated studies per "
-                   f"size, α = {alpha:g}")
+                   f"size (document pairs: {doc_pair_reps}, PERM-BOTH k={doc_pair_permutations}), α = {alpha:g}")
         typer.echo(f"{'target':<14} {'a':<10} {'b':<10} {'systems':>7} {'queries':>7} {'documents':>9} {'power':>6}")
     for r in rows:
         line = f"{r['target']:<14} {r['a']:<10} {r.get('b') or '-':<10} {r['n_systems']:>7} {r['n_queries']:>7} "
         if docs is not None:
             line += f"{r['n_documents'] if 'n_documents' in r else '-':>9} "
-        typer.echo(line + f"{r['power']:>6.2f}")
+        line += f"{r['power']:>6.2f}"
+        if "reps" in r:  # a document pair: its own (smaller) numbers of studies and permutations
+            line += f"  (reps {r['reps']}, k {r['permutations']})"
+        typer.echo(line)
     for note in doc.get("notes", []):
         typer.echo(f"note: {note}")
     flagged = [t for t in uninformative_targets(results) if any(r["target"] == t for r in rows)]
@@ -143,7 +157,8 @@ def _add_to_reports(results: dict, doc: dict, out: Path) -> None:
     from ..report import render_reports
 
     S, Q, D = doc["observed"]["n_systems"], doc["observed"]["n_queries"], doc["observed"].get("n_documents")
-    keys = ("reps", "permutations", "alpha", "seed", "power", "method") + (("documents_method",) if D else ())
+    keys = ("reps", "permutations", "alpha", "seed", "power", "method") + (
+        ("documents_method", "doc_pair_reps", "doc_pair_permutations", "doc_pairs_method") if D else ())
     results["design"] = {
         "observed": doc["observed"],
         "settings": {k: doc["settings"][k] for k in keys},
@@ -224,7 +239,11 @@ def _plots(doc: dict, out: Path) -> None:
         fh.write(png)
     body = ("<!doctype html><html lang='en'><head><meta charset='utf-8'><title>study design</title></head><body>"
             f"<h1>Study design</h1><p>Observed: {S} systems × {Q} queries. {html.escape(doc['settings']['method'])}; "
-            f"{doc['settings']['reps']} simulated studies per size, seed {doc['settings']['seed']}.</p><ul>"
+            f"{doc['settings']['reps']} simulated studies per size, seed {doc['settings']['seed']}.</p>"
+            + (f"<p>Documents: {html.escape(doc['settings']['documents_method'])}.</p><p>Document pairs: "
+               f"{html.escape(doc['settings']['doc_pairs_method'])}; {doc['settings']['doc_pair_reps']} simulated "
+               f"studies per size, k = {doc['settings']['doc_pair_permutations']} permutations.</p>"
+               if D is not None else "") + "<ul>"
             + "".join(f"<li>{html.escape(a)}</li>" for a in doc["answers"])
             + f"</ul><img alt='power curves' src='data:image/png;base64,{base64.b64encode(png).decode()}'></body></html>")
     with atomic_write(out / "design.html") as fh:

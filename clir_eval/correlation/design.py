@@ -38,12 +38,18 @@ not from new ones — least reliable far above the observed size.
 With a run's item-level documents matrix, the **item-level τ over documents** (each document's τ-b across
 systems, averaged: the ``item`` grouping) is simulated too, drawing systems and documents with replacement
 (:func:`design_documents`): its power is that of the run's test (permutation within documents) for a debiased
-effect, with the test's null spread from Kendall's tie-corrected variance of each drawn document's τ.
+effect, with the test's null spread from Kendall's tie-corrected variance of each drawn document's τ. Each **pair
+of metrics within documents** (:func:`design_document_pairs`): the run's item-level verdict test (PERM-BOTH
+within documents) is run on every permutation of every simulated study, with its own, smaller numbers of studies
+and permutations (``doc_pair_reps``, ``doc_pair_permutations``, carried by each row); as for a system-level pair
+the power is that of the test for a debiased effect, the simulation giving how the effect and the test's null
+spread change with the numbers of systems and documents (docs/item-level.md: its check against fresh studies).
 
 Seeded by study size (``numpy.random.default_rng([seed, n_systems, n_queries])``; documents' sizes
-``[seed, n_systems, n_documents, 1]``), so a size's estimate does not depend on the other sizes asked for, and
-vectorised over studies;
-grid cells are independent units, so an executor's ``map`` can run them.
+``[seed, n_systems, n_documents, 1]``; the document pairs' studies ``[seed, n_systems, n_documents, 2]`` and
+each pair's permutations ``[seed, n_systems, n_documents, 2, pair]``), so a size's estimate does not depend on the
+other sizes asked for, and vectorised over studies;
+grid cells (document pairs: each cell's pairs) are independent units, so an executor's ``map`` can run them.
 """
 
 from __future__ import annotations
@@ -503,6 +509,185 @@ def design_documents(data: DocumentData, systems: Sequence[int], documents: Sequ
     return rows
 
 
+@dataclass(frozen=True)
+class DocPairJob:
+    """One metric pair at one study size of the documents' simulation."""
+
+    n_systems: int
+    n_documents: int
+    pair: int  # the pair's number: its PERM-BOTH draws (the studies drawn are every pair's of the size)
+    a: str
+    b: str
+    reps: int
+    permutations: int
+    alpha: float
+    seed: int
+
+
+PAIR_CHUNK = 4_000_000  # cells of a PERM-BOTH block of stacked studies: documents x systems x max(systems, draws)
+
+
+def _zscored(V: np.ndarray) -> np.ndarray:
+    """Each study's (R, n, m) matrix z-scored over its cells, as PERM-BOTH within items does (NaN left out)."""
+    mu = np.nanmean(V, axis=(1, 2), keepdims=True)
+    sd = np.nanstd(V, axis=(1, 2), keepdims=True)
+    return (V - mu) / np.where(sd > 0, sd, 1.0)
+
+
+def simulate_document_pair(data: DocumentData, job: DocPairJob) -> dict[str, Any]:
+    """The job's simulated studies (:func:`document_pair_draws`): their Δτ and permuted Δτ."""
+    delta, diffs = document_pair_draws(data, job)
+    return {"n_systems": job.n_systems, "n_documents": job.n_documents, "a": job.a, "b": job.b, "delta": delta,
+            "diffs": diffs}
+
+
+def pair_p_values(delta: np.ndarray, diffs: np.ndarray) -> np.ndarray:
+    """PERM-BOTH's one-sided p of each study's leader (the sign of its Δτ) against its permuted Δτ (k, R):
+    p = (c+1)/(k+1), c the draws at least as far in the leader's direction; NaN where Δτ is."""
+    sign = np.where(delta >= 0, 1.0, -1.0)
+    hits = (diffs * sign >= np.abs(delta) - 1e-12).sum(axis=0)
+    return np.where(np.isnan(delta), np.nan, (hits + 1) / (len(diffs) + 1))
+
+
+def document_pair_p_values(data: DocumentData, job: DocPairJob) -> np.ndarray:
+    """Per simulated study as drawn, the p-value of PERM-BOTH within documents (:func:`document_pair_draws`)."""
+    return pair_p_values(*document_pair_draws(data, job))
+
+
+def document_pair_draws(data: DocumentData, job: DocPairJob) -> tuple[np.ndarray, np.ndarray]:
+    """Per simulated study, PERM-BOTH within documents (the run's item-level verdict test,
+    :func:`.items.perm_both_items`) between metrics ``a`` and ``b`` on the documents' target: the study's Δτ (R,)
+    (NaN: a metric without a defined coefficient) and its permuted Δτ (k, R). Each study draws ``n_systems``
+    systems (distinct up to the observed number, as a fresh study's are; beyond it with replacement) and
+    ``n_documents`` documents with replacement (generator ``[seed, n_systems, n_documents, 2]``: the same studies
+    for every pair of the size), z-scores both metrics over its cells and swaps every (system, document) cell's two
+    values with probability 0.5 in each of ``permutations`` draws (generator ``[seed, n_systems, n_documents, 2,
+    pair]``; the copies of a system drawn twice share their bits, so they stay tied as one system would). Studies
+    are stacked along the documents axis (the test treats documents independently), so a block of studies is one
+    exact integer count (:func:`.items._swapped_tau_b`) where that applies (no missing target, under 128
+    systems)."""
+    from .items import _swapped_tau_b, item_coefs, swap_bits
+
+    S, D = data.target.shape
+    n, m, R, k = job.n_systems, job.n_documents, job.reps, job.permutations
+    rng = np.random.default_rng([job.seed, n, m, 2])  # by size, as simulate_cell
+    # systems without replacement up to the observed number (a fresh study's systems are distinct), then with
+    si = (rng.permuted(np.broadcast_to(np.arange(S), (R, S)), axis=1)[:, :n] if n <= S else
+          rng.integers(0, S, (R, n)))
+    di = rng.integers(0, D, (R, m))
+    cells = (si[:, :, None], di[:, None, :])
+    Y = data.target[cells]  # (R, n, m)
+    miss = np.isnan(Y)
+    za = _zscored(np.where(miss, np.nan, data.metrics[job.a][cells]))
+    zb = _zscored(np.where(miss, np.nan, data.metrics[job.b][cells]))
+    exact = n < 128 and not miss.any()
+    rng = np.random.default_rng([job.seed, n, m, 2, job.pair])
+    per = max(1, PAIR_CHUNK // (m * n * max(n, k + 1)))  # studies per block (its swap bits and quadratic forms)
+    first = np.argmax(si[:, :, None] == si[:, None, :], axis=2)  # (R, n): each drawn system's first copy
+
+    def stack(V: np.ndarray) -> np.ndarray:  # (c, n, m) -> (n, c*m): the block's studies side by side
+        return V.transpose(1, 0, 2).reshape(n, -1)
+
+    delta = np.full(R, np.nan)
+    diffs = np.zeros((k, R))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for s0 in range(0, R, per):
+            c = min(per, R - s0)
+            A, B, T = stack(za[s0:s0 + c]), stack(zb[s0:s0 + c]), stack(Y[s0:s0 + c])
+            bits = swap_bits(rng, (k, n, c * m))
+            bits = np.take_along_axis(bits, np.repeat(first[s0:s0 + c].T, m, axis=1)[None], axis=1)
+            # draw 0 swaps nothing: the study's own coefficients, counted as the permutations are
+            swap = np.concatenate([np.zeros((1, n, c * m), bool), bits])
+            if exact:
+                ca, cb = _swapped_tau_b(A, B, T, swap)
+            else:
+                ca = item_coefs(np.where(swap, B, A), T, "kendall", "b")
+                cb = item_coefs(np.where(swap, A, B), T, "kendall", "b")
+            ma = np.nanmean(ca.reshape(k + 1, c, m), axis=2)  # (k+1, c)
+            mb = np.nanmean(cb.reshape(k + 1, c, m), axis=2)
+            delta[s0:s0 + c] = ma[0] - mb[0]
+            diffs[:, s0:s0 + c] = np.nan_to_num(ma[1:] - mb[1:], nan=0.0)
+    return delta, diffs
+
+
+def document_pair_effects(data: DocumentData, permutations: int, seed: int) -> dict[tuple[str, str], tuple[float, float]]:
+    """Per metric pair (a, b): the observed Δτ (the ``item`` grouping's τ of a minus b, all systems and documents)
+    and s₀, the standard deviation of PERM-BOTH's permuted Δτ within documents on the observed study
+    (``permutations`` draws, generator ``[seed, 0, 0, 2, pair]``) — the spread the run's test compares Δτ with."""
+    from .items import _swapped_tau_b, item_coefs, swap_bits
+
+    S, D = data.target.shape
+    miss = np.isnan(data.target)
+    z = {x: _zscored(np.where(miss, np.nan, v)[None])[0] for x, v in data.metrics.items()}
+    names = list(data.metrics)
+    out = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for j, (a, b) in enumerate((a, b) for i, a in enumerate(names) for b in names[i + 1:]):
+            bits = swap_bits(np.random.default_rng([seed, 0, 0, 2, j]), (permutations, S, D))
+            swap = np.concatenate([np.zeros((1, S, D), bool), bits])
+            if S < 128 and not miss.any():
+                ca, cb = _swapped_tau_b(z[a], z[b], data.target, swap)
+            else:
+                ca = item_coefs(np.where(swap, z[b], z[a]), data.target, "kendall", "b")
+                cb = item_coefs(np.where(swap, z[a], z[b]), data.target, "kendall", "b")
+            d = np.nanmean(ca, axis=1) - np.nanmean(cb, axis=1)
+            out[(a, b)] = (float(np.nan_to_num(d[0])), float(np.nan_to_num(np.std(np.nan_to_num(d[1:])))))
+    return out
+
+
+def design_document_pairs(data: DocumentData, systems: Sequence[int], documents: Sequence[int], *,
+                          reps: int = default(DesignSettings, "doc_pair_reps"),
+                          permutations: int = default(DesignSettings, "doc_pair_permutations"),
+                          alpha: float = default(CorrelationSettings, "alpha"), seed: int = default(DesignSettings, "seed"),
+                          map: Callable[[Callable, list], list] | None = None) -> list[dict[str, Any]]:  # fmt: skip
+    """Power rows of every metric pair's separation within documents over the grid of :func:`design_documents`:
+    every size of ``systems`` at the observed number of documents and every size of ``documents`` at the observed
+    number of systems; one job per (size, pair) (:func:`simulate_document_pair`), the observed size always among
+    them. The share of simulated studies whose own test separates is not the power: they centre on the observed,
+    noisy Δτ (two equally good metrics were "separated" in 0.40 of them against 0.10 of fresh studies). As for a
+    system-level pair, the effect is debiased, D = sign(Δτ̂)·√max(0, Δτ̂² − s₀²), s₀ the spread of PERM-BOTH's
+    permuted Δτ on the observed study (:func:`document_pair_effects`); at each size D is scaled by the studies'
+    mean Δτ there over the one at the observed size and s₀ by the studies' mean permutation spread there over the
+    one at the observed size (the run's test simulated on every study: how its null widens with fewer systems or
+    documents), and power = :func:`pair_power`. Rows: ``{"target", "a", "b", "n_systems", "n_queries",
+    "n_documents", "power", "what", "grouping", "effect", "reps", "permutations"}`` (effect: D at that size)."""
+    import functools
+
+    S, D = data.target.shape
+    sizes = [(n, D) for n in systems] + [(S, d) for d in documents if (S, d) not in {(n, D) for n in systems}]
+    wanted = set(sizes)
+    if (S, D) not in wanted:  # the observed size: the reference for the studies' spread
+        sizes.append((S, D))
+    observed = document_pair_effects(data, permutations, seed)
+    jobs = [DocPairJob(n, m, j, a, b, reps, permutations, alpha, seed)
+            for n, m in sizes for j, (a, b) in enumerate(observed)]
+    run = map or (lambda f, xs: [f(x) for x in xs])
+    results = run(functools.partial(simulate_document_pair, data), jobs)
+    def spread(r: Mapping[str, Any]) -> tuple[float, float]:  # the studies' mean Δτ, their mean permutation null sd
+        ok = ~np.isnan(r["delta"])
+        if not ok.any():
+            return 0.0, 0.0
+        return float(np.mean(r["delta"][ok])), float(np.mean(np.std(r["diffs"][:, ok], axis=0)))
+
+    ref = {(r["a"], r["b"]): spread(r) for r in results if (r["n_systems"], r["n_documents"]) == (S, D)}
+    rows = []
+    for r in results:
+        if (r["n_systems"], r["n_documents"]) not in wanted:
+            continue
+        obs, s0 = observed[(r["a"], r["b"])]
+        d = math.copysign(math.sqrt(max(0.0, obs * obs - s0 * s0)), obs)
+        (mean, null), (ref_mean, ref_null) = spread(r), ref[(r["a"], r["b"])]
+        effect = d * (max(0.0, mean / ref_mean) if abs(ref_mean) > 1e-12 else 1.0)
+        sd = s0 * (null / ref_null) if ref_null > 0 else 0.0
+        rows.append({"target": data.target_name, "a": r["a"], "b": r["b"], "n_systems": r["n_systems"],
+                     "n_queries": data.n_queries, "n_documents": r["n_documents"],
+                     "power": pair_power(effect, sd, alpha), "what": "document pair separated", "grouping": "item",
+                     "effect": effect, "reps": reps, "permutations": permutations})
+    return rows
+
+
 DOC_TARGET = "retrievability"
 DOC_METHOD = ("documents drawn from the run's judged-relevant documents with replacement (systems as above, queries "
               "fixed); item-level τ (grouping item: each document's τ-b across systems, averaged): power of the "
@@ -510,6 +695,15 @@ DOC_METHOD = ("documents drawn from the run's judged-relevant documents with rep
               "variance of each document's τ) for the debiased effect sqrt(max(0, τ² - var)), var = sd0² + h²/m "
               "(h² the spread of the documents' τ beyond their own noise), scaled at other numbers of systems by "
               "the bootstrap mean τ there")
+
+DOC_PAIR_METHOD = ("document pair separated: power of PERM-BOTH within documents (the run's item-level verdict test: "
+                   "both metrics z-scored, each (system, document) cell's two values swapped with probability 0.5, "
+                   "one-sided, the higher-τ metric against the other, p=(c+1)/(k+1) < alpha; one planned comparison, "
+                   "no family correction) for the debiased effect sqrt(max(0, Δτ² - s0²)), s0 the test's null spread "
+                   "on the observed study; per size the effect and s0 scaled by the simulated studies' mean Δτ and "
+                   "mean permutation spread (systems distinct up to the observed number, documents drawn with "
+                   "replacement, the test run on every study); its own numbers of studies (reps) and permutations (k), "
+                   "given with each row")
 
 
 def has_documents(results: Mapping[str, Any]) -> bool:

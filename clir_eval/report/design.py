@@ -20,7 +20,8 @@ def design_summary(results: Mapping[str, Any]) -> str | None:
     if not rows:  # the sizes simulated did not include the observed one
         return None
     uninf = set(uninformative_targets(results))
-    docs = [r for r in rows if "n_documents" in r]
+    docs = [r for r in rows if "n_documents" in r and not r.get("b")]
+    doc_pairs = [r for r in rows if "n_documents" in r and r.get("b")]
     system = [r for r in rows if "n_documents" not in r]
     left_out = list(dict.fromkeys(r["target"] for r in system if r["target"] in uninf))
     taus = [r for r in system if not r.get("b") and r["target"] not in uninf]
@@ -28,6 +29,7 @@ def design_summary(results: Mapping[str, Any]) -> str | None:
     n_t = sum(r["power"] >= goal for r in taus)
     n_p = sum(r["power"] >= goal for r in pairs)
     n_d = sum(r["power"] >= goal for r in docs)
+    n_dp = sum(r["power"] >= goal for r in doc_pairs)
     counts = []
     if taus or pairs:
         counts.append(f"{n_t} of {len(taus)} τ(metric, measure) reach {goal:.0%} power to be significant, {n_p} of "
@@ -35,6 +37,9 @@ def design_summary(results: Mapping[str, Any]) -> str | None:
     if docs:
         counts.append(f"{n_d} of {len(docs)} item-level τ over the {d['observed']['n_documents']} documents "
                       + (f"reach {goal:.0%} power " if not counts else "") + "to be significant")
+    if doc_pairs:
+        counts.append(f"{n_dp} of {len(doc_pairs)} metric pairs " + (f"reach {goal:.0%} power " if not counts else "")
+                      + "to be separated within documents")
     skipped = (f"{'; not counted' if counts else 'Not counted'}: {', '.join(left_out)} (flagged UNINFORMATIVE: "
                "power for a target that barely separates the systems says little)") if left_out else ""
     return (f"**Power at this size** ({d['observed']['n_systems']} systems × {d['observed']['n_queries']} queries, "
@@ -50,12 +55,17 @@ def design_blocks(results: Mapping[str, Any]) -> list[Block]:
     uninf = set(uninformative_targets(results))
     rows = [[(r["target"] + (" (documents, item τ)" if "n_documents" in r else "")
               + (UNINFORMATIVE_MARK if r["target"] in uninf and "n_documents" not in r else ""), ""), (r["a"], ""),
-             (r.get("b") or "–", ""), (f"{r['power']:.2f}", "")] for r in d["observed_rows"]]
+             (r.get("b") or "–", ""),
+             (f"{r['power']:.2f}" + (f" (reps {r['reps']}, k {r['permutations']})" if "reps" in r else ""), "")]
+            for r in d["observed_rows"]]
     n_docs = d["observed"].get("n_documents")
     docs = ([Para(f"Item-level τ over the run's {n_docs} judged-relevant documents: {s['documents_method']}. "
                   "Documents are assumed exchangeable draws from the documents a real study would judge; documents "
                   "that share a query are not independent, so this power is optimistic where queries judge many "
                   "documents each.")] if n_docs and s.get("documents_method") else [])
+    if n_docs and s.get("doc_pairs_method"):
+        docs.append(Para(f"Metric pairs within the documents: {s['doc_pairs_method']}; {s['doc_pair_reps']} studies "
+                         f"per size, k = {s['doc_pair_permutations']}."))
     flagged = [t for t in dict.fromkeys(r["target"] for r in d["observed_rows"] if "n_documents" not in r) if t in uninf]
     notes = ([f"{', '.join(flagged)}: flagged UNINFORMATIVE by the run's verdicts (too few system pairs separated); "
               "power to correlate with a target that barely tells the systems apart says little, and the first-screen "
