@@ -81,6 +81,19 @@ def test_design_cli_json_rows(demo_run, cli):
         >= {("a", "n_queries", "n_systems", "power", "target"), ("a", "b", "n_queries", "n_systems", "power", "target")}
     assert all(0 <= r["power"] <= 1 for r in rows)
     assert (demo_run / "design.png").stat().st_size > 1000 and (demo_run / "design.html").exists()
+    one_target = _png_size(demo_run / "design.png")
+    code, _, err = cli("design", str(demo_run), "--targets", "map,P_10", "--systems", "4,8", "--queries", "10,20",
+                       "--reps", "20", "--permutations", "20")
+    assert code == 0, err
+    two_targets = _png_size(demo_run / "design.png")
+    # a row of panels per target, legends beside them: the figure grows by a row, not wider
+    assert two_targets[1] > 1.6 * one_target[1] and two_targets[0] == pytest.approx(one_target[0], rel=0.15)
+
+
+def _png_size(path) -> tuple[int, int]:
+    head = path.read_bytes()[:24]
+    assert head[:8] == b"\x89PNG\r\n\x1a\n"
+    return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
 
 
 def test_answers_bound_at_the_smallest_size_and_interpolate_inside_the_grid():

@@ -196,7 +196,8 @@ def _on(r: dict, axis: str, D: int | None) -> bool:
 
 
 def _plots(doc: dict, out: Path) -> None:
-    """design.png (power vs systems and vs queries, a line per τ / pair) and design.html (it plus the answers)."""
+    """design.png (per target, power against systems and against queries or documents, a line per τ
+    (dashed) and per pair) and design.html (it plus the answers)."""
     import base64
     import html
     import io
@@ -209,30 +210,31 @@ def _plots(doc: dict, out: Path) -> None:
     from ..io.files import atomic_write
 
     S, Q, D = doc["observed"]["n_systems"], doc["observed"]["n_queries"], doc["observed"].get("n_documents")
-    panels = [("n_systems", "n_queries", Q), ("n_queries", "n_systems", S)]
-    if D is not None:  # the item-level τ over documents: against systems (at D documents) and documents
-        panels.append(("n_documents", "n_systems", S))
-    fig, axes = plt.subplots(1, len(panels), figsize=(11 if D is None else 15, 4.2))
-    keys = list(dict.fromkeys((r["target"], r["a"], r.get("b")) for r in doc["rows"]))
-    for ax, (axis, fixed, other) in zip(axes, panels):
-        for k in keys:
-            pts = sorted((r[axis], r["power"]) for r in doc["rows"]
-                         if (r["target"], r["a"], r.get("b")) == k and r[fixed] == other and _on(r, axis, D))
-            if not pts:
-                continue
-            label = f"{k[0]}: {k[1]} vs {k[2]}" if k[2] else f"{k[0]}: τ({k[1]})"
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", linestyle="--" if k[2] is None else "-",
-                    label=label)
-        ax.axhline(doc["settings"]["power"], color="grey", linewidth=0.8)
-        ax.set_xlabel(f"{axis.replace('n_', '')} (at {other} {fixed.replace('n_', '')})")
-        ax.set_ylabel("power")
-        ax.set_ylim(-0.02, 1.02)
-    axes[1].legend(fontsize=6, loc="lower right")
-    if D is not None:
-        axes[2].legend(fontsize=6, loc="lower right")
+    # one row of two panels per target (a target's τ and pairs against systems and against queries or
+    # documents), its legend to the right: a legend per target stays short enough to read
+    groups = list(dict.fromkeys((r["target"], "n_documents" in r) for r in doc["rows"]))
+    fig, axes = plt.subplots(len(groups), 2, figsize=(11, 2.6 * len(groups)), squeeze=False)
+    for row, (target, docs) in zip(axes, groups):
+        mine = [r for r in doc["rows"] if r["target"] == target and ("n_documents" in r) == docs]
+        panels = ([("n_systems", "n_documents", D), ("n_documents", "n_systems", S)] if docs else
+                  [("n_systems", "n_queries", Q), ("n_queries", "n_systems", S)])
+        keys = list(dict.fromkeys((r["a"], r.get("b")) for r in mine))
+        for ax, (axis, fixed, other) in zip(row, panels):
+            for k in keys:
+                pts = sorted((r[axis], r["power"]) for r in mine if (r["a"], r.get("b")) == k and r[fixed] == other)
+                if pts:
+                    ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", markersize=3,
+                            linestyle="--" if k[1] is None else "-", label=f"{k[0]} vs {k[1]}" if k[1] else f"τ({k[0]})")
+            ax.axhline(doc["settings"]["power"], color="grey", linewidth=0.8)
+            ax.set_title(f"{target}{' (item level, documents)' if docs else ''}", fontsize=9)
+            ax.set_xlabel(f"{axis.replace('n_', '')} (at {other} {fixed.replace('n_', '')})", fontsize=8)
+            ax.set_ylabel("power", fontsize=8)
+            ax.set_ylim(-0.02, 1.02)
+            ax.tick_params(labelsize=7)
+        row[1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
     fig.tight_layout()
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110, metadata={"Software": None})
+    fig.savefig(buf, format="png", dpi=110, metadata={"Software": None}, bbox_inches="tight")
     plt.close(fig)
     png = buf.getvalue()
     with atomic_write(out / "design.png", "wb") as fh:

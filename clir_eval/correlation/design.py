@@ -20,10 +20,11 @@ sizes and count how often they answer:
   either untie its copies (own swap bits: too lenient, about 0.3 instead of 0.1 for two equally
   good metrics: 0.32 predicted against 0.08 observed in tests/test_design.py) or keep them tied (too few distinct systems: too strict). As
   for a single τ, the effect is debiased, ``D² = max(0, Δτ̂² − s₀²)`` with s₀ the standard deviation
-  of PERM-BOTH's permuted Δτ on the observed study (the spread the run's test uses), scaled to
-  each size by how much the two metrics' mean bootstrap |τ| shrink or grow there; at each size the
-  test's spread is s₀ times the ratio of the bootstrap standard deviation of Δτ there to the one at
-  the observed size, and power is ``Φ((D − c)/s) + Φ((−D − c)/s)`` with c = z₁₋α·s (the leader's
+  of PERM-BOTH's permuted Δτ on the observed study (the spread the run's test uses), scaled at
+  other numbers of queries by how much the two metrics' mean bootstrap |τ| shrink or grow there
+  over the observed systems with the queries drawn (kept at the observed queries: the number of
+  systems does not change what τ estimates); at n systems the
+  test's spread is s₀·σ_n/σ_S (σ Kendall's null standard deviation, as for a single τ), and power is ``Φ((D − c)/s) + Φ((−D − c)/s)`` with c = z₁₋α·s (the leader's
   one-sided test, either metric leading).
 
 Each simulated study draws ``n_systems`` of the observed systems and ``n_queries`` of the
@@ -109,8 +110,11 @@ def simulate_cell(data: DesignData, cell: Cell) -> dict[str, Any]:
             means = np.nanmean(vals, axis=2).T  # (R, S): each system's mean over the drawn queries
             Y = np.nan_to_num(np.take_along_axis(means, si, axis=1), nan=0.0)  # (R, n)
             taus = {m: _coef_batch(data.metrics[m][si], Y, "kendall", "b") for m in names}
+            Yq = np.nan_to_num(means, nan=0.0)  # the observed systems, only the queries drawn
             for m in names:
                 out["tau"][(y, m)] = (float(np.nanmean(taus[m])), float(np.nanstd(taus[m])))
+                tq = _coef_batch(np.broadcast_to(data.metrics[m], Yq.shape), Yq, "kendall", "b")
+                out.setdefault("tau_queries", {})[(y, m)] = float(np.nanmean(np.abs(tq)))
             for i, a in enumerate(names):
                 for b in names[i + 1:]:
                     d = taus[a] - taus[b]
@@ -194,7 +198,7 @@ def design(data: DesignData, systems: Sequence[int], queries: Sequence[int], *,
            map: Callable[[Callable, list], list] | None = None) -> list[dict[str, Any]]:  # fmt: skip
     """Power rows over the grid: every size of ``systems`` at the observed number of queries and
     every size of ``queries`` at the observed number of systems. Rows: ``{"target", "a", "b"
-    (pairs only), "n_systems", "n_queries", "power", "what"}``; single-τ rows also carry
+    (pairs only), "n_systems", "n_queries", "power", "what"}``; single-τ and pair rows also carry
     ``"effect"``, the debiased τ assumed at that size."""
     S, Q = len(data.systems), len(data.queries)
     sizes = [(n, Q) for n in systems] + [(S, q) for q in queries if (S, q) not in {(n, Q) for n in systems}]
@@ -225,20 +229,24 @@ def design(data: DesignData, systems: Sequence[int], queries: Sequence[int], *,
             _, ref_sd = ref["pairs"][(y, a, b)]
             obs, s0 = tau_hat[(y, a)] - tau_hat[(y, b)], null0[(y, a, b)]
             d = math.copysign(math.sqrt(max(0.0, obs * obs - s0 * s0)), obs)
-            effect = d * _attenuation(r["tau"], ref["tau"], y, a, b)
-            # the test's null spread at this size: the observed one scaled by the bootstrap spread of Δτ here
-            # relative to the observed size
-            sd_n = s0 * (sd / ref_sd) if ref_sd > 0 else 0.0
+            # fewer or more queries change the target's noise and every τ with it; the number of systems does not
+            # change what τ estimates, so at the observed queries the effect stays (a ratio of two noisy bootstrap
+            # means would only add noise)
+            effect = d * (_attenuation(r["tau_queries"], ref["tau_queries"], y, a, b) if r["n_queries"] != Q else 1.0)
+            # the test's null spread at this size: the observed one scaled as Kendall's null spread scales with
+            # the number of systems (a bootstrap spread there is noisy and, with repeated systems, biased)
+            sd_n = s0 * null_sd(r["n_systems"]) / null_sd(S)
             rows.append({"target": y, "a": a, "b": b, "n_systems": r["n_systems"], "n_queries": r["n_queries"],
                          "power": pair_power(effect, sd_n, alpha), "what": "pair separated", "effect": effect})
     return rows
 
 
 def _attenuation(here: Mapping, ref: Mapping, y: str, a: str, b: str) -> float:
-    """How much the two metrics' mean bootstrap |τ| shrink (or grow) at this size relative to the observed
-    size: fewer queries make the IR target noisier and every τ with it weaker, so Δτ too."""
-    num = abs(here[(y, a)][0]) + abs(here[(y, b)][0])
-    den = abs(ref[(y, a)][0]) + abs(ref[(y, b)][0])
+    """How much the two metrics' mean |τ| over the observed systems with the queries drawn shrink (or grow)
+    at this number of queries relative to the observed one: fewer queries make the IR target noisier and
+    every τ with it weaker, so Δτ too (the systems are not drawn here: their draws would only add noise)."""
+    num = here[(y, a)] + here[(y, b)]
+    den = ref[(y, a)] + ref[(y, b)]
     return num / den if den > 1e-12 and not math.isnan(num) else 0.0
 
 
