@@ -281,34 +281,45 @@ def _tau_b_of(num: np.ndarray, nx: np.ndarray, ny: np.ndarray, cells: int) -> np
 def _swapped_tau_b(a: np.ndarray, b: np.ndarray, Y: np.ndarray, swap: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(:func:`item_coefs` of where(swap, b, a), of where(swap, a, b)) for full matrices and τ-b.
     Per item, a pair of systems' sign product (and whether x ties) depends only on the two cells'
-    swap bits: a quadratic form of the bits (linear terms on the diagonal, as s² = s for a bit),
-    so every draw's integer counts are one batched matrix product per item."""
+    swap bits e, f: h(e, f) = h00 + (h10 − h00)e + (h01 − h00)f + (h11 − h10 − h01 + h00)ef, so each
+    draw's count is a constant, a linear form and a quadratic form of the bits. The second
+    orientation's cell values are the first's with every bit flipped, h'(e, f) = h(1 − e, 1 − f):
+    the same quadratic coefficients, other constants and linear terms. So per item one batched
+    matrix product of the bits (for the sign products and the x ties) serves both orientations;
+    every number is an integer below S², exact in float32 (S < 128)."""
     k, S, I = swap.shape
     iu, ju = np.triu_indices(S, k=1)
     Yt = Y.T
     sy = np.sign(Yt[:, iu] - Yt[:, ju])  # (I, pairs)
     ny = np.abs(sy).sum(axis=1).astype(np.int64)
-    forms = []
-    for v0, v1 in ((a.T, b.T), (b.T, a.T)):  # cell value when its bit is 0, 1: first where(swap, b, a)
-        vals = (v0, v1)
-        sx = {(e, f): np.sign(vals[e][:, iu] - vals[f][:, ju]) for e in (0, 1) for f in (0, 1)}
-        for h in ({ef: v * sy for ef, v in sx.items()}, {ef: np.abs(v) for ef, v in sx.items()}):
-            Q = np.zeros((I, S, S))
-            Q[:, iu, ju] = h[1, 1] - h[1, 0] - h[0, 1] + h[0, 0]
-            np.add.at(Q, (slice(None), iu, iu), (h[1, 0] - h[0, 0]))
-            np.add.at(Q, (slice(None), ju, ju), (h[0, 1] - h[0, 0]))
-            forms.append((h[0, 0].sum(axis=1), Q))
-    const = np.stack([c for c, _ in forms], axis=1)  # (I, 4)
-    # integers below S² in every partial sum: exact in float32 (S < 128)
-    Qs = np.concatenate([q for _, q in forms], axis=2).astype(np.float32)  # (I, S, 4S)
-    out = np.empty((4, I, k), np.int64)
+    vals = (a.T, b.T)  # a cell's value when its bit is 0, 1 in the first orientation: where(swap, b, a)
+    sx = {(e, f): np.sign(vals[e][:, iu] - vals[f][:, ju]) for e in (0, 1) for f in (0, 1)}
+    first = np.zeros((len(iu), S))
+    first[np.arange(len(iu)), iu] = 1.0
+    second = np.zeros((len(iu), S))
+    second[np.arange(len(iu)), ju] = 1.0
+    quads, consts, linears = [], [], []
+    for h in ({ef: v * sy for ef, v in sx.items()}, {ef: np.abs(v) for ef, v in sx.items()}):
+        Q = np.zeros((I, S, S))
+        Q[:, iu, ju] = h[1, 1] - h[1, 0] - h[0, 1] + h[0, 0]
+        quads.append(Q)
+        # per orientation: the constant and each cell's linear coefficient (its pairs as first and as second cell)
+        consts.append((h[0, 0].sum(axis=1), h[1, 1].sum(axis=1)))
+        linears.append(((h[1, 0] - h[0, 0]) @ first + (h[0, 1] - h[0, 0]) @ second,
+                        (h[0, 1] - h[1, 1]) @ first + (h[1, 0] - h[1, 1]) @ second))
+    Qs = np.concatenate(quads, axis=2).astype(np.float32)  # (I, S, 2S)
+    Ls = np.stack([lin for pair in linears for lin in pair], axis=2).astype(np.float32)  # (I, S, 4)
+    const = np.stack([c for pair in consts for c in pair], axis=1).astype(np.int64)  # (I, 4)
+    out = np.empty((4, I, k), np.int64)  # per form: ca's num, cb's num, ca's x-untied, cb's x-untied
     step = max(1, 2_000_000 // max(1, I * S))
     for a0 in range(0, k, step):
         sw = np.ascontiguousarray(swap[a0:a0 + step].transpose(2, 0, 1)).astype(np.float32)  # (I, c, S)
-        q = np.matmul(np.matmul(sw, Qs).reshape(I, -1, 4, S), sw[:, :, :, None])[..., 0]  # (I, c, 4)
-        out[:, :, a0:a0 + step] = (np.rint(q).astype(np.int64) + const[:, None, :].astype(np.int64)).transpose(2, 0, 1)
-    ca = _tau_b_of(out[0].T, out[1].T, ny[None], S)
-    cb = _tau_b_of(out[2].T, out[3].T, ny[None], S)
+        q = np.matmul(np.matmul(sw, Qs).reshape(I, -1, 2, S), sw[:, :, :, None])[..., 0]  # (I, c, 2)
+        lin = np.matmul(sw, Ls)  # (I, c, 4)
+        quad = np.repeat(q, 2, axis=2)  # the same quadratic part for both orientations
+        out[:, :, a0:a0 + step] = (np.rint(quad + lin).astype(np.int64) + const[:, None, :]).transpose(2, 0, 1)
+    ca = _tau_b_of(out[0].T, out[2].T, ny[None], S)
+    cb = _tau_b_of(out[1].T, out[3].T, ny[None], S)
     return ca, cb
 
 
