@@ -8,9 +8,11 @@ sizes and count how often they answer:
   no value). Its power is not the share of bootstrap studies that reject (that share centres on
   the observed, noisy τ and over-states power where there is no effect: about 0.2 instead of α in
   the shipped test). Instead: the squared effect is estimated without that bias,
-  ``d² = max(0, τ̂² − Var*(τ̂))`` (Var* = the bootstrap variance at the observed size), scaled to
-  each size by the ratio of the bootstrap mean τ there to the one at the observed size (fewer
-  queries attenuate τ, more sharpen it), and power at n systems is
+  ``d² = max(0, τ̂² − Var*(τ̂))`` (Var* = the bootstrap variance at the observed size), kept at the
+  observed number of queries (the number of systems does not change what τ estimates) and scaled
+  at other numbers of queries by the ratio of the mean τ over the observed systems with the
+  queries drawn there to the one at the observed number (fewer queries attenuate τ, more sharpen
+  it), and power at n systems is
   ``Φ((d − c_n)/σ_n) + Φ((−d − c_n)/σ_n)`` with c_n the critical τ and σ_n the null standard
   deviation of Kendall's τ, ``sqrt(2(2n+5)/(9n(n−1)))``;
 - a **pair of metrics** is *separated* on a target when PERM-BOTH (one-sided, the metric with the
@@ -115,6 +117,7 @@ def simulate_cell(data: DesignData, cell: Cell) -> dict[str, Any]:
                 out["tau"][(y, m)] = (float(np.nanmean(taus[m])), float(np.nanstd(taus[m])))
                 tq = _coef_batch(np.broadcast_to(data.metrics[m], Yq.shape), Yq, "kendall", "b")
                 out.setdefault("tau_queries", {})[(y, m)] = float(np.nanmean(np.abs(tq)))
+                out.setdefault("tau_queries_signed", {})[(y, m)] = float(np.nanmean(tq))
             for i, a in enumerate(names):
                 for b in names[i + 1:]:
                     d = taus[a] - taus[b]
@@ -217,10 +220,14 @@ def design(data: DesignData, systems: Sequence[int], queries: Sequence[int], *,
     for r in results:
         if (r["n_systems"], r["n_queries"]) not in wanted:
             continue
-        for (y, m), (mean, _) in r["tau"].items():
-            t, (ref_mean, ref_sd) = tau_hat[(y, m)], ref["tau"][(y, m)]
+        for (y, m) in r["tau"]:
+            t, (_, ref_sd) = tau_hat[(y, m)], ref["tau"][(y, m)]
             d = math.copysign(math.sqrt(max(0.0, t * t - ref_sd * ref_sd)), t)
-            scale = max(0.0, mean / ref_mean) if abs(ref_mean) > 1e-12 and not math.isnan(mean) else 0.0
+            # as for pairs: kept at the observed queries, scaled along queries by the mean τ over the observed
+            # systems with the queries drawn (a ratio of two bootstrap means over drawn systems is noisy)
+            here, there = r["tau_queries_signed"][(y, m)], ref["tau_queries_signed"][(y, m)]
+            scale = (1.0 if r["n_queries"] == Q else
+                     max(0.0, here / there) if abs(there) > 1e-12 and not math.isnan(here) else 0.0)
             effect = d * scale
             rows.append({"target": y, "a": m, "n_systems": r["n_systems"], "n_queries": r["n_queries"],
                          "power": tau_power(effect, r["n_systems"], alpha), "what": "tau significant",
