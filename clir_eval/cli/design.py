@@ -50,7 +50,7 @@ def design_cmd(
       clir-eval design demo-out --targets map --reps 50
       clir-eval design demo-out --targets map --systems 6,12,24 --queries 30,60 --format json
     """
-    from ..correlation.design import (DOC_METHOD, DOC_PAIR_METHOD, DOC_TARGET, answers, default_sizes, design,
+    from ..correlation.design import (DOC_METHOD, DOC_PAIR_METHOD, DOC_TARGET, METHOD, answers, default_sizes, design,
                                       design_data, design_document_pairs, design_documents, document_data,
                                       document_notes, has_documents)
     from ..io.files import write_json
@@ -110,10 +110,7 @@ def design_cmd(
     doc = {"observed": observed, "settings": {
         "reps": reps, "permutations": permutations, "alpha": alpha, "seed": seed, "power": power,
         "systems": n_sys, "queries": n_q,
-        "method": "systems and queries drawn from the observed ones with replacement; single τ: power of the exact untied "
-                  "τ-b test for the debiased effect sqrt(max(0, τ² - bootstrap variance)), scaled per size by the bootstrap "
-                  "mean τ there; pair separated: share of drawn studies where one-sided PERM-BOTH gives p=(c+1)/(k+1) < "
-                  "alpha, no family correction",
+        "method": METHOD,
         **({"documents": n_docs, "documents_method": DOC_METHOD, "doc_pair_reps": doc_pair_reps,
             "doc_pair_permutations": doc_pair_permutations, "doc_pairs_method": DOC_PAIR_METHOD}
            if docs is not None else {})},
@@ -185,14 +182,6 @@ def _sizes(text: str, name: str, minimum: int) -> list[int]:
             raise UserError(f"{name}: {n} is out of range; use {minimum} to 100000")
         out.append(n)
     return sorted(set(out))
-
-
-def _on(r: dict, axis: str, D: int | None) -> bool:
-    """Whether row ``r`` is a point of the panel along ``axis``: rows of the documents' item-level τ only on
-    the documents panel and (at the observed number of documents) the systems panel."""
-    if "n_documents" in r:
-        return axis == "n_documents" or (axis == "n_systems" and r["n_documents"] == D)
-    return axis != "n_documents"
 
 
 def _plots(doc: dict, out: Path) -> None:

@@ -19,24 +19,26 @@ sizes and count how often they answer:
   higher τ in the study against the other, p = (c+1)/(k+1)) gives p < α — one planned comparison,
   without the family correction the verdicts apply. Its power is not the share of bootstrap studies
   whose own PERM-BOTH separates: a system drawn twice is tied with itself, and the test's draws
-  either untie its copies (own swap bits: too lenient, about 0.3 instead of 0.1 for two equally
-  good metrics: 0.32 predicted against 0.08 observed in tests/test_design.py) or keep them tied (too few distinct systems: too strict). As
-  for a single τ, the effect is debiased, ``D² = max(0, Δτ̂² − s₀²)`` with s₀ the standard deviation
-  of PERM-BOTH's permuted Δτ on the observed study (the spread the run's test uses), scaled at
-  other numbers of queries by how much the two metrics' mean bootstrap |τ| shrink or grow there
-  over the observed systems with the queries drawn (kept at the observed queries: the number of
-  systems does not change what τ estimates); at n systems the
-  test's spread is s₀·σ_n/σ_S (σ Kendall's null standard deviation, as for a single τ), and power is ``Φ((D − c)/s) + Φ((−D − c)/s)`` with c = z₁₋α·s (the leader's
-  one-sided test, either metric leading).
+  either untie its copies (own swap bits: too lenient; for two equally good metrics 0.32 predicted
+  against 0.08 observed in tests/test_design.py) or keep them tied (too few distinct systems: too
+  strict). As for a single τ, the effect is debiased, ``D² = max(0, Δτ̂² − s₀²)`` with s₀ the
+  standard deviation of PERM-BOTH's permuted Δτ on the observed study (the spread the run's test
+  uses), kept at the observed queries (the number of systems does not change what τ estimates) and
+  scaled at other numbers of queries by how much the two metrics' mean |τ| over the observed
+  systems with the queries drawn shrink or grow there; at n systems the test's spread is
+  s = s₀·σ_n/σ_S (σ Kendall's null standard deviation, as for a single τ), and power is
+  ``Φ((D − c)/s) + Φ((−D − c)/s)`` with c = z₁₋α·s (the leader's one-sided test, either metric
+  leading).
 
 Each simulated study draws ``n_systems`` of the observed systems and ``n_queries`` of the
-observed queries with replacement (the bootstrap) and takes each drawn system's IR score as its mean over the drawn
-queries (its MT scores are fixed: the MT test set is not resampled); ``reps`` studies per size give
-the bootstrap means and spreads above. These are post-hoc estimates centred on the observed
-effects (debiased), each for one planned test, without a multiple-comparison correction. Assumptions: systems and queries are exchangeable draws from the
-populations a real study would draw from, and the observed ones stand for them; a drawn system
-can repeat (tied with itself on both sides), so power is an estimate from the observed systems,
-not from new ones — least reliable far above the observed size.
+observed queries with replacement (the bootstrap) and takes each drawn system's IR score as its
+mean over the drawn queries (its MT scores are fixed: the MT test set is not resampled); ``reps``
+studies per size give the bootstrap means and spreads above. These are post-hoc estimates centred
+on the observed effects (debiased), each for one planned test, without a multiple-comparison
+correction. Assumptions: systems and queries are exchangeable draws from the populations a real
+study would draw from, and the observed ones stand for them; a drawn system can repeat (tied with
+itself on both sides), so power is an estimate from the observed systems, not from new ones —
+least reliable far above the observed size.
 
 With a run's item-level documents matrix, the **item-level τ over documents** (each document's τ-b across
 systems, averaged: the ``item`` grouping) is simulated too, drawing systems and documents with replacement
@@ -85,10 +87,7 @@ class Cell:
 
     n_systems: int
     n_queries: int
-    index: int
     reps: int
-    permutations: int
-    alpha: float
     seed: int
 
 
@@ -97,31 +96,24 @@ def _draw(rng: np.random.Generator, pool: int, size: int, reps: int) -> np.ndarr
 
 
 def simulate_cell(data: DesignData, cell: Cell) -> dict[str, Any]:
-    """At one study size, over ``reps`` bootstrap studies: each metric's τ with each target (mean, sd)
-    and each pair's difference Δτ (mean, sd)."""
+    """At one study size, over ``reps`` bootstrap studies: each metric's τ with each target (mean, sd), and
+    over the observed systems with only the queries drawn, its mean τ and mean |τ| (``tau_queries``)."""
     rng = np.random.default_rng([cell.seed, cell.n_systems, cell.n_queries])  # by size: the same draws in any grid
     S, Q = len(data.systems), len(data.queries)
     si = _draw(rng, S, cell.n_systems, cell.reps)  # (R, n)
     qi = _draw(rng, Q, cell.n_queries, cell.reps)  # (R, q)
-    names = list(data.metrics)
-    out: dict[str, Any] = {"n_systems": cell.n_systems, "n_queries": cell.n_queries, "tau": {}, "pairs": {}}
+    out: dict[str, Any] = {"n_systems": cell.n_systems, "n_queries": cell.n_queries, "tau": {}, "tau_queries": {}}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for y, pq in data.targets.items():
-            vals = pq[:, qi]  # (S, R, q)
-            means = np.nanmean(vals, axis=2).T  # (R, S): each system's mean over the drawn queries
+            means = np.nanmean(pq[:, qi], axis=2).T  # (R, S): each system's mean over the drawn queries
             Y = np.nan_to_num(np.take_along_axis(means, si, axis=1), nan=0.0)  # (R, n)
-            taus = {m: _coef_batch(data.metrics[m][si], Y, "kendall", "b") for m in names}
             Yq = np.nan_to_num(means, nan=0.0)  # the observed systems, only the queries drawn
-            for m in names:
-                out["tau"][(y, m)] = (float(np.nanmean(taus[m])), float(np.nanstd(taus[m])))
-                tq = _coef_batch(np.broadcast_to(data.metrics[m], Yq.shape), Yq, "kendall", "b")
-                out.setdefault("tau_queries", {})[(y, m)] = float(np.nanmean(np.abs(tq)))
-                out.setdefault("tau_queries_signed", {})[(y, m)] = float(np.nanmean(tq))
-            for i, a in enumerate(names):
-                for b in names[i + 1:]:
-                    d = taus[a] - taus[b]
-                    out["pairs"][(y, a, b)] = (float(np.nanmean(d)), float(np.nanstd(d)))
+            for m, x in data.metrics.items():
+                taus = _coef_batch(x[si], Y, "kendall", "b")
+                out["tau"][(y, m)] = (float(np.nanmean(taus)), float(np.nanstd(taus)))
+                tq = _coef_batch(np.broadcast_to(x, Yq.shape), Yq, "kendall", "b")
+                out["tau_queries"][(y, m)] = (float(np.nanmean(tq)), float(np.nanmean(np.abs(tq))))
     return out
 
 
@@ -207,7 +199,7 @@ def design(data: DesignData, systems: Sequence[int], queries: Sequence[int], *,
     sizes = [(n, Q) for n in systems] + [(S, q) for q in queries if (S, q) not in {(n, Q) for n in systems}]
     if (S, Q) not in sizes:  # the observed size: the reference for the effect's bias and scale
         sizes.append((S, Q))
-    cells = [Cell(n, q, i, reps, permutations, alpha, seed) for i, (n, q) in enumerate(sizes)]
+    cells = [Cell(n, q, reps, seed) for n, q in sizes]
     run = map or (lambda f, xs: [f(x) for x in xs])
     import functools
 
@@ -225,16 +217,15 @@ def design(data: DesignData, systems: Sequence[int], queries: Sequence[int], *,
             d = math.copysign(math.sqrt(max(0.0, t * t - ref_sd * ref_sd)), t)
             # as for pairs: kept at the observed queries, scaled along queries by the mean τ over the observed
             # systems with the queries drawn (a ratio of two bootstrap means over drawn systems is noisy)
-            here, there = r["tau_queries_signed"][(y, m)], ref["tau_queries_signed"][(y, m)]
+            here, there = r["tau_queries"][(y, m)][0], ref["tau_queries"][(y, m)][0]
             scale = (1.0 if r["n_queries"] == Q else
                      max(0.0, here / there) if abs(there) > 1e-12 and not math.isnan(here) else 0.0)
             effect = d * scale
             rows.append({"target": y, "a": m, "n_systems": r["n_systems"], "n_queries": r["n_queries"],
                          "power": tau_power(effect, r["n_systems"], alpha), "what": "tau significant",
                          "effect": effect})
-        for (y, a, b), (mean, sd) in r["pairs"].items():
-            _, ref_sd = ref["pairs"][(y, a, b)]
-            obs, s0 = tau_hat[(y, a)] - tau_hat[(y, b)], null0[(y, a, b)]
+        for (y, a, b), s0 in null0.items():
+            obs = tau_hat[(y, a)] - tau_hat[(y, b)]
             d = math.copysign(math.sqrt(max(0.0, obs * obs - s0 * s0)), obs)
             # fewer or more queries change the target's noise and every τ with it; the number of systems does not
             # change what τ estimates, so at the observed queries the effect stays (a ratio of two noisy bootstrap
@@ -252,8 +243,8 @@ def _attenuation(here: Mapping, ref: Mapping, y: str, a: str, b: str) -> float:
     """How much the two metrics' mean |τ| over the observed systems with the queries drawn shrink (or grow)
     at this number of queries relative to the observed one: fewer queries make the IR target noisier and
     every τ with it weaker, so Δτ too (the systems are not drawn here: their draws would only add noise)."""
-    num = here[(y, a)] + here[(y, b)]
-    den = ref[(y, a)] + ref[(y, b)]
+    num = here[(y, a)][1] + here[(y, b)][1]
+    den = ref[(y, a)][1] + ref[(y, b)][1]
     return num / den if den > 1e-12 and not math.isnan(num) else 0.0
 
 
@@ -364,7 +355,6 @@ class DocumentData:
 class DocCell:
     n_systems: int
     n_documents: int
-    index: int
     reps: int
     seed: int
 
@@ -498,7 +488,7 @@ def design_documents(data: DocumentData, systems: Sequence[int], documents: Sequ
     sizes = [(n, D) for n in systems] + [(S, d) for d in documents if (S, d) not in {(n, D) for n in systems}]
     if (S, D) not in sizes:
         sizes.append((S, D))
-    cells = [DocCell(n, d, i, reps, seed) for i, (n, d) in enumerate(sizes)]
+    cells = [DocCell(n, d, reps, seed) for n, d in sizes]
     run = map or (lambda f, xs: [f(x) for x in xs])
     results = run(functools.partial(simulate_documents_cell, data), cells)
     wanted = {(n, D) for n in systems} | {(S, d) for d in documents}
@@ -702,6 +692,13 @@ def design_document_pairs(data: DocumentData, systems: Sequence[int], documents:
                      "effect": effect, "reps": reps, "permutations": permutations})
     return rows
 
+
+METHOD = ("systems and queries drawn from the observed ones with replacement; single τ: power of the exact untied "
+          "τ-b test for the debiased effect sqrt(max(0, τ² - bootstrap variance)), kept at the observed queries and "
+          "scaled at other numbers of queries by the mean τ over the observed systems with the queries drawn; pair "
+          "separated: power of one-sided PERM-BOTH (p=(c+1)/(k+1) < alpha, no family correction) for the debiased "
+          "effect sqrt(max(0, Δτ² - s0²)), s0 the test's null spread on the observed study, scaled along queries as "
+          "the single τ and s0 with Kendall's null sd in the number of systems")
 
 DOC_TARGET = "retrievability"
 DOC_METHOD = ("documents drawn from the run's judged-relevant documents with replacement (systems as above, queries "

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from .blocks import Block, Bullets, Heading, Para, table_block
-from .verdicts import ALPHA
 
 
 def _t(v: Any) -> str:
@@ -96,7 +95,6 @@ def level_disagreements(results: Mapping[str, Any]) -> list[str]:
     """Per target, where the item level contradicts the system level, from the significant item-level pairs
     alone (p_adjusted < α): a metric ranked significantly above the system level's winner, or significantly
     above a metric the system level ranks significantly above it."""
-    alpha = ((results.get("item_level") or {}).get("settings") or {}).get("alpha", ALPHA)
     out = []
     for v in results.get("verdicts") or []:
         above = {(p["a"], p["b"]) for p in v.get("pairwise", []) if p.get("significant")}
@@ -105,7 +103,7 @@ def level_disagreements(results: Mapping[str, Any]) -> list[str]:
             if w["target"] != v["target"]:
                 continue
             for p in w.get("pairwise", []):
-                if p.get("p_adjusted") is None or not p["p_adjusted"] < w.get("alpha", alpha):
+                if not p.get("significant"):  # p_adjusted < the verdict's α, set where the pairs were tested
                     continue
                 within = f"within {w['items']}, p_adj {p['p_adjusted']:.2g}"
                 if p["b"] == v.get("winner"):
