@@ -102,3 +102,48 @@ def test_macrof_microf_bleu_of_several_systems_on_one_reference_equal_fresh_scor
         assert np.array_equal(got[seed]["bleu"], _sacrebleu_stats(hyps, refs[:1]))
         assert np.array_equal(got[seed]["bleu"], fresh["bleu"])
         assert (got[seed]["macrof1"] != fresh["macrof1"]).nnz == 0
+
+
+def _random_rows(rng, n, width_orders, order_kind):
+    """Statistics rows with many zeros and small counts (short items, empty sides)."""
+    if order_kind == "bleu":
+        N = width_orders
+        lens = rng.integers(0, 6, (n, 2)) * (1 + 15 * (rng.random((n, 1)) < 0.5))  # short and long items
+        total = np.maximum(lens[:, :1] - np.arange(N)[None], 0)
+        total[rng.random((n, N)) < 0.1] = 0
+        correct = np.minimum(total, rng.integers(0, 60, (n, N)))
+        correct[rng.random(n) < 0.2] = 0
+        return np.column_stack([lens, correct, total]).astype(np.int64)
+    cols = []
+    for _ in range(width_orders):
+        hyp, ref = rng.integers(0, 30, n), rng.integers(0, 30, n)
+        hyp[rng.random(n) < 0.15] = 0
+        ref[rng.random(n) < 0.15] = 0
+        cols += [hyp, ref, np.minimum(np.minimum(hyp, ref), rng.integers(0, 30, n))]
+    return np.column_stack(cols).astype(np.int64)
+
+
+@pytest.mark.parametrize("smooth,value,order", [("exp", None, 4), ("floor", None, 4), ("floor", 0.3, 3),
+                                                ("add-k", None, 4), ("add-k", 2.0, 2), ("none", None, 4),
+                                                ("exp", None, 1)])
+def test_item_bleu_rows_equal_sacrebleus_compute_bleu_float_for_float(smooth, value, order):
+    """All rows at once (bleu_rows) = sacrebleu's own compute_bleu row by row, ==, on edge-heavy rows."""
+    from clir_eval.mt.sacrebleu_metrics import bleu_rows
+
+    rng = np.random.default_rng(order)
+    stats = _random_rows(rng, 4000, order, "bleu")
+    m = sacrebleu.BLEU(smooth_method=smooth, smooth_value=value, max_ngram_order=order, effective_order=True)
+    want = [m._compute_score_from_stats(list(map(int, r))).score for r in stats]
+    assert np.array_equal(bleu_rows(stats, order, smooth, value, True), want)
+    m.effective_order = False
+    want = [m._compute_score_from_stats(list(map(int, r))).score for r in stats]
+    assert np.array_equal(bleu_rows(stats, order, smooth, value, False), want)
+
+
+@pytest.mark.parametrize("spec", ["chrf", "chrf1", "chrf++", "chrf:eps_smoothing=true", "chrf:char_order=2,beta=3"])
+def test_item_chrf_rows_equal_sacrebleus_f_score_float_for_float(spec):
+    m = load_metric(spec)
+    sb = m._m
+    stats = _random_rows(np.random.default_rng(len(spec)), 4000, sb.order, "chrf")
+    want = [sb._compute_score_from_stats(list(map(int, r))).score for r in stats]
+    assert np.array_equal(m.item_scores(stats), want)

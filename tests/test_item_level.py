@@ -380,7 +380,7 @@ def test_item_correlations_are_cached_and_equal_through_worker_processes(tmp_pat
     assert len(list((tmp_path / "cache" / "item_level").glob("*.manifest.json"))) == 3
 
 
-@pytest.mark.parametrize("spec", ["macrof1", "microf1", "microf:k=0"])
+@pytest.mark.parametrize("spec", ["macrof1", "microf1", "microf:k=0", "microf:k=0.3", "macrof:beta=2"])
 def test_type_f_item_scores_equal_each_rows_corpus_score(spec):
     """MacroF/MicroF item scores read row by row from one CSR copy equal the generic per-row
     corpus score (slicing the row), number for number, also for empty items."""
@@ -397,6 +397,25 @@ def test_type_f_item_scores_equal_each_rows_corpus_score(spec):
     hyps, refs = [text() for _ in range(30)], [[text() for _ in range(30)]]
     stats = m.segment_stats(hyps, refs)
     assert np.array_equal(m.item_scores(stats), MTMetric.item_scores(m, stats))
+
+
+def test_type_f_item_scores_share_cells_between_metrics_of_one_matrix():
+    """MacroF and MicroF scoring one statistics matrix one after the other (the second reuses the
+    first's cells) each equal their own per-row corpus scores; a different matrix next is not
+    mistaken for the kept one."""
+    from clir_eval.mt.base import MTMetric, load_metrics
+    from clir_eval.mt.typebased import forget_item_cells
+
+    macro, micro = load_metrics(["macrof1", "microf:k=0.5"])
+    rng = np.random.default_rng(9)
+    words = [f"w{i}" for i in range(500)]
+    text = lambda: " ".join(rng.choice(words, size=int(rng.integers(0, 60))))  # noqa: E731
+    for _ in range(2):
+        hyps, refs = [text() for _ in range(40)], [[text() for _ in range(40)]]
+        stats = macro.segment_stats(hyps, refs)
+        for m in (macro, micro, macro):
+            assert np.array_equal(m.item_scores(stats), MTMetric.item_scores(m, stats))
+    forget_item_cells()
 
 
 @pytest.mark.parametrize("variant", ["b", "c"])

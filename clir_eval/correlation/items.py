@@ -52,8 +52,10 @@ from .statistics import _coef_batch, _percentile_ci, check_method, correlate
 # permutation test permutes the target once per (item kind, target), shared by every metric's row;
 # 4: answers say "within-query" (were "within-querie"); 5: an analysis with the same values as an earlier one
 # (up to the order of the items) is computed once (:func:`distinct_analyses`), so later rows' generators are numbered
-# without it; 6: answers name only the significantly separated pairs; 7: a table's items are "items" in answers
-ITEM_PROCEDURE = "7"
+# without it; 6: answers name only the significantly separated pairs; 7: a table's items are "items" in answers;
+# 8: items whose target is constant (no defined coefficient in any draw) are left out of the draws' arithmetic
+# (the same draws; the means over the other items may differ in the last bit)
+ITEM_PROCEDURE = "8"
 GROUPINGS = ("none", "item", "system")
 VERDICT_GROUPING = "item"
 Mapper = Callable[[Callable[[tuple], Any], list], list]  # map(function, jobs) -> results in order, e.g. an executor's
@@ -131,6 +133,16 @@ def group_coefs(X: np.ndarray, Y: np.ndarray, grouping: str, method: str, varian
     raise ValueError(f"unknown grouping {grouping!r}; use one of {', '.join(GROUPINGS)}")
 
 
+def _varying(Y: np.ndarray) -> np.ndarray:
+    """Per item (column): whether its target takes two different values among its defined cells.
+    An item whose target does not has no defined coefficient across systems, observed or in any
+    draw that resamples or permutes its systems (all its pairs are tied in the target), so the
+    draws may leave it out."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # an item without a defined cell: NaN bounds, not varying
+        return np.nanmax(Y, axis=0) > np.nanmin(Y, axis=0)
+
+
 def _mean(v: np.ndarray) -> float | None:
     v = v[~np.isnan(v)]
     return float(v.mean()) if len(v) else None
@@ -172,6 +184,8 @@ def _draw_coefs(X: np.ndarray, Y: np.ndarray, grouping: str, s: ItemSettings, ax
     if s.method != "kendall":
         return _recomputed(X, Y, grouping, s, axis, idx)
     U = np.bincount((idx + n * np.arange(k)[:, None]).ravel(), minlength=k * n).reshape(k, n).astype(float)
+    if grouping == "item" and not (v := _varying(Y)).all() and v.any():  # items without a coefficient in any draw
+        X, Y = X[:, v], Y[:, v]
     if grouping == "none":
         return tau_draws(group_sums(X, Y, axis), U, s.variant)
     if grouping == "item" and s.variant == "b":  # systems resampled; every item at once
@@ -360,6 +374,8 @@ def target_permutation_tests(Xs: Sequence[np.ndarray], Y: np.ndarray, taus: Sequ
     S, I = Y.shape
     rng = np.random.default_rng(list(key))
     perm = rng.permuted(np.broadcast_to(np.arange(S, dtype=np.int64)[:, None], (k, S, I)).copy(), axis=1)
+    if not (v := _varying(Y)).all() and v.any():  # items without a coefficient under any permutation
+        perm, Y, Xs = perm[:, :, v], Y[:, v], [X[:, v] for X in Xs]
     fast = [j for j, X in enumerate(Xs) if _full_tau_b(s, X, Y)]
     coefs: dict[int, np.ndarray] = dict(zip(fast, _permuted_target_tau_b(perm, [Xs[j] for j in fast], Y))) if fast else {}
     if len(fast) < len(Xs):
@@ -573,6 +589,8 @@ def perm_both_items(Xa: np.ndarray, Xb: np.ndarray, Y: np.ndarray, s: ItemSettin
     k = s.permutation
     S, I = Y.shape
     swap = swap_bits(rng, (k, S, I))
+    if not (v := _varying(Y)).all() and v.any():  # items without a coefficient in any draw
+        a, b, Y, swap = a[:, v], b[:, v], Y[:, v], swap[:, :, v]
     if _full_tau_b(s, a, b, Y):
         ca, cb = _swapped_tau_b(a, b, Y, swap)
     else:

@@ -361,9 +361,11 @@ def _umask() -> int:
 
 
 def write_json(path: PathLike, obj, *, indent: int | None = 1) -> None:
-    """Atomically write JSON (UTF-8, keys in insertion order)."""
+    """Atomically write JSON (UTF-8, keys in insertion order); ``indent=None``: compact (and written
+    by the json module's C encoder, several times faster)."""
+    text = json.dumps(obj, indent=indent, ensure_ascii=False)  # the same text as json.dump, which never uses the C encoder
     with atomic_write(path) as fh:
-        json.dump(obj, fh, indent=indent, ensure_ascii=False)
+        fh.write(text)
         fh.write("\n")
 
 

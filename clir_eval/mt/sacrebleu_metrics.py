@@ -134,7 +134,7 @@ class BLEUMetric(SacreMetric):
         if type(self) is not BLEUMetric:
             return super().item_scores(stats)
         m = self._sentence()
-        return np.array([m._compute_score_from_stats(list(map(int, row))).score for row in np.asarray(stats)], float)
+        return bleu_rows(np.asarray(stats), m.max_ngram_order, m.smooth_method, m.smooth_value, m.effective_order)
 
     def item_signature(self, nrefs: int) -> str:
         if type(self) is not BLEUMetric:
@@ -184,6 +184,11 @@ class CHRFMetric(SacreMetric):
 
     def score_totals(self, totals):
         return self.sacre_score(totals).score, {}
+
+    def item_scores(self, stats) -> np.ndarray:
+        if type(self) is not CHRFMetric:
+            return super().item_scores(stats)
+        return chrf_rows(np.asarray(stats), self._m.beta, self._m.order, self._m.eps_smoothing)
 
     def signature(self, nrefs: int, **extra) -> str:
         # sacrebleu names β in the score ("chrF1"), not in the signature; add it there
@@ -266,3 +271,78 @@ class BLEUSBPMetric(BLEUMetric):
 
     def signature(self, nrefs: int, **extra) -> str:
         return super().signature(nrefs, **extra, bp="strict")
+
+
+# ----------------------------------------------------------------------------- item scores, all rows at once
+def bleu_rows(stats: np.ndarray, order: int, smooth_method: str, smooth_value: float | None,
+              effective_order: bool) -> np.ndarray:  # fmt: skip
+    """sacrebleu's ``BLEU.compute_bleu`` of every row of ``stats`` ([sys_len, ref_len, correct_1..N,
+    total_1..N]): the brevity penalties and precisions with its operations in its order, on all
+    rows at once; each row's score then with its own expression (``math``, its ``my_log``, Python's
+    ``sum``), so the same floats."""
+    n_rows = len(stats)
+    if smooth_value is None:
+        smooth_value = sacrebleu.BLEU.SMOOTH_DEFAULTS[smooth_method]
+    sys_len, ref_len = stats[:, 0], stats[:, 1]
+    correct = stats[:, 2:2 + order].astype(np.float64)
+    total = stats[:, 2 + order:2 + 2 * order].astype(np.float64)
+    bp = np.ones(n_rows)
+    short = (sys_len < ref_len) & (sys_len > 0)
+    bp[short] = [math.exp(1 - r / h) for r, h in zip(ref_len[short].tolist(), sys_len[short].tolist())]
+    bp[(sys_len < ref_len) & (sys_len <= 0)] = 0.0
+    precisions = np.zeros((n_rows, order))
+    eff = np.full(n_rows, order)
+    going = np.ones(n_rows, bool)  # rows whose loop has not hit a zero total yet
+    smooth_mteval = np.ones(n_rows)
+    for n in range(order):
+        if smooth_method == "add-k" and n > 0:
+            correct[:, n] += smooth_value
+            total[:, n] += smooth_value
+        going &= total[:, n] != 0
+        if effective_order:
+            eff[going] = n + 1
+        zero = going & (correct[:, n] == 0)
+        if smooth_method == "exp":
+            smooth_mteval[zero] *= 2
+            precisions[zero, n] = 100. / (smooth_mteval[zero] * total[zero, n])
+        elif smooth_method == "floor":
+            precisions[zero, n] = 100. * smooth_value / total[zero, n]
+        hit = going & (correct[:, n] != 0)
+        precisions[hit, n] = 100. * correct[hit, n] / total[hit, n]
+    from sacrebleu.utils import my_log
+
+    scores = np.array([b * math.exp(sum([my_log(p) for p in ps[:e]]) / e)  # compute_bleu's own expression
+                       for b, ps, e in zip(bp.tolist(), precisions.tolist(), eff.tolist())])
+    scores[~stats[:, 2:2 + order].any(axis=1)] = 0.0  # no correct n-gram of any order: 0
+    return scores
+
+
+def chrf_rows(stats: np.ndarray, beta: float, order: int, eps_smoothing: bool) -> np.ndarray:
+    """sacrebleu's ``CHRF._compute_f_score`` of every row of ``stats`` ([hyp, ref, match] per
+    order): its operations in its order on all rows at once (the same floats)."""
+    eps = 1e-16
+    n_rows = len(stats)
+    st = stats.astype(np.float64)
+    score = np.zeros(n_rows)
+    avg_prec, avg_rec = np.zeros(n_rows), np.zeros(n_rows)
+    effective_order = np.zeros(n_rows, np.int64)
+    factor = beta ** 2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for i in range(order):
+            n_hyp, n_ref, n_match = st[:, 3 * i], st[:, 3 * i + 1], st[:, 3 * i + 2]
+            prec = np.where(n_hyp > 0, n_match / n_hyp, eps)
+            rec = np.where(n_ref > 0, n_match / n_ref, eps)
+            denom = factor * prec + rec
+            score += np.where(denom > 0, (1 + factor) * prec * rec / denom, eps)
+            both = (n_hyp > 0) & (n_ref > 0)
+            avg_prec[both] += prec[both]
+            avg_rec[both] += rec[both]
+            effective_order += both
+        if eps_smoothing:
+            return 100 * score / order
+        some = effective_order > 0
+        avg_prec = np.where(some, avg_prec / np.where(some, effective_order, 1), 0.0)
+        avg_rec = np.where(some, avg_rec / np.where(some, effective_order, 1), 0.0)
+        out = (1 + factor) * avg_prec * avg_rec
+        out = out / ((factor * avg_prec) + avg_rec)
+    return np.where((avg_prec + avg_rec) != 0, 100 * out, 0.0)

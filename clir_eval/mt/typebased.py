@@ -137,6 +137,42 @@ def _prf(preds: np.ndarray, refs: np.ndarray, match: np.ndarray, beta: float):
     return p, r, f
 
 
+_CELLS: list = []  # the last statistics matrix given to _item_cells and its cells (MacroF, then MicroF of it)
+
+
+def _item_cells(stats) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(row bounds, PREDS, REFS, MATCH) of every (row, type) present in a row of ``stats`` (PREDS or
+    REFS > 0), rows in order and each row's types ascending; row i's cells are
+    ``bounds[i]:bounds[i + 1]``. The last matrix's cells are kept for the next metric of it."""
+    if _CELLS and _CELLS[0] is stats:
+        return _CELLS[1]
+    m = sparse.csr_array(stats, copy=True)
+    m.sum_duplicates()
+    m.eliminate_zeros()
+    n, width = m.shape
+    V = max((width - 2) // 3, 1)
+    row = np.repeat(np.arange(n, dtype=np.int64), np.diff(m.indptr))
+    col = m.indices.astype(np.int64)
+    val = m.data.astype(np.float64)
+    typed = col >= 2
+    kind, j = (col[typed] - 2) // V, (col[typed] - 2) % V  # 0 preds, 1 refs, 2 match
+    key = row[typed] * V + j  # ascending within each kind (CSR rows in order, columns sorted)
+    # present = PREDS or REFS > 0, MATCH <= both: the union of the two sorted key runs, merged
+    both = np.concatenate([key[kind == 0], key[kind == 1]])
+    both = both[np.argsort(both, kind="stable")]  # two sorted runs: a linear merge
+    keys = both[np.r_[True, both[1:] != both[:-1]]] if len(both) else both
+    cells = np.zeros((3, len(keys)))
+    cells[kind, np.searchsorted(keys, key)] = val[typed]
+    bounds = np.searchsorted(keys // V, np.arange(n + 1))
+    _CELLS[:] = [stats, (bounds, *cells)]
+    return _CELLS[1]
+
+
+def forget_item_cells() -> None:
+    """Drop the cells :func:`_item_cells` keeps (and its reference to the statistics matrix)."""
+    _CELLS.clear()
+
+
 @register("macrof", (_BETA_F,), "MacroF_β (default β=1, i.e. macrof1)", aliases={
     "macrof1": ({"beta": 1.0}, "MacroF1 over unigram types (Gowda et al. 2021)"),
 })
@@ -179,35 +215,24 @@ class TypeFMetric(MTMetric):
 
     def item_scores(self, stats) -> np.ndarray:
         """As :meth:`MTMetric.item_scores` (each row's :meth:`score_totals`, the same numbers): every
-        row's present types in ascending order, as :meth:`score_totals` keeps them, with the per-type
-        arithmetic done for all rows at once and each row's two sums taken over its own slice."""
-        m = sparse.csr_array(stats, copy=True)
-        m.sum_duplicates()
-        m.eliminate_zeros()
-        n, width = m.shape
-        V = (width - 2) // 3
-        row = np.repeat(np.arange(n, dtype=np.int64), np.diff(m.indptr))
-        col = m.indices.astype(np.int64)
-        val = m.data.astype(np.float64)
-        typed = col >= 2
-        kind, j = (col[typed] - 2) // V, (col[typed] - 2) % V  # 0 preds, 1 refs, 2 match
-        key = row[typed] * V + j
-        keys = np.unique(key)  # (row, type) in row order, types ascending: score_totals' order
-        cells = np.zeros((3, len(keys)))
-        cells[kind, np.searchsorted(keys, key)] = val[typed]
-        preds, refs, match = cells
-        present = (preds + refs) > 0
-        keys, preds, refs, match = keys[present], preds[present], refs[present], match[present]
+        row's present types in ascending order, as :meth:`score_totals` keeps them
+        (:func:`_item_cells`, shared by MacroF and MicroF of one statistics matrix), with the
+        per-type arithmetic done for all rows at once and each row's sums taken over its own slice
+        (the weighted F by numpy's own summation, a row at a time, so the same bits)."""
+        bounds, preds, refs, match = _item_cells(stats)
+        n = len(bounds) - 1
         _, _, f = _prf(preds, refs, match, self.params["beta"])
         w = self._weights(refs)
         fw = f * w
-        bounds = np.searchsorted(keys // max(V, 1), np.arange(n + 1))
+        if self.average == "macro" or float(self.params["k"]).is_integer():
+            # integer weights: their sums are exact in any order
+            wsums = np.add.reduceat(np.r_[w, 0.0], bounds[:-1])
+            wsums[bounds[:-1] == bounds[1:]] = 0.0
+        else:
+            wsums = np.array([w[bounds[i]:bounds[i + 1]].sum() for i in range(n)])
         out = np.zeros(n)
-        for i in range(n):
-            lo, hi = bounds[i], bounds[i + 1]
-            wsum = w[lo:hi].sum()
-            if wsum > 0:
-                out[i] = 100.0 * float(fw[lo:hi].sum()) / float(wsum)
+        for i in np.flatnonzero(wsums > 0):
+            out[i] = 100.0 * float(fw[bounds[i]:bounds[i + 1]].sum()) / float(wsums[i])
         return out
 
     def score_totals(self, totals):

@@ -244,7 +244,7 @@ class Entry:
     def save_json(self, obj: Any) -> None:
         """Write the JSON payload (with this entry's key beside it) and seal it."""
         self.unseal()
-        write_json(self.path("json"), {"cache_key": self.key, "value": obj})
+        write_json(self.path("json"), {"cache_key": self.key, "value": obj}, indent=None)  # read by the harness only
         self.seal("json")
 
 

@@ -121,7 +121,7 @@ class LocalExecutor(_Base):
         inflight: dict[Future, int] = {}
         ex = self._get_pool(workers)
         try:
-            _fill(ex, fn, todo, inflight, workers)
+            _fill(ex, fn, todo, inflight, _in_flight(workers))
             while inflight:
                 done, _ = wait(inflight, return_when=FIRST_COMPLETED)
                 _raise_first_failure(done, inflight)
@@ -130,7 +130,7 @@ class LocalExecutor(_Base):
                     results[i] = f.result()
                     if on_done:
                         on_done(i)
-                _fill(ex, fn, todo, inflight, workers)
+                _fill(ex, fn, todo, inflight, _in_flight(workers))
         except BaseException:
             for f in inflight:
                 f.cancel()
@@ -175,6 +175,60 @@ def _raise_first_failure(done, inflight: dict) -> None:
     if any(isinstance(e, BrokenProcessPool) for _, e in failed):
         raise WorkerLost(tuple(sorted(inflight.values()))) from None
     raise failed[0][1]
+
+
+def runs_elsewhere(ex: Executor | None) -> bool:
+    """Whether ``ex`` runs tasks outside this process (worker processes, a cluster): only then
+    does spreading work over it, or running a stage beside this process's own work, pay."""
+    return ex is not None and not isinstance(ex, SerialExecutor) and not (isinstance(ex, LocalExecutor) and ex.jobs <= 1)
+
+
+_BESIDE = threading.local()  # in a Beside's thread: .beside, that Beside
+
+
+def _in_flight(workers: int) -> int:
+    """How many tasks a map keeps in flight: one fewer than its workers when it runs in a
+    :class:`Beside` thread while the caller computes (the caller's process needs that core)."""
+    b = getattr(_BESIDE, "beside", None)
+    return workers - 1 if workers > 1 and b is not None and b.caller_busy else workers
+
+
+class Beside:
+    """``fn()`` run in a thread of this process, beside the caller's own work: for a stage whose
+    tasks run in the executor's workers while this process computes something else (the thread
+    mostly waits for the workers). Its maps keep one worker fewer busy until the caller waits in
+    :meth:`result`, which returns ``fn``'s value or raises its exception. ``lock`` is taken here
+    and held until ``fn`` returns: the caller takes it around any ``map`` of its own meanwhile, so
+    two maps never run at once on one executor."""
+
+    def __init__(self, fn: Callable[[], Any]):
+        self.lock = threading.Lock()
+        self.lock.acquire()  # before the caller's next map
+        self.caller_busy = True
+        self.seconds = 0.0
+        self._out: tuple[bool, Any] | None = None
+        self._thread = threading.Thread(target=self._run, args=(fn,), daemon=True, name="beside")
+        self._thread.start()
+
+    def _run(self, fn: Callable[[], Any]) -> None:
+        _BESIDE.beside = self
+        t0 = time.perf_counter()
+        try:
+            self._out = (True, fn())
+        except BaseException as e:  # handed to the caller by result()
+            self._out = (False, e)
+        finally:
+            self.seconds = time.perf_counter() - t0
+            self.lock.release()
+
+    def result(self) -> Any:
+        self.caller_busy = False  # the caller waits from now: the maps may use every worker
+        self._thread.join()
+        assert self._out is not None
+        ok, value = self._out
+        if not ok:
+            raise value
+        return value
 
 
 def get_executor(name: str = "local", jobs: int = 1) -> Executor:

@@ -9,7 +9,7 @@ killed at any moment and restarted ends with the same results.
 
 from __future__ import annotations
 
-
+import contextlib
 import functools
 import json
 import os
@@ -25,7 +25,7 @@ from ..io.trec import Qrels, read_run
 from ..ir.settings import PSEUDO_TOP_K
 from ..mt.analyses import run_analyses
 from .cache import Cache, tool_versions
-from .executor import Executor, LocalExecutor, SerialExecutor, WorkerLost, get_executor
+from .executor import Beside, Executor, LocalExecutor, WorkerLost, get_executor, runs_elsewhere
 from .inputs import Resolved, resolve_inputs
 from .output import cache_locked, locked, prepare_cache, prepare_out, write_outputs
 from .progress import Progress
@@ -115,15 +115,20 @@ def _run(cfg: Config, out: Path, ex: Executor, quiet: bool, log: Callable[[str],
             english = english_side(cfg, res, cache, eng_task, eng_out["retrieve"])
             signature["retrieval"] = english.signature
             signature["relevance"] = english.qrels_source
+            check_systems_ids(english, tasks, outputs)
+            # the item scores run in the workers beside the IR measures and correlations computed here
+            items = item_scores(cfg, res, english, tasks, ex, cache, progress, timing, None if quiet else log)
             t0 = time.perf_counter()
             english_ir = ir_stage(english_ir_task(cfg, english), cache)
             score_systems_ir(cfg, english, tasks, outputs, cache,
                              progress.stage("IR measures", [t.system for t in tasks if t.retrieve is not None]))
             timing["ir"] = time.perf_counter() - t0
-            items = item_scores(cfg, res, english, tasks, ex, cache, progress, timing, None if quiet else log)
         sys_results, stage_times = assemble_systems(res, outputs, signature)
         timing.update({f"cpu_{k}": v for k, v in stage_times.items()})
-        ext_kinds, corr = score_tables(cfg, res, sys_results, timing, cache, ex, progress)
+        ext_kinds, corr = score_tables(cfg, res, sys_results, timing, cache, ex, progress,
+                                       items.lock if isinstance(items, Beside) else None)
+        if isinstance(items, Beside):
+            items, timing["items"] = items.result(), items.seconds
         run_files: dict[str, str] = {}  # beside results.json: the item-level documents matrix
         item_block = item_level(cfg, res, english, items, sys_results, ext_kinds, timing, cache, ex, progress,
                                 ext_items, run_files) if items is not None else None
@@ -169,8 +174,10 @@ def item_segments(tasks: list[SystemTask], res: Resolved, cache: Cache) -> tuple
 
 def item_scores(cfg: Config, res: Resolved, english: EnglishSide, tasks: list[SystemTask], ex: Executor,
                 cache: Cache, progress: Progress, timing: dict[str, float],
-                log: Callable[[str], None] | None = None) -> dict | None:  # fmt: skip
-    """Every system's item-level scores (cached, through the executor), or ``{"skipped": why}``."""
+                log: Callable[[str], None] | None = None) -> dict | Beside:  # fmt: skip
+    """Every system's item-level scores (cached, through the executor), or ``{"skipped": why}``;
+    where the executor runs tasks elsewhere, a :class:`Beside` computing them while this process
+    goes on (its ``result()``: the same dict)."""
     from .item_level import english_signals, items_tasks, run_items, skip_reason
 
     why = skip_reason(cfg, res, english)
@@ -178,17 +185,25 @@ def item_scores(cfg: Config, res: Resolved, english: EnglishSide, tasks: list[Sy
         return {"skipped": why}
     t0 = time.perf_counter()
     itasks = items_tasks(cfg, res, english, tasks)
-    neural_items_prepass(itasks, cache, progress, log)
-    try:
-        out = run_items(ex, itasks, cache, progress.bar("item scores", len(itasks)))
-    except WorkerLost as e:
-        raise UserError(
-            f"a worker process died (killed or out of memory) while scoring the items of system(s) "
-            f"{', '.join(itasks[i].system for i in e.indices)}; finished stages are kept in the cache: re-run to "
-            "resume, with fewer --jobs if memory ran out"
-        ) from None
+    neural_items_prepass(itasks, cache, progress, log)  # here: it may load a model on this process's device
+    bar = progress.bar("item scores", len(itasks))
+
+    def work() -> dict:
+        try:
+            out = run_items(ex, itasks, cache, bar)
+        except WorkerLost as e:
+            raise UserError(
+                f"a worker process died (killed or out of memory) while scoring the items of system(s) "
+                f"{', '.join(itasks[i].system for i in e.indices)}; finished stages are kept in the cache: re-run to "
+                "resume, with fewer --jobs if memory ran out"
+            ) from None
+        return {"systems": [t.system for t in itasks], "outputs": out, "english": english_signals(english, cache)}
+
+    if runs_elsewhere(ex):
+        return Beside(work)
+    items = work()
     timing["items"] = time.perf_counter() - t0
-    return {"systems": [t.system for t in itasks], "outputs": out, "english": english_signals(english, cache)}
+    return items
 
 
 def external_items(cfg: Config, res: Resolved):
@@ -226,7 +241,7 @@ def item_level(cfg: Config, res: Resolved, english: EnglishSide, items: dict, sy
 
     if not items["outputs"] or not items["outputs"][0]["documents"]:
         return {"skipped": "no document is judged relevant by any query"}
-    parallel = ex is not None and not isinstance(ex, SerialExecutor) and not (isinstance(ex, LocalExecutor) and ex.jobs <= 1)
+    parallel = runs_elsewhere(ex)
 
     def mapper(fn, jobs):
         row = progress.stage("item-level statistics", len(jobs), ex.jobs) if progress is not None else None
@@ -360,15 +375,21 @@ def index_shards(cfg: Config, ex: Executor, first: list[SystemTask], tasks: list
     return first, tasks, [n for d in done for n in d["notes"]]
 
 
+def check_systems_ids(english: EnglishSide, tasks: list[SystemTask], outputs: list[dict]) -> None:
+    """Every system's collection has the English side's ids (before any stage reads its documents by id)."""
+    want = ids_checksum(english.doc_ids)
+    for task, out in zip(tasks, outputs):
+        if task.retrieve is not None:
+            check_same_ids(task.retrieve, out["retrieve"].get("ids_checksum"), want, english.doc_ids)
+
+
 def score_systems_ir(cfg: Config, english: EnglishSide, tasks: list[SystemTask], outputs: list[dict], cache: Cache,
                      on_done: Callable[[int], None] | None) -> None:  # fmt: skip
-    """Check each system's ids against the English side's, then add its IR scores to its output."""
-    want = ids_checksum(english.doc_ids)
+    """Add each system's IR scores to its output (its ids checked: :func:`check_systems_ids`)."""
     done = 0
     for task, out in zip(tasks, outputs):
         if task.retrieve is None:
             continue
-        check_same_ids(task.retrieve, out["retrieve"].get("ids_checksum"), want, english.doc_ids)
         t0 = time.perf_counter()
         out["ir"] = ir_stage(ir_task(cfg, english, task.system, task.retrieve), cache)
         out["times"]["ir"] = time.perf_counter() - t0
@@ -457,11 +478,13 @@ def assemble_systems(
 
 
 def score_tables(cfg: Config, res: Resolved, sys_results: dict, timing: dict[str, float], cache: Cache,
-                 ex: Executor | None = None, progress: Progress | None = None):  # fmt: skip
+                 ex: Executor | None = None, progress: Progress | None = None, lock=None):  # fmt: skip
     """Join external and human scores, then correlate (cached): (score kinds, {"correlations", "comparisons", "verdicts"}).
 
     The resampling seed blocks of all correlations run through ``ex`` (one ``map``, a few
-    tasks per worker) when there is enough of them to pay; results never depend on it."""
+    tasks per worker) when there is enough of them to pay; results never depend on it. ``lock``
+    (held by a stage running beside this one on ``ex``: :class:`~.executor.Beside`) is taken
+    around each such ``map``."""
     from ..correlation.driver import VERDICT_PROCEDURE, correlate_run
     from ..correlation.statistics import RESAMPLE_BLOCK
     from ..sources.materialize import join_external
@@ -485,12 +508,12 @@ def score_tables(cfg: Config, res: Resolved, sys_results: dict, timing: dict[str
                 blocks.append(progress.stage("  resampling blocks", 0, ex.jobs))
             if blocks and blocks[0] is not None:
                 blocks[0].extend(len(tasks))
-            return ex.map(fn, tasks, blocks[0] if blocks else None)
+            with lock or contextlib.nullcontext():
+                return ex.map(fn, tasks, blocks[0] if blocks else None)
 
         try:
             # blocks through the executor only where it runs them elsewhere (in-process: one pass, no recording)
-            parallel = ex is not None and not isinstance(ex, SerialExecutor) and not (
-                isinstance(ex, LocalExecutor) and ex.jobs <= 1)
+            parallel = runs_elsewhere(ex)
             corr = correlate_run(cfg, sys_results, ext_kinds, map=mapper if parallel else None,
                                  chunks=4 * getattr(ex, "jobs", 1))
         except WorkerLost:
