@@ -500,6 +500,31 @@ def test_target_permutation_tests_equal_a_plain_scipy_loop(seed):
         assert "k=40" in test
 
 
+@pytest.mark.parametrize("method,variant,missing", [("kendall", "b", False), ("kendall", "b", True),
+                                                    ("kendall", "c", False), ("kendall", "acc23", True),
+                                                    ("pearson", None, False), ("spearman", None, True)])
+def test_target_permutation_tests_with_constant_target_items_equal_a_plain_loop(method, variant, missing):
+    """Items whose target is constant (no coefficient in any permutation) leave the permutations'
+    arithmetic on every path (full τ-b; missing cells, τ-c, acc23, Pearson, Spearman): each p-value
+    equals a plain loop over the same permutations of the whole target, every item kept."""
+    from clir_eval.correlation.items import target_permutation_tests
+
+    r = np.random.default_rng(4)
+    S, I, k = 7, 12, 40
+    Y = r.integers(0, 4, (S, I)).astype(float)
+    Y[:, [0, 5, 9]] = 2.0
+    Xs = [r.normal(size=(S, I)).round(1), Y + r.normal(size=(S, I))]
+    if missing:
+        Xs[1][1, 3], Y[2, 7], Y[4, 5] = np.nan, np.nan, np.nan
+    s = ItemSettings(method=method, variant=variant, permutation=k)
+    obs = [grouped(X, Y, "item", method, variant)[0] for X in Xs]
+    got = target_permutation_tests(Xs, Y, obs, s, (4, 99))
+    perm = np.random.default_rng([4, 99]).permuted(np.broadcast_to(np.arange(S)[:, None], (k, S, I)).copy(), axis=1)
+    for X, o, (p, _) in zip(Xs, obs, got):
+        draws = [grouped(X, np.take_along_axis(Y, perm[b], axis=0), "item", method, variant)[0] for b in range(k)]
+        assert p == (sum(abs(d) >= abs(o) - 1e-12 for d in draws) + 1) / (k + 1)
+
+
 @pytest.mark.parametrize("items,word", [("documents", "within-document τ"), ("queries", "within-query τ"),
                                         ("0", "within-item τ")])  # correlate --item-col: a table's items
 def test_bound_answer_names_the_item_in_the_singular(items, word):

@@ -376,6 +376,7 @@ def target_permutation_tests(Xs: Sequence[np.ndarray], Y: np.ndarray, taus: Sequ
     perm = rng.permuted(np.broadcast_to(np.arange(S, dtype=np.int64)[:, None], (k, S, I)).copy(), axis=1)
     if not (v := _varying(Y)).all() and v.any():  # items without a coefficient under any permutation
         perm, Y, Xs = perm[:, :, v], Y[:, v], [X[:, v] for X in Xs]
+        I = Y.shape[1]
     fast = [j for j, X in enumerate(Xs) if _full_tau_b(s, X, Y)]
     coefs: dict[int, np.ndarray] = dict(zip(fast, _permuted_target_tau_b(perm, [Xs[j] for j in fast], Y))) if fast else {}
     if len(fast) < len(Xs):
