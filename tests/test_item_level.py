@@ -380,7 +380,8 @@ def test_item_correlations_are_cached_and_equal_through_worker_processes(tmp_pat
     assert len(list((tmp_path / "cache" / "item_level").glob("*.manifest.json"))) == 3
 
 
-@pytest.mark.parametrize("spec", ["macrof1", "microf1", "microf:k=0", "microf:k=0.3", "macrof:beta=2"])
+@pytest.mark.parametrize("spec", ["macrof1", "microf1", "microf:k=0", "microf:k=0.3", "macrof:beta=2",
+                                  "microf:k=1e15"])  # integer weights whose sums pass 2**53: not exact
 def test_type_f_item_scores_equal_each_rows_corpus_score(spec):
     """MacroF/MicroF item scores read row by row from one CSR copy equal the generic per-row
     corpus score (slicing the row), number for number, also for empty items."""

@@ -224,8 +224,8 @@ class TypeFMetric(MTMetric):
         _, _, f = _prf(preds, refs, match, self.params["beta"])
         w = self._weights(refs)
         fw = f * w
-        if self.average == "macro" or float(self.params["k"]).is_integer():
-            # integer weights: their sums are exact in any order
+        if self.average == "macro" or (float(self.params["k"]).is_integer() and float(w.sum()) < 2.0 ** 53):
+            # integer weights, every sum below 2**53: exact in any order
             wsums = np.add.reduceat(np.r_[w, 0.0], bounds[:-1])
             wsums[bounds[:-1] == bounds[1:]] = 0.0
         else:
