@@ -18,9 +18,15 @@ def test_result_is_the_functions_value_or_its_exception():
         raise UserError("items: bad input")
 
     b = Beside(fail)
+    b._thread.join()
+    with pytest.raises(UserError, match="items: bad input"):
+        b.raise_if_failed()  # the caller learns of it at its next check
     with pytest.raises(UserError, match="items: bad input"):
         b.result()
     assert not b.lock.locked()
+    ok = Beside(lambda: 1, started=0.0)
+    ok.raise_if_failed()  # nothing to raise (done or not)
+    assert ok.result() == 1 and ok.seconds > 1.0  # counted from the stage's own start
 
 
 def test_lock_is_held_until_the_function_returns():

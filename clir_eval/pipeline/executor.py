@@ -201,25 +201,30 @@ class Beside:
     and held until ``fn`` returns: the caller takes it around any ``map`` of its own meanwhile, so
     two maps never run at once on one executor."""
 
-    def __init__(self, fn: Callable[[], Any]):
+    def __init__(self, fn: Callable[[], Any], started: float | None = None):
         self.lock = threading.Lock()
         self.lock.acquire()  # before the caller's next map
         self.caller_busy = True
-        self.seconds = 0.0
+        self.seconds = 0.0  # from ``started`` (a ``time.perf_counter()``; default: now) to fn's return
+        self._started = time.perf_counter() if started is None else started
         self._out: tuple[bool, Any] | None = None
         self._thread = threading.Thread(target=self._run, args=(fn,), daemon=True, name="beside")
         self._thread.start()
 
     def _run(self, fn: Callable[[], Any]) -> None:
         _BESIDE.beside = self
-        t0 = time.perf_counter()
         try:
             self._out = (True, fn())
         except BaseException as e:  # handed to the caller by result()
             self._out = (False, e)
         finally:
-            self.seconds = time.perf_counter() - t0
+            self.seconds = time.perf_counter() - self._started
             self.lock.release()
+
+    def raise_if_failed(self) -> None:
+        """Raise ``fn``'s exception now if it has already failed (else go on)."""
+        if self._out is not None and not self._out[0]:
+            self.result()
 
     def result(self) -> Any:
         self.caller_busy = False  # the caller waits from now: the maps may use every worker

@@ -123,6 +123,8 @@ def _run(cfg: Config, out: Path, ex: Executor, quiet: bool, log: Callable[[str],
             score_systems_ir(cfg, english, tasks, outputs, cache,
                              progress.stage("IR measures", [t.system for t in tasks if t.retrieve is not None]))
             timing["ir"] = time.perf_counter() - t0
+            if isinstance(items, Beside):
+                items.raise_if_failed()  # a failed item stage stops the run before the correlations
         sys_results, stage_times = assemble_systems(res, outputs, signature)
         timing.update({f"cpu_{k}": v for k, v in stage_times.items()})
         ext_kinds, corr = score_tables(cfg, res, sys_results, timing, cache, ex, progress,
@@ -199,8 +201,8 @@ def item_scores(cfg: Config, res: Resolved, english: EnglishSide, tasks: list[Sy
             ) from None
         return {"systems": [t.system for t in itasks], "outputs": out, "english": english_signals(english, cache)}
 
-    if runs_elsewhere(ex):
-        return Beside(work)
+    if runs_elsewhere(ex) and len(itasks) > 1:  # (a map of one task would run in this process)
+        return Beside(work, started=t0)
     items = work()
     timing["items"] = time.perf_counter() - t0
     return items
