@@ -404,8 +404,8 @@ def test_type_f_item_scores_share_cells_between_metrics_of_one_matrix():
     """MacroF and MicroF scoring one statistics matrix one after the other (the second reuses the
     first's cells) each equal their own per-row corpus scores; a different matrix next is not
     mistaken for the kept one."""
+    from clir_eval.mt import typebased
     from clir_eval.mt.base import MTMetric, load_metrics
-    from clir_eval.mt.typebased import forget_item_cells
 
     macro, micro = load_metrics(["macrof1", "microf:k=0.5"])
     rng = np.random.default_rng(9)
@@ -416,7 +416,8 @@ def test_type_f_item_scores_share_cells_between_metrics_of_one_matrix():
         stats = macro.segment_stats(hyps, refs)
         for m in (macro, micro, macro):
             assert np.array_equal(m.item_scores(stats), MTMetric.item_scores(m, stats))
-    forget_item_cells()
+    del stats
+    assert not typebased._CELLS  # the cells go with their matrix
 
 
 @pytest.mark.parametrize("variant", ["b", "c"])

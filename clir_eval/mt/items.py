@@ -31,13 +31,8 @@ def item_scores(specs: Sequence[str], hyps: Sequence[str], refs: Sequence[Sequen
     if not metrics:
         raise UserError(f"none of the metrics {', '.join(specs)} scores single items; item level needs one of "
                         "bleu, chrf, ter, bleu-sbp, macrof, microf, wrr, 4grr")
-    from .typebased import forget_item_cells
-
     stats = collect_stats(metrics, hyps, refs)
-    try:
-        scores = {m.name: [float(v) for v in m.item_scores(stats[m.name])] for m in metrics}
-    finally:
-        forget_item_cells()
+    scores = {m.name: [float(v) for v in m.item_scores(stats[m.name])] for m in metrics}
     return scores, {m.name: m.item_signature(len(refs)) for m in metrics}
 
 
@@ -48,22 +43,12 @@ def segment_scores(metrics: Sequence, stats: dict, nrefs: int) -> dict:
     segment from its own row (:meth:`~clir_eval.mt.base.MTMetric.item_scores`: BLEU with effective
     order, as sacrebleu's ``sentence_bleu``); a neural metric's row is the segment's score (the mean
     over references). A score that is not finite is None."""
-    from .typebased import forget_item_cells
-
-    scores: dict[str, list] = {}
-    sigs: dict[str, str] = {}
-    try:
-        _segment_scores(metrics, stats, nrefs, scores, sigs)
-    finally:
-        forget_item_cells()
-    return {"scores": scores, "signatures": sigs}
-
-
-def _segment_scores(metrics: Sequence, stats: dict, nrefs: int, scores: dict, sigs: dict) -> None:
     import numpy as np
 
     from .neural import NeuralMetric
 
+    scores: dict[str, list] = {}
+    sigs: dict[str, str] = {}
     for m in metrics:
         if m.item_level:
             vals, sigs[m.name] = m.item_scores(stats[m.name]), m.item_signature(nrefs)
@@ -75,3 +60,4 @@ def _segment_scores(metrics: Sequence, stats: dict, nrefs: int, scores: dict, si
         arr = np.asarray(vals, dtype=float)
         scores[m.name] = arr.tolist() if np.isfinite(arr).all() else [
             v if np.isfinite(v) else None for v in arr.tolist()]
+    return {"scores": scores, "signatures": sigs}

@@ -10,7 +10,10 @@ exercises each item, so an upgrade that changes one fails there first):
 - private, because sacrebleu exposes segment statistics only through them (its own
   significance module uses the same two):
   ``Metric._extract_corpus_statistics(hyps, None)`` (per-segment statistics against the
-  references given to the constructor) and ``Metric._compute_score_from_stats(totals)``.
+  references given to the constructor) and ``Metric._compute_score_from_stats(totals)``;
+- ``sacrebleu.utils.my_log``, which :func:`bleu_rows` calls as ``BLEU.compute_bleu`` does (it and
+  :func:`chrf_rows` score many items at once with sacrebleu's operations; tests/test_bleu_counts.py
+  compares them with ``compute_bleu`` and ``CHRF._compute_f_score``, ``==``).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from typing import Sequence
 
 import numpy as np
 import sacrebleu
+from sacrebleu.utils import my_log
 
 from ..limits import MAX_NGRAM_ORDER
 from .base import MTMetric, Param, Refs, check_streams, positive, register, tokenizer
@@ -309,8 +313,6 @@ def bleu_rows(stats: np.ndarray, order: int, smooth_method: str, smooth_value: f
             precisions[zero, n] = 100. * smooth_value / total[zero, n]
         hit = going & (correct[:, n] != 0)
         precisions[hit, n] = 100. * correct[hit, n] / total[hit, n]
-    from sacrebleu.utils import my_log
-
     scores = np.array([b * math.exp(sum([my_log(p) for p in ps[:e]]) / e)  # compute_bleu's own expression
                        for b, ps, e in zip(bp.tolist(), precisions.tolist(), eff.tolist())])
     scores[~stats[:, 2:2 + order].any(axis=1)] = 0.0  # no correct n-gram of any order: 0

@@ -11,6 +11,7 @@ with no tokens at all scores 0 (the reference implementation divides by zero the
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -137,14 +138,15 @@ def _prf(preds: np.ndarray, refs: np.ndarray, match: np.ndarray, beta: float):
     return p, r, f
 
 
-_CELLS: list = []  # the last statistics matrix given to _item_cells and its cells (MacroF, then MicroF of it)
+_CELLS: list = []  # [weak reference to the last statistics matrix given to _item_cells, its cells]
 
 
 def _item_cells(stats) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(row bounds, PREDS, REFS, MATCH) of every (row, type) present in a row of ``stats`` (PREDS or
     REFS > 0), rows in order and each row's types ascending; row i's cells are
-    ``bounds[i]:bounds[i + 1]``. The last matrix's cells are kept for the next metric of it."""
-    if _CELLS and _CELLS[0] is stats:
+    ``bounds[i]:bounds[i + 1]``. The last matrix's cells are kept while that matrix lives, for the
+    next metric of it (MacroF, then MicroF of one scoring)."""
+    if _CELLS and _CELLS[0]() is stats:
         return _CELLS[1]
     m = sparse.csr_array(stats, copy=True)
     m.sum_duplicates()
@@ -164,13 +166,12 @@ def _item_cells(stats) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     cells = np.zeros((3, len(keys)))
     cells[kind, np.searchsorted(keys, key)] = val[typed]
     bounds = np.searchsorted(keys // V, np.arange(n + 1))
-    _CELLS[:] = [stats, (bounds, *cells)]
-    return _CELLS[1]
-
-
-def forget_item_cells() -> None:
-    """Drop the cells :func:`_item_cells` keeps (and its reference to the statistics matrix)."""
-    _CELLS.clear()
+    out = (bounds, *cells)
+    try:  # dropped with the matrix
+        _CELLS[:] = [weakref.ref(stats, lambda r: _CELLS.clear() if _CELLS and _CELLS[0] is r else None), out]
+    except TypeError:  # an object without weak references: not kept
+        _CELLS.clear()
+    return out
 
 
 @register("macrof", (_BETA_F,), "MacroF_β (default β=1, i.e. macrof1)", aliases={
