@@ -29,13 +29,13 @@ def test_top_level_imports_nothing_heavy(args):
 
 
 def test_help_lists_every_command_without_importing_them():
-    from clir_eval.cli.app import discover_commands
+    from clir_eval.cli.app import COMMANDS
 
-    _, out = _imported_after(["--help"])
-    lazy, _ = discover_commands()
-    assert len(lazy) >= 10
-    for c in lazy:
-        assert c.name in out
+    mods, out = _imported_after(["--help"])
+    assert len(COMMANDS) >= 10
+    for name, entry in COMMANDS.items():
+        assert f"  {name} " in out and entry.summary in " ".join(out.split())
+    assert not any(m.startswith("clir_eval.cli.") for m in mods)
 
 
 def test_retrieve_help_imports_no_metric_libraries():
@@ -44,33 +44,41 @@ def test_retrieve_help_imports_no_metric_libraries():
     assert not {"scipy", "sacrebleu", "pytrec_eval", "matplotlib"} & set(mods)
 
 
-def test_discovered_commands_equal_registered_ones():
-    """Names, module and help read from source equal what typer registers on import (registration
-    order follows import order, which earlier tests in the same process may have changed)."""
-    import importlib
+def test_command_map_equals_registered_commands():
+    """Each command of the static map is registered by the module the map names, under that name,
+    with that first paragraph of help; no module registers a command the map does not list."""
+    code = (
+        "import importlib, json, typer\n"
+        "from clir_eval.cli.app import COMMANDS, app, first_sentence\n"
+        "out = {}\n"
+        "for mod in dict.fromkeys(e.module for e in COMMANDS.values()):\n"
+        "    before = set(typer.main.get_command(app).commands)\n"
+        "    importlib.import_module(mod)\n"
+        "    group = typer.main.get_command(app)\n"
+        "    for n in set(group.commands) - before:\n"
+        "        out[n] = [mod, first_sentence(group.commands[n].help), group.commands[n].hidden]\n"
+        "print(json.dumps(out))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    import json
 
-    import typer
+    from clir_eval.cli.app import COMMANDS
 
-    from clir_eval.cli.app import app, discover_commands
-
-    lazy, eager = discover_commands()
-    for c in lazy:
-        importlib.import_module(c.module)
-    group = typer.main.get_command(app)
-    registered = {n: (c.help, c.hidden) for n, c in group.commands.items()}
-    assert {c.name: (c.help, c.hidden) for c in lazy} == registered
-    assert eager == []
-    infos = {(ci.name or ci.callback.__name__.replace("_", "-")): ci.callback.__module__ for ci in app.registered_commands}
-    assert {c.name: c.module for c in lazy} == infos
+    registered = json.loads(proc.stdout)
+    assert registered == {n: [e.module, e.summary, False] for n, e in COMMANDS.items()}
 
 
-def test_commands_not_plain_literals_are_imported_eagerly():
-    from clir_eval.cli.app import _commands_in
+def test_cli_uses_no_private_typer_or_click_names():
+    """typer's and click's public API only: no ``typer._x``/``click._x`` module or attribute."""
+    import re
+    from pathlib import Path
 
-    assert _commands_in('@app.command("x", rich_help_panel="P")\ndef f():\n    """Doc."""\n', "m") is None
-    assert _commands_in("N = 'x'\n@app.command(N)\ndef f():\n    pass\n", "m") is None
-    found = _commands_in('@app.command()\ndef mt_score():\n    """Score."""\n', "m")
-    assert [(c.name, c.help) for c in found] == [("mt-score", "Score.")]
+    pkg = Path(__file__).resolve().parent.parent / "clir_eval"
+    for path in pkg.rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        assert not re.search(r"\b(typer|click)\._", text), f"{path}: private typer/click name"
+        assert not re.search(r"from (typer|click)(\.\w+)*\._", text), f"{path}: private typer/click module"
 
 
 def _imported_by(args: list[str], cwd) -> set[str]:
@@ -115,31 +123,6 @@ def test_ir_score_and_retrieve_import_only_their_stage(tmp_path):
     mods = _imported_by(["ir-score", "--qrels", "qrels.txt", "--run", "run.txt", "--measures", "map,ndcg,P_10"], tmp_path)
     assert "pytrec_eval" in mods
     assert not {"scipy", "sacrebleu", "matplotlib", "pydantic", "ir_measures"} & mods
-
-
-def test_plain_options_are_converted_without_typer_pydantic_layer(tmp_path):
-    """str/int/float/bool/list[str] options convert without pydantic; an ir_measures name still loads
-    ir_measures (the trec_eval names that are also ir_measures names keep going through it)."""
-    (tmp_path / "qrels.txt").write_text("q1 0 d1 1\nq2 0 d2 1\n", encoding="utf-8")
-    (tmp_path / "run.txt").write_text("q1 Q0 d1 1 2.0 t\nq2 Q0 d3 1 1.0 t\n", encoding="utf-8")
-    args = ["ir-score", "--qrels", "qrels.txt", "--run", "run.txt", "--collection-size", "10.0", "--measures"]
-    assert not {"pydantic", "ir_measures"} & _imported_by([*args, "map,aqwv"], tmp_path)
-    assert "ir_measures" in _imported_by([*args, "map,nDCG"], tmp_path)
-
-
-@pytest.mark.parametrize("value", ["12", " 7 ", "1_000", "3.0", "+4", "-0", "abc", "1.5", "1e3", "0x10", "", "٣"])
-def test_integer_options_read_as_typers_pydantic_validation(value):
-    """An integer option accepts exactly the texts typer's own (pydantic) validation accepts, as the same int."""
-    pydantic = pytest.importorskip("pydantic")
-    from clir_eval.cli.app import _as_int
-
-    try:
-        want = pydantic.TypeAdapter(int).validate_python(value)
-    except pydantic.ValidationError:
-        with pytest.raises(ValueError):
-            _as_int(value)
-    else:
-        assert _as_int(value) == want
 
 
 def test_a_bad_integer_option_is_one_error_line(tmp_path):

@@ -1,12 +1,16 @@
 """Entry point of the ``clir-eval`` command: wires the command modules and turns user
 errors and faults (full disk, unwritable paths, out of memory) into one line
-``error: ...`` with exit code 2; anything else is a bug: one line, exit 1, and the
+``error: ...`` with exit code 2; Ctrl-C and SIGTERM into one line ``error: interrupted`` /
+``error: terminated`` (exit 130 / 143); anything else is a bug: one line, exit 1, and the
 traceback with ``--debug`` (or ``CLIR_EVAL_DEBUG=1``)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import sys
+import threading
 import traceback
 
 # One BLAS thread per process (set before numpy is imported; an explicit setting wins): the
@@ -16,15 +20,11 @@ import traceback
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import typer  # noqa: E402
+from click import exceptions as click_exc  # noqa: E402 - typer's own classes (pinned: typer uses click)
 
-try:  # typer >= 0.20 vendors click
-    from typer._click import exceptions as click_exc
-except ImportError:  # pragma: no cover - older typer uses click itself
-    from click import exceptions as click_exc
-
-from .. import __version__
-from .app import app, load_commands
-from ..errors import UserError, os_error_message
+from .. import __version__  # noqa: E402
+from .app import app, group  # noqa: E402
+from ..errors import UserError, os_error_message  # noqa: E402
 
 
 def _version_callback(value: bool) -> None:
@@ -63,12 +63,31 @@ def _internal(e: BaseException) -> int:
                  "(re-run with --debug for the traceback)", 1)
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread so that clean-up runs as for Ctrl-C."""
+
+
+def _terminate(signum, frame) -> None:
+    raise Terminated()
+
+
+def _invoke(argv: list[str]):
+    """Parse and run one command with click's public API (not ``main``: typer's and click's turn
+    Ctrl-C into a silent exit)."""
+    cmd = group()
+    with cmd.make_context("clir-eval", argv) as ctx:
+        return cmd.invoke(ctx)
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Run the CLI; return the exit code (0 ok, 2 user error)."""
-    load_commands()
+    """Run the CLI; return the exit code (0 ok, 2 user error, 130 Ctrl-C, 143 SIGTERM)."""
     _DEBUG["on"] = False
+    argv = sys.argv[1:] if argv is None else list(argv)
+    on_term = None
+    if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+        on_term = signal.signal(signal.SIGTERM, _terminate)
     try:
-        rv = app(args=argv, prog_name="clir-eval", standalone_mode=False)
+        rv = _invoke(argv)
     except UserError as e:
         return _fail(str(e))
     except click_exc.NoArgsIsHelpError as e:  # plain `clir-eval`: the help, as --help prints it
@@ -91,15 +110,24 @@ def main(argv: list[str] | None = None) -> int:
         return _fail("out of memory; use smaller inputs or resample counts, or a machine with more memory")
     except RecursionError:
         return _fail("input nested too deeply; check the input files for runaway nesting")
+    except Terminated:
+        return _fail("terminated", 128 + signal.SIGTERM)
     except KeyboardInterrupt:
         return _fail("interrupted", 130)
     except Exception as e:  # noqa: BLE001 - the last line of defence: no traceback for users
         return _internal(e)
+    finally:
+        if on_term is not None:
+            signal.signal(signal.SIGTERM, on_term)
     return rv if isinstance(rv, int) else 0
 
 
 def entry() -> None:
-    sys.exit(main())
+    code = main()
+    with contextlib.suppress(ValueError, OSError):  # the work is done: a late Ctrl-C/SIGTERM changes nothing
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    sys.exit(code)
 
 
 if __name__ == "__main__":

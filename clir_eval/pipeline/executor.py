@@ -142,13 +142,20 @@ class LocalExecutor(_Base):
 def _die_with_parent(parent: int, pdeathsig: bool) -> None:
     """Worker initializer: exit when the main process is gone (even after kill -9), at once
     on Linux (PR_SET_PDEATHSIG; only when the pool was made by the main thread, whose exit
-    is the process's), else within a second (a thread watching the parent pid)."""
+    is the process's), else within a second (a thread watching the parent pid). Ctrl-C reaches
+    the whole process group: a worker leaves at once and quietly, the main process reports it."""
+    with contextlib.suppress(ValueError, OSError):
+        signal.signal(signal.SIGINT, _leave)
     if pdeathsig and sys.platform.startswith("linux"):
         with contextlib.suppress(Exception):
             import ctypes
 
             ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     threading.Thread(target=_watch_parent, args=(parent,), daemon=True, name="watch-parent").start()
+
+
+def _leave(signum, frame) -> None:
+    os._exit(128 + signum)
 
 
 def _watch_parent(parent: int) -> None:
