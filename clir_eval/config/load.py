@@ -319,10 +319,13 @@ def _distractor(s: _Loader, item: Any, w: str) -> DistractorSource:
 def _load_queries(s: _Loader, sec: _Section | None) -> QueriesConfig | None:
     if sec is None:
         return None
+    key = "file" if "file" in sec.data else "files"
+    listed = isinstance(sec.data.get(key), list)  # a single value is named without an index
     qfiles = sec.str_list("file") or sec.str_list("files")
     qfields = sec.str_list("fields", QueriesConfig.fields)
     queries = sec.settings(QueriesConfig, fields=qfields, file=tuple(
-        _input(s, f, f"queries.file[{i}]", "queries", qfields) for i, f in enumerate(qfiles)) or None)
+        _input(s, f, f"queries.{key}[{i}]" if listed or len(qfiles) > 1 else f"queries.{key}", "queries", qfields)
+        for i, f in enumerate(qfiles)) or None)
     if (queries.file is None) == (queries.generate is None):
         raise UserError(f"{s.path}: queries: give either file: or generate: ({', '.join(QUERY_KINDS)})")
     return queries

@@ -311,7 +311,12 @@ def load_metric(spec: str, tokenize: str = TOKENIZE, lowercase: bool = LOWERCASE
     elif key in _REGISTRY:
         base, preset = key, {}
     else:
-        raise UserError(f"unknown metric {name!r} in {spec!r}; known metrics: {', '.join(KNOWN_METRICS)}")
+        import difflib
+
+        close = difflib.get_close_matches(key, [*_REGISTRY, *_ALIASES], n=1, cutoff=0.6)
+        where = f" in {spec!r}" if spec != name else ""
+        raise UserError(f"unknown metric {name!r}{where}" + (f" (did you mean {close[0]!r}?)" if close else "")
+                        + f"; known metrics: {', '.join(KNOWN_METRICS)}")
     info = _REGISTRY[base]
     values = {**_defaults(base), **preset, **parse_params(raw, info.params, spec=spec, what="metric", owner=base)}
     if lowercase not in (True, False):

@@ -212,14 +212,20 @@ def _analyses_html(results: Mapping[str, Any], plots: bool) -> str:
     return out
 
 
+def _first_screen_html(results: Mapping[str, Any]) -> str:
+    """Which level answers what (when the run has both), then the red Read this first box (warnings, circularity)."""
+    from .tables import levels_guide, read_first
+
+    guide, warn = levels_guide(results), read_first(results)
+    return ((_blocks_html([Para(guide)]) if guide else "")
+            + ("<div class='warn'><b>Read this first</b><ul>" + "".join(f"<li>{_inline_html(w)}</li>" for w in warn)
+               + "</ul></div>" if warn else ""))
+
+
 def _verdicts_html(vds) -> str:
     if not vds:
         return ""
-    warn = [(v["target"], w) for v in vds for w in v.get("warnings", [])]
     parts = []
-    if warn:
-        parts.append("<div class='warn'><b>Read this first</b><ul>" + "".join(
-            f"<li><b>{html.escape(t)}</b>: {html.escape(w)}</li>" for t, w in warn) + "</ul></div>")
     first = vds[0]
     parts.append("<h2 id='verdicts'>Verdicts: which MT metric predicts each target</h2><p class='note'>Metrics are "
                  "ranked by oriented τ and grouped into clusters as mt-metrics-eval's AssignRanks does: a metric "
@@ -349,6 +355,7 @@ def html_report(results: Mapping[str, Any], *, plots: bool = True) -> str:
              f"<style>{_CSS}</style></head><body>", f"<h1>{name}</h1>", head, contents]
     if summary:
         parts.append(_blocks_html([Para(summary)]))
+    parts.append(_first_screen_html(results))
     for anchor, _, body in sections:
         if body:
             parts.append((f"<a id='{anchor}'></a>" if anchor and f"id='{anchor}'" not in body else "") + body)

@@ -174,18 +174,71 @@ def console_summary(results: Mapping[str, Any], limit: int = 5) -> list[str]:
             lines.append(f"  {y:<24} highest tau: {x:<14} tau={fmt_tau(c['tau'])} p={fmt_p(c['p_value'])}{sig}")
         return lines
     lines = [f"  WARNING {v['target']}: {w}" for v in vds for w in v.get("warnings", [])]
+    lines += [f"  CAVEAT {w.replace('**', '')}" for w in read_first(results) if w.startswith("**circularity**")]
+    items = item_answers(results)
     names = [v["target"] + ("" if v.get("informative", True) else UNINFORMATIVE_MARK) for v in vds[:limit]]
-    width = max(24, *map(len, names))
+    width = max(24, *map(len, names), *(len(t) + 2 for t, _ in items[:limit]))
+    if items:
+        lines.append(f"  system level ({max(v.get('n_systems') or 0 for v in vds)} systems; use it to choose a metric "
+                     "for ranking MT systems):")
     for name, v in zip(names, vds[:limit]):
-        cl = " > ".join("{" + ", ".join(c) + "}" for c in v["clusters"])
-        win = f"winner {v['winner']}" if v.get("winner") else "no single winner"
-        lines.append(f"  {name:<{width}} {win}; clusters {cl}")
+        lines.append(f"  {name:<{width}} {_clusters_text(v)}")
     if len(vds) > limit:
         lines.append(f"  ... {len(vds) - limit} more target(s) in report.md")
     first = vds[0]
     lines.append(f"  (clusters: PERM-BOTH at {correction_phrase(first['correction'])} p < {first['alpha']:g}, family: "
                  f"{family_phrase(vds)}; a winner is alone in the first cluster; Δτ CIs and p in report.md)")
+    if items:
+        lines.append("  item level (within each document or query, across the systems; use it to diagnose which "
+                     "items a metric misjudges, not to choose one):")
+        lines += [f"    {t:<{width - 2}} {text}" for t, text in items[:limit + 1]]
+        if len(items) > limit + 1:
+            lines.append(f"    ... {len(items) - limit - 1} more item-level target(s) in report.md")
+        from .items import level_disagreements
+
+        lines += [f"  levels disagree: {c}" for c in level_disagreements(results)]
     return lines
+
+
+def _clusters_text(v: Mapping[str, Any]) -> str:
+    """``winner X; clusters {..} > {..}`` of one verdict (system or item level), or why there is no ranking."""
+    clusters = v.get("clusters") or []
+    if not clusters:
+        return "no ranking: no MT metric has a defined τ with this target (see the τ tables)"
+    cl = " > ".join("{" + ", ".join(c) + "}" for c in clusters)
+    return (f"winner {v['winner']}" if v.get("winner") else "no single winner") + f"; clusters {cl}"
+
+
+def item_answers(results: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The item level's answers as (``target (items)``, clusters text), one per item-level verdict."""
+    return [(f"{w['target']} ({w.get('items', 'items')})", _clusters_text(w))
+            for w in (results.get("item_level") or {}).get("verdicts") or []]
+
+
+def levels_guide(results: Mapping[str, Any]) -> str | None:
+    """For the first screen, when the run answers at both levels: which question each answers, and which one to
+    use to choose a metric."""
+    vds = results.get("verdicts") or []
+    if not vds or not item_answers(results):
+        return None
+    n = max((v.get("n_systems") or 0 for v in vds), default=0)
+    return (f"**Which level answers what**: to choose an MT metric for ranking MT systems by their value for CLIR, "
+            f"use the system level (the verdicts: each metric's ranking of the {n} systems against retrieval's "
+            f"ranking of them). The item level answers another question: within each document or query, across "
+            f"the same {n} systems, does the metric follow retrieval? Use it to diagnose which documents and "
+            "queries a metric misjudges, not to choose the metric; where the levels disagree, the system-level "
+            "verdict is the one that answers the choice.")
+
+
+def read_first(results: Mapping[str, Any]) -> list[str]:
+    """The first screen's warnings (Markdown-inline): each verdict's warnings, then the circularity caveat
+    when relevance comes from the same English side that the MT metrics score against."""
+    items = [f"**{v['target']}**: {w}" for v in results.get("verdicts") or [] for w in v.get("warnings", [])]
+    for note in (results.get("confounds") or {}).get("notes") or []:
+        if note.startswith("circularity:"):
+            items.append("**circularity**:" + note[len("circularity:"):]
+                         + " (it inflates every τ alike; compare metrics with each other, not with a fixed bar)")
+    return items
 
 
 def no_correlations(results: Mapping[str, Any]) -> str | None:
@@ -271,8 +324,10 @@ def report_blocks(results: Mapping[str, Any]) -> list[Block]:
     summary = " ".join(s for s in (level_summary(results), design_summary(results)) if s)
     if summary:
         blocks.append(Para(summary))
+    guide, warn = levels_guide(results), read_first(results)
+    blocks += ([Para(guide)] if guide else []) + ([Bullets(tuple(warn), lead="**Read this first:**")] if warn else [])
     if vds:
-        blocks += [Heading("Verdicts: which MT metric predicts each target")] + verdict_blocks(vds)
+        blocks += [Heading("Verdicts: which MT metric predicts each target")] + verdict_blocks(vds, warnings=False)
     blocks += confound_blocks(results)
 
     blocks += item_level_blocks(results)

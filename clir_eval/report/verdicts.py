@@ -57,7 +57,8 @@ def fmt_ci(ci: Sequence[float | None] | None) -> str:
     return f"[{fmt_tau(ci[0])}, {fmt_tau(ci[1])}]"
 
 
-def verdict_blocks(vds: Sequence[Mapping[str, Any]], labels: Mapping[str, str] | None = None) -> list[Block]:
+def verdict_blocks(vds: Sequence[Mapping[str, Any]], labels: Mapping[str, str] | None = None,
+                   warnings: bool = True) -> list[Block]:
     """A paragraph and bullets (Markdown-inline) stating each ranking with its clusters, what is
     significant after adjustment, the power and the discriminability; loud notes first; then the
     table of every pairwise difference with its CI and p."""
@@ -72,12 +73,12 @@ def verdict_blocks(vds: Sequence[Mapping[str, Any]], labels: Mapping[str, str] |
         f"cluster when a metric of the current cluster beats it in PERM-BOTH at "
         f"{correction_phrase(first['correction'])} p < {alpha:g} (family: {family_phrase(vds)}). A winner is "
         "named only when the first cluster has one member.")]
-    loud = [f"**{_vname(v, lab)}**: {n}" for v in vds for n in v.get("warnings", [])]
+    loud = [f"**{_vname(v, lab)}**: {n}" for v in vds for n in v.get("warnings", [])] if warnings else []  # else on the first screen
     if loud:
         blocks.append(Bullets(tuple(loud)))
     items = []
     for v in vds:
-        cl = " > ".join("{" + _names([lab(m) for m in c]) + "}" for c in v["clusters"]) or "none ranked"
+        cl = " > ".join("{" + _names([lab(m) for m in c]) + "}" for c in v["clusters"]) or "none (no MT metric has a defined τ with this target)"
         if v.get("winner"):
             head = f"winner **{lab(v['winner'])}** (alone in the first cluster)"
         elif v["clusters"] and len(v["clusters"][0]) > 1:

@@ -81,9 +81,50 @@ def dry_run(cfg: Config, facts: dict | None = None) -> list[str]:
                 )
             lines.append(f"relevance.qrels: {len(judged)} of {len(q)} queries judged")
             facts["judged"] = len(judged)
+            facts["no_relevant"] = [x for x in q if not qrels.relevant(x)]
+        elif cfg.relevance is not None and cfg.relevance.pseudo_top_k and cfg.has_retrieval:
+            line = _pseudo_coverage(cfg, q, facts)
+            if line:
+                lines.append(line)
     lines += _check_external(cfg, systems)
     facts["systems"] = [s.name for s in systems]
     return lines
+
+
+# Above this size the English side is not read to check which queries it can answer (a run reads it anyway).
+COVERAGE_MAX_MB = 200.0
+
+
+def _pseudo_coverage(cfg: Config, queries: dict[str, str], facts: dict) -> str | None:
+    """With pseudo-qrels (the English run's top k): how many documents of the English side share a term with
+    each query, capped at k. A query that matches none gets no relevant document (it is not evaluated); one that
+    matches fewer than k caps the English side's own P@k below 1. Facts: ``unmatched`` (query ids), ``below_k``
+    (how many match fewer than k) and ``p_at_k_ceiling`` (the English side's P@k over the matched queries)."""
+    from ..io.readers import read_documents
+    from ..retrieval.analysis import get_analyzer
+
+    c, k = cfg.collection, cfg.relevance.pseudo_top_k
+    size = _size_mb(c.english) if c is not None and c.english else None
+    if size is None or size > COVERAGE_MAX_MB:
+        return None
+    r = cfg.retrieval
+    an = get_analyzer(r.analyzer, stopwords=r.stopwords, stem=r.stem)
+    terms = {qid: set(an.tokenize(text)) for qid, text in queries.items()}
+    wanted = set().union(*terms.values()) if terms else set()
+    hits = dict.fromkeys(terms, 0)
+    docs = _at("collection.english", lambda: read_documents(c.english, c.format, c.ids))
+    for text in docs.texts:
+        present = wanted.intersection(an.tokenize(text))
+        if present:
+            for qid, t in terms.items():
+                if hits[qid] < k and t & present:
+                    hits[qid] += 1
+    unmatched = [qid for qid, n in hits.items() if not n]
+    matched = [n for n in hits.values() if n]
+    facts.update(unmatched=unmatched, below_k=sum(0 < n < k for n in hits.values()), top_k=k,
+                 p_at_k_ceiling=sum(matched) / (k * len(matched)) if matched else None)
+    return (f"relevance.pseudo: {len(hits) - len(unmatched)} of {len(hits)} queries share a term with an English-side "
+            f"document; {facts['below_k']} with fewer than {k}")
 
 
 # Rough cost of retrieval in CPU-seconds per MB of collection text: BM25 indexing plus 150
@@ -128,6 +169,7 @@ def summary(cfg: Config, facts: dict) -> list[str]:
     if cfg.has_retrieval:
         out.append(f"IR measures: {', '.join(cfg.ir.measures)}")
         out.append(f"queries: {facts['queries'] if 'queries' in facts else 'read at run time'}")
+        out += _query_warnings(facts)
         docs = facts.get("documents")
         out.append(f"documents: {docs if docs is not None else 'counted at run time'} per collection "
                    f"({len(systems)} systems + the English side)")
@@ -136,7 +178,11 @@ def summary(cfg: Config, facts: dict) -> list[str]:
             judged = f" ({facts['judged']} queries judged)" if "judged" in facts else ""
             out.append(f"relevance: qrels {Path(rel.qrels).name}{judged}")
         elif rel is not None and rel.pseudo_top_k:
-            out.append(f"relevance: pseudo-qrels, the top {rel.pseudo_top_k} documents of the English-side run")
+            ceiling = facts.get("p_at_k_ceiling")
+            out.append(f"relevance: pseudo-qrels, the top {rel.pseudo_top_k} documents of the English-side run"
+                       + (f"; the English side scores 1 on MAP and nDCG by construction, and P@{rel.pseudo_top_k} "
+                          f"{ceiling:.2f} ({facts['below_k']} queries share a term with fewer than "
+                          f"{rel.pseudo_top_k} documents)" if ceiling is not None and facts.get("below_k") else ""))
         elif cfg.queries is not None and cfg.queries.generate:
             out.append(f"relevance: known-item, each generated query's own document ({cfg.queries.generate} queries)")
         else:
@@ -147,17 +193,36 @@ def summary(cfg: Config, facts: dict) -> list[str]:
     return out
 
 
+def _query_warnings(facts: dict) -> list[str]:
+    """``warning:`` lines for queries that will get no relevant document (a run skips them)."""
+    n = facts.get("queries")
+    out = []
+    if facts.get("unmatched"):
+        u = facts["unmatched"]
+        out.append(f"warning: {len(u)} of {n} queries share no term with any English-side document ({_ids(u)}): "
+                   "they get no pseudo-qrels and are not evaluated; use queries written for this collection")
+    if facts.get("no_relevant"):
+        u = facts["no_relevant"]
+        out.append(f"warning: {len(u)} of {n} queries have no relevant document in the qrels ({_ids(u)}): "
+                   "the IR measures skip them")
+    return out
+
+
+def _ids(qids: list[str]) -> str:
+    return ", ".join(qids[:5]) + (f", ... ({len(qids) - 5} more)" if len(qids) > 5 else "")
+
+
 def _cost(cfg: Config, facts: dict, n_systems: int, metrics: list[str]) -> str:
     from ..mt.rates import cpu_estimate
 
     parts, total = [], 0.0
-    coll = _size_mb(cfg.collection.english) if cfg.collection is not None else None
+    coll = _size_mb(cfg.collection.english) if cfg.collection is not None else facts.get("collection_mb")
     if cfg.has_retrieval and coll:
         t = (n_systems + 1) * coll * RETRIEVAL_CPU_S_PER_MB
         total += t
         parts.append(f"retrieval ~{t:.0f}")
     refs = cfg.mt.refs if cfg.mt is not None else ()
-    lines = _count_lines(refs[0]) if refs and not str(refs[0]).startswith("irds:") else None
+    lines = (_count_lines(refs[0]) if refs and not str(refs[0]).startswith("irds:") else None) or facts.get("mt_lines")
     if metrics and lines:
         device = cfg.mt.device if cfg.mt is not None else "cpu"
         per = {m: cpu_estimate(m, lines, device) for m in metrics}
@@ -187,6 +252,10 @@ def _check_wmt(cfg: Config, facts: dict) -> tuple[list[str], list[tuple[str, str
     labels = wmt_labels(w, sel)
     names = [n for n, _ in labels]
     facts["documents"] = len(sel.docids)
+    # the sizes the cost estimate needs: MT-scored lines, and the English side's text (the reference documents)
+    ref = ts.references.get(w.reference) or {}
+    facts["mt_lines"] = ts.n_segments([d for d in sel.docids if d in ts.source])
+    facts["collection_mb"] = sum(len(seg.encode("utf-8")) + 1 for d in sel.docids for seg in ref.get(d, ())) / 1e6
     lines = [
         f"wmt.xml: {Path(w.xml).name}: {len(ts.docids)} documents, {len(sel.docids)} used; "
         f"references {', '.join(ts.translators)}; systems: {', '.join(names)}"
