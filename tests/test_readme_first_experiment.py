@@ -52,7 +52,7 @@ def test_readme_first_experiment_runs_as_written(tmp_path, page):
     shim.chmod(shim.stat().st_mode | stat.S_IEXEC)
     env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "PYTHONPATH": str(ROOT)}
     env.pop("CLIR_EVAL_CACHE", None)
-    written = False
+    written, validated = False, ""
     for cmd in commands:
         if cmd.startswith("clir-eval") and not written:  # the config is saved after the files are made
             for name, body in files.items():
@@ -63,9 +63,45 @@ def test_readme_first_experiment_runs_as_written(tmp_path, page):
         assert proc.returncode == 0, f"{cmd}\n{proc.stdout}\n{proc.stderr}"
         if cmd.startswith("clir-eval validate "):
             assert "systems: " in proc.stdout and "estimated run cost" in proc.stdout, proc.stdout
+            validated = proc.stdout
     out = next(c.split("--out", 1)[1].split()[0] for c in commands if c.startswith("clir-eval run "))
     results = json.loads((tmp_path / out / "results.json").read_text())
     systems = sorted(p.stem for p in (tmp_path / "my-exp" / "systems").glob("*.txt"))
     assert sorted(results["systems"]) == systems and len(systems) >= 5
     assert (tmp_path / out / "report.html").is_file()
     assert any(c["tau"] is not None for c in results["correlations"])
+    # every query is judged: the queries were written for the collection searched, and validate warns of none
+    assert "warning:" not in validated
+    n_queries = len((tmp_path / "my-exp" / "queries.tsv").read_text().splitlines())
+    for name, entry in results["systems"].items():
+        acc = entry["queries"]
+        for measure, a in ({"all": acc} if "evaluated" in acc else acc).items():  # one entry, or one per measure
+            assert a["evaluated"] == a["total"] == n_queries, (name, measure, a)
+    # the English row's one-line explanation quotes what the run and validate print
+    text = " ".join(_section((ROOT / page).read_text(encoding="utf-8") + "\n## end\n", "Your first experiment").split())
+    m = re.search(r"its P_10 is (\d\.\d\d) because (\d+) of the (\d+) queries share a word with fewer than (\d+) lines",
+                  text)
+    assert m, "the section explains the English row's P_10"
+    p10, below, total, k = m.group(1), int(m.group(2)), int(m.group(3)), int(m.group(4))
+    assert f"{results['english']['ir']['P_10']:.2f}" == p10 and total == n_queries
+    assert f"P@{k} {p10} ({below} queries share a term with fewer than {k} documents)" in validated
+    assert results["english"]["ir"]["map"] == results["english"]["ir"]["ndcg"] == 1.0  # "its MAP and nDCG are 1"
+
+
+def test_readme_and_docs_commands_write_under_ignored_directories():
+    """Every --out of a command in README.md and docs/ is a directory git ignores (so following the docs
+    in a clone leaves `git status` clean)."""
+    if not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout")
+    outs = set()
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]:
+        for m in re.finditer(r"--out[ =]([^\s`'\")|]+)", page.read_text(encoding="utf-8")):
+            path = m.group(1)
+            if not re.fullmatch(r"[A-Za-z0-9_.][\w./-]*", path) or path.isupper() or "/" in path and path.startswith("/"):
+                continue  # placeholders (DIR, <path>) and absolute paths
+            outs.add(path)
+    assert "my-exp/out" in outs and "out/table5-cs" in outs
+    proc = subprocess.run(["git", "check-ignore", "--no-index", "--verbose", "--non-matching", *(f"{o}/x" for o in sorted(outs))],
+                          cwd=ROOT, capture_output=True, text=True)
+    not_ignored = [ln.split("\t")[-1][:-2] for ln in proc.stdout.splitlines() if ln.startswith("::")]
+    assert not not_ignored, f"--out paths not ignored by .gitignore: {not_ignored}"

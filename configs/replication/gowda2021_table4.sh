@@ -3,7 +3,7 @@
 # Kendall tau-b between MT metrics and CLSSTS 2020 / MATERIAL IR scores (mAQWV, MAP), per
 # language (2B Lithuanian, 2C Pashto, 2S Bulgarian) and domain (In = ANALYSIS rows,
 # In+Ext = DEVANALYSIS rows; the DEV rows are not used). x = not significant (p >= 0.05).
-# --verdicts: metric ranking per row with PERM-BOTH significance clusters (Holm over all 12 rows).
+# --verdicts: metric ranking per row with PERM-BOTH significance clusters (Holm over each row's 15 metric pairs).
 # Data: github thammegowda/007-mt-eval-macro (justifs/material/tables), shared copy at
 # ../shared/data/clssts2020/system_scores.tsv; set DATA to another copy's parent directory.
 # Expected output and notes: configs/replication/gowda2021_table4.md.
