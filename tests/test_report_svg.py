@@ -118,3 +118,21 @@ def test_nice_ticks():
     assert nice_ticks(0.53, 0.71) == pytest.approx([0.55, 0.6, 0.65, 0.7])
     assert nice_ticks(12, 98) == [25, 50, 75]
     assert nice_ticks(0, 1, 6) == pytest.approx([0, 0.2, 0.4, 0.6, 0.8, 1.0])
+    # a round step that leaves two ticks on the axis (an AQWV axis of 40 systems) takes a finer one
+    assert nice_ticks(-0.932, 1.143) == pytest.approx([-0.5, 0, 0.5, 1.0])
+    assert len(nice_ticks(0.1, 0.29)) >= 3
+
+
+@pytest.mark.parametrize("spread", [0.01, 0.3])
+def test_every_axis_of_a_40_system_report_has_at_least_three_tick_labels(spread):
+    """An axis with two tick labels (0 and 1 on an AQWV axis from -0.9 to 1.1) cannot be read; at 40 systems
+    every scatter panel labels at least three ticks on each axis."""
+    res = results(40)
+    for i, e in enumerate(res["systems"].values()):  # AQWV-like: from about -0.9 to 1.1
+        e["ir"]["map"] = -0.9 + 2.0 * i / 39 + spread * np.sin(i)
+    figs, _ = scatter_figures(res)
+    for _, panels in figs:
+        for svg, _ in panels:
+            xs = re.findall(r"font-size='9' text-anchor='middle' fill='#4a5568'>([^<]+)<", svg)
+            ys = re.findall(r"font-size='9' text-anchor='end' fill='#4a5568'>([^<]+)<", svg)
+            assert len(xs) >= 3 and len(ys) >= 3, (xs, ys)

@@ -150,7 +150,7 @@ _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em auto;max-width:1200px;color:#1a202c;padding:0 1em}
 h1{font-size:1.6em}h2{font-size:1.25em;margin-top:1.6em;border-bottom:1px solid #e2e8f0;padding-bottom:.2em}
 table{border-collapse:collapse;margin:.6em 0;font-size:.9em}th,td{border:1px solid #cbd5e0;padding:.25em .6em;text-align:right}
-th:first-child,td:first-child{text-align:left}th{background:#edf2f7}td.best{font-weight:700;background:#f0fff4}
+th:first-child,td:first-child{text-align:left}th{background:#edf2f7}thead th{position:sticky;top:0;z-index:1}td.best{font-weight:700;background:#f0fff4}
 td.ns{color:#a0aec0}td.em{font-style:italic}td.l,th.l{text-align:left;max-width:22em}img{max-width:100%;border:1px solid #e2e8f0;margin:.4em 0}
 pre{background:#f7fafc;padding:.8em;overflow:auto;font-size:.8em}.note{color:#4a5568}
 .caption{color:#4a5568;font-size:.85em;max-width:60em}.warn{border:2px solid #c53030;background:#fff5f5;padding:.4em 1em;margin:1em 0}

@@ -32,9 +32,18 @@ def _f(v: float) -> str:
 
 # --------------------------------------------------------------------------- scales
 def nice_ticks(lo: float, hi: float, n: int = 5) -> list[float]:
-    """About ``n`` round tick values covering [lo, hi]."""
+    """About ``n`` round tick values covering [lo, hi]; at least 3 (a finer step when the round one leaves
+    fewer, e.g. [-0.93, 1.14] gets -0.5, 0, 0.5, 1 rather than 0, 1)."""
     if not (math.isfinite(lo) and math.isfinite(hi)) or hi <= lo:
         return [lo]
+    ticks = _ticks(lo, hi, n)
+    while len(ticks) < 3 and n < 12:
+        n += 1
+        ticks = _ticks(lo, hi, n)
+    return ticks
+
+
+def _ticks(lo: float, hi: float, n: int) -> list[float]:
     raw = (hi - lo) / max(n - 1, 1)
     mag = 10 ** math.floor(math.log10(raw))
     step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
