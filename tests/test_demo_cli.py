@@ -22,9 +22,12 @@ def test_demo_runs_end_to_end(cli, tmp_path):
     assert {"map", "rbo", "aqwv"} <= set(res["score_kinds"]["ir"])
     assert all(-1 <= c["tau"] <= 1 for c in res["correlations"] if c["tau"] is not None)
     assert res["signature"]["seed"] == 13
-    # the summary: warnings, one verdict line per IR measure (all 5 shown), then where the report is
+    # the summary: warnings, one verdict line per IR measure (all 5 shown), the item level's answers indented
+    # below them, then where the report is
     lines = stdout.strip().splitlines()
-    assert sum("clusters {" in line for line in lines) == len(res["score_kinds"]["ir"]) == 5
+    system_lines = [line for line in lines if "clusters {" in line and not line.startswith("    ")]
+    assert len(system_lines) == len(res["score_kinds"]["ir"]) == 5
+    assert sum("clusters {" in line for line in lines) == 5 + len(res["item_level"]["verdicts"])
     assert any(str(out / "report.html") in line for line in lines)
     assert (out / "report.html").stat().st_size > 10_000
     # the story its notes tell: the simulated rare-word errors make MacroF1 a significant winner
