@@ -37,7 +37,6 @@ def run_cmd(
     from ..pipeline.run import run_experiment
 
     from ..io.files import check_output_dir
-    from ..sources.validate import check_settings
 
     for name, value in (("jobs", jobs), ("executor", executor), ("shard_docs", shard_docs)):
         if value is not None:  # not given: the config's
@@ -48,7 +47,6 @@ def run_cmd(
             raise UserError(f"--ray-address needs --executor ray, not --executor {executor}")
         os.environ["RAY_ADDRESS"], executor = ray_address, "ray"
     cfg = load_config(config, data_root=str(data_root) if data_root else None)
-    check_settings(cfg)
     results = run_experiment(cfg, out, jobs=jobs, quiet=quiet, executor=executor, shard_docs=shard_docs, cache_dir=cache)
     if not quiet:
         print_summary(results, out)
@@ -95,6 +93,8 @@ def validate_cmd(
     checked = dry_run(cfg, facts)
     for line in checked:
         typer.echo(f"ok: {line}", err=True)
+    for note in facts.get("notes", []):
+        typer.echo(f"note: {note}", err=True)
     if fmt == "json":
         typer.echo(json.dumps(cfg.to_dict(), indent=1, ensure_ascii=False))
     else:

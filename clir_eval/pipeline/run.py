@@ -54,6 +54,9 @@ def run_experiment(
     ``shard_docs``: collections with more lines are indexed in spans of that many, each its
     own task (default: the config's); ``log`` receives warnings (default: stderr); ``cache_dir``:
     a cache shared by several output directories (default: ``out_dir/cache``), held for the run."""
+    from ..sources.validate import check_settings
+
+    check_settings(cfg)  # validate's checks, before any output is made
     ex = get_executor(executor or cfg.executor, jobs or cfg.jobs or os.cpu_count() or 1)
     if shard_docs is not None:
         cfg = replace(cfg, shard_docs=shard_docs)
@@ -224,12 +227,9 @@ def external_items(cfg: Config, res: Resolved):
     for _ in stream.batches():  # the ids, without holding every text
         pass
     ids = stream.ids or ()
-    taken = list(cfg.item_level.metrics or (cfg.mt.metrics if cfg.mt else ()))
-    if cfg.mt is not None:
-        from .item_level import item_metric_names
+    from ..sources.validate import item_names_taken
 
-        taken += item_metric_names(cfg, True)[0]
-    return read_external_items(cfg, res.systems, ids, taken)
+    return read_external_items(cfg, res.systems, ids, item_names_taken(cfg))
 
 
 def item_level(cfg: Config, res: Resolved, english: EnglishSide, items: dict, sys_results: dict,

@@ -2,8 +2,10 @@
 
 What ``run`` would find late (after the English retrieval, or without naming the field) is
 found here first: measure/analyzer/parameter strings, collection formats, WMT references,
-systems, domains and generated queries, and score tables that do not join every system.
-Every error names the YAML field; the checks passed are returned as report lines.
+systems, domains and generated queries, and score tables that join too few systems. Its checks
+are ``run``'s (:func:`check_settings` is called by both; score tables join as ``run`` joins
+them, a system without a row is a note). Every error names the YAML field; the checks passed
+are returned as report lines, the notes in ``facts["notes"]``.
 """
 
 from __future__ import annotations
@@ -29,14 +31,20 @@ def _at(field: str, fn: Callable[[], T]) -> T:
 
 
 def check_settings(cfg: Config) -> list[str]:
-    """Parse every IR measure and the analyzer (no data read); run does this first too."""
+    """Every check of ``cfg`` that reads no data: the MT metrics (``mt.metrics``,
+    ``item_level.metrics``), IR measures and analyzer, and score names that clash (an external
+    column named like a metric, two external columns with one score name). ``run`` makes these
+    checks before any work (:func:`clir_eval.pipeline.run.run_experiment`) and ``validate`` first:
+    one function, so the two never disagree. Returns ``validate``'s report lines."""
     lines = []
+    mt_names = _check_metrics(cfg)
+    ir_names: list[str] = []
     if cfg.has_retrieval:
         from ..ir.measures import parse_measure
         from ..retrieval.analysis import get_analyzer
 
         for i, spec in enumerate(cfg.ir.measures):
-            _at(f"ir.measures[{i}]", lambda: parse_measure(spec))
+            ir_names.append(_at(f"ir.measures[{i}]", lambda: parse_measure(spec)).name)
         r = cfg.retrieval
         _at("retrieval.analyzer", lambda: get_analyzer(r.analyzer))
         if r.stopwords:
@@ -46,7 +54,46 @@ def check_settings(cfg: Config) -> list[str]:
         else:
             an = get_analyzer(r.analyzer, stopwords=r.stopwords)
         lines.append(f"ir.measures: {', '.join(cfg.ir.measures)}; retrieval: {an.signature}")
+    _check_score_names(cfg, mt_names + ir_names)
     return lines
+
+
+def _check_metrics(cfg: Config) -> list[str]:
+    """The canonical names of ``mt.metrics``; each of them and of ``item_level.metrics`` must load."""
+    if cfg.mt is None:
+        return []
+    from ..mt.base import load_metric
+
+    mt = cfg.mt
+    names = [_at(f"mt.metrics[{i}]", lambda: load_metric(spec, mt.tokenize, mt.lowercase)).name
+             for i, spec in enumerate(mt.metrics)]
+    for i, spec in enumerate(cfg.item_level.metrics):
+        _at(f"item_level.metrics[{i}]", lambda: load_metric(spec, mt.tokenize, mt.lowercase))
+    return names
+
+
+def item_names_taken(cfg: Config) -> list[str]:
+    """The score names the item-level analysis gives its own metrics: an external per-document
+    column may not reuse one."""
+    if cfg.mt is None:
+        return list(cfg.item_level.metrics)
+    from ..pipeline.item_level import item_metric_names
+
+    return list(cfg.item_level.metrics or cfg.mt.metrics) + item_metric_names(cfg, True)[0]
+
+
+def _check_score_names(cfg: Config, taken: list[str]) -> None:
+    """No external column's score name repeats a metric's, a measure's or another column's (the
+    names of tables in other formats are read from their files, and checked when they are read)."""
+    used = {False: set(taken), True: set(item_names_taken(cfg)) if any(t.per_item for t in cfg.external) else set()}
+    for t in cfg.external:
+        if t.format != "table":
+            continue
+        for name in t.columns.values():
+            if name in used[t.per_item]:
+                raise UserError(f"{t.where}.columns: score name {name!r} is already used; rename it "
+                                "(columns: {column: new_name})")
+            used[t.per_item].add(name)
 
 
 def dry_run(cfg: Config, facts: dict | None = None) -> list[str]:
@@ -86,7 +133,7 @@ def dry_run(cfg: Config, facts: dict | None = None) -> list[str]:
             line = _pseudo_coverage(cfg, q, facts)
             if line:
                 lines.append(line)
-    lines += _check_external(cfg, systems)
+    lines += _check_external(cfg, systems, facts.setdefault("notes", []))
     facts["systems"] = [s.name for s in systems]
     return lines
 
@@ -274,22 +321,9 @@ def _check_wmt(cfg: Config, facts: dict) -> tuple[list[str], list[tuple[str, str
     if w.human:
         rename = {HUMAN_SYSTEM_NAME: f"ref-{w.references_as_systems[0]}"} if w.references_as_systems else {}
         human = _at("wmt.human", lambda: read_wmt_human_scores(w.human, rename=rename))
-        _strict_join("wmt.human", w.human, {n: n for n in names}, list(human), check_join)
-        lines.append(f"wmt.human: every system has a row of {Path(w.human).name}")
+        if not check_join("wmt.human", w.human, {n: n for n in names}, list(human), facts.setdefault("notes", [])):
+            lines.append(f"wmt.human: every system has a row of {Path(w.human).name}")
     return lines, labels
-
-
-def _strict_join(field, path, wanted, rows, check_join) -> None:
-    """Every system must have a row (run would only note the gaps, or fail below 3)."""
-    from .materialize import join_gaps
-
-    check_join(field, path, wanted, rows, None)
-    missing, detail, _ = join_gaps(wanted, rows)
-    if missing:
-        raise UserError(
-            f"{field}: {Path(path).name}: no row for {len(missing)} of {len(wanted)} system(s): {detail}; "
-            "make the names agree (a run would leave them out of its correlations)"
-        )
 
 
 def _check_collection(cfg: Config, systems: list[SystemSpec], facts: dict) -> list[str]:
@@ -314,9 +348,9 @@ def _check_collection(cfg: Config, systems: list[SystemSpec], facts: dict) -> li
     return lines
 
 
-def _check_external(cfg: Config, systems: list[SystemSpec]) -> list[str]:
-    """Every external table: columns present and a row for every system that can fill
-    its match templates."""
+def _check_external(cfg: Config, systems: list[SystemSpec], notes: list[str]) -> list[str]:
+    """Every external table: columns present, and rows joined as ``run`` joins them (a system
+    without a row is noted, too few matched systems is an error)."""
     from .materialize import _table_scores, check_join
 
     lines = []
@@ -328,6 +362,7 @@ def _check_external(cfg: Config, systems: list[SystemSpec]) -> list[str]:
             continue
         keys: dict = {}
         _at(t.where, lambda: _table_scores(t, systems, keys))
-        _strict_join(f"{t.where}.match", t.file, keys.get("wanted", {}), keys.get("rows", []), check_join)
-        lines.append(f"{t.where}: {Path(t.file).name} has a row for each of the {len(keys.get('wanted', {}))} systems")
+        wanted = keys.get("wanted", {})
+        missing = check_join(f"{t.where}.match", t.file, wanted, keys.get("rows", []), notes)
+        lines.append(f"{t.where}: {Path(t.file).name} has a row for {len(wanted) - len(missing)} of the {len(wanted)} systems")
     return lines
