@@ -4,7 +4,9 @@ content, any upstream task) must change the key, so a cached output is never reu
 
 from __future__ import annotations
 
+import collections.abc
 import dataclasses
+import sys
 import types
 import typing
 from pathlib import Path
@@ -40,12 +42,16 @@ TASK_TYPES = sorted((c for c in NAMESPACE.values()
                     key=lambda c: c.__name__)
 
 
+def _hints(cls) -> dict[str, typing.Any]:
+    return typing.get_type_hints(cls, {**vars(sys.modules[cls.__module__]), **NAMESPACE})
+
+
 def _embedded(cls, seen: dict) -> dict:
     """``cls`` and every record type its fields embed (settings records, upstream tasks), by name."""
     if cls.__name__ in seen:
         return seen
     seen[cls.__name__] = cls
-    todo = list(typing.get_type_hints(cls, NAMESPACE).values())
+    todo = list(_hints(cls).values())
     while todo:
         tp = todo.pop()
         todo += typing.get_args(tp)
@@ -68,10 +74,6 @@ class Files:
         p = self.root / f"input{self.n}.txt"
         p.write_text(f"content {self.n}\n")
         return str(p)
-
-
-def _hints(cls) -> dict[str, typing.Any]:
-    return typing.get_type_hints(cls, NAMESPACE)
 
 
 def _optional(tp) -> tuple[typing.Any, bool]:
@@ -111,6 +113,8 @@ def _candidates(value, kind: type) -> list:
         return near + [kind(0.5) if kind is float else 0, 1, 2]
     if kind is tuple:
         return [(*value, "ter"), ("bleu",), ("chrf1",), (*value, "P_5"), ("map",)]
+    if isinstance(kind, type) and issubclass(kind, collections.abc.Mapping):
+        return [{**value, "bleu": 1}, {"map": 2}]
     return ["a", "english", "none", "intl", "cuda"] if kind is str else []
 
 

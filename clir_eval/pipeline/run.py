@@ -495,8 +495,10 @@ def score_tables(cfg: Config, res: Resolved, sys_results: dict, timing: dict[str
     ext_kinds = join_external(cfg, res.systems, sys_results, res)
     timing["external"] = time.perf_counter() - t0
     t0 = time.perf_counter()
-    entry = cache.entry(CorrelationTask(cfg.to_dict(), sys_results, ext_kinds, resample_block=RESAMPLE_BLOCK,
-                                       procedure=VERDICT_PROCEDURE))
+    rel = cfg.relevance
+    entry = cache.entry(CorrelationTask(cfg.correlation, bool(rel is not None and rel.qrels),
+                                        bool(rel is not None and rel.pseudo_top_k), cfg.wmt is not None, sys_results,
+                                        ext_kinds, resample_block=RESAMPLE_BLOCK, procedure=VERDICT_PROCEDURE))
     corr = entry.load_json()
     if corr is None:
         n_y = sum(len(ext_kinds.get(k, [])) for k in ("ir", "human"))

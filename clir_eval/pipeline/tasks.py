@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
+from ..correlation.settings import CorrelationSettings
 from ..io.files import text_checksum
 from ..ir.settings import IRSettings
 from ..retrieval.settings import IndexSettings, RetrievalSettings
@@ -173,10 +174,15 @@ class SystemTask:
 @dataclass(frozen=True)
 class CorrelationTask:
     """Correlate every pair of score columns over the systems: cached, so a re-run whose scores
-    and settings did not change does not recompute the resampling statistics."""
+    and settings did not change does not recompute the resampling statistics. Keyed by what the
+    stage reads (the ``correlation:`` section, and where relevance comes from for its
+    circularity note), never by the config's name, notes or location."""
 
     STAGE: ClassVar[str] = "correlation"
-    config: dict
+    correlation: CorrelationSettings
+    qrels: bool  # relevance from human qrels
+    pseudo_qrels: bool  # relevance from the English side's own top-k
+    wmt: bool  # documents and references from a WMT test set
     systems: dict
     kinds: dict
     system: str = "correlations"
