@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 import yaml
 
-import clir_eval
+import clir_eval.version
 from clir_eval.config.load import load_config
 from clir_eval.ir.settings import IRSettings
 from clir_eval.mt.settings import MTSettings
@@ -42,7 +42,7 @@ def test_english_key_includes_the_tool_version(files, monkeypatch):
     """Regression: the English-side run's key lacked the version, so an upgrade reused it."""
     task = _english(files[0])
     before = cache_key(task)
-    monkeypatch.setattr(clir_eval, "__version__", clir_eval.__version__ + ".post1")
+    monkeypatch.setattr(clir_eval.version, "__version__", clir_eval.__version__ + ".post1")
     assert cache_key(task) != before
 
 
@@ -55,7 +55,7 @@ def test_every_stage_key_includes_the_tool_version(files, monkeypatch):
         IRTask("s", eng, str(qrels), eng, IRSettings(("map",))),
     ]
     before = [cache_key(t) for t in tasks]
-    monkeypatch.setattr(clir_eval, "__version__", "0.0.0-other")
+    monkeypatch.setattr(clir_eval.version, "__version__", "0.0.0-other")
     assert all(a != cache_key(t) for a, t in zip(before, tasks))
 
 

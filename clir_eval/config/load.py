@@ -193,8 +193,21 @@ def _stem(p: str) -> str:
 def load_config(path: str | os.PathLike, *, data_root: str | None = None) -> Config:
     """Read and validate a YAML experiment config."""
     p = Path(path)
+    return _build(p, _read_yaml(p), data_root)
+
+
+def config_from_dict(data: Mapping[str, Any], *, base_dir: str | os.PathLike | None = None,
+                     data_root: str | None = None) -> Config:
+    """Validate a config given as a mapping (the YAML's content); relative paths are relative to
+    ``base_dir`` (default: the working directory), and the name defaults to ``config``."""
+    if not isinstance(data, Mapping):
+        raise UserError(f"a config is a mapping of sections (name, systems, mt, ...), not {type(data).__name__}")
+    return _build(Path(base_dir or ".").resolve() / "config", dict(data), data_root)
+
+
+def _build(p: Path, raw: Any, data_root: str | None) -> Config:
     s = _Loader(p, data_root)
-    top = _Section(_read_yaml(p), "", s)
+    top = _Section(raw, "", s)
     s.data_root = _data_root(s, top.str("data_root"), data_root)
     name = top.str("name", p.stem)
     run = top.settings(RunSettings, rest=True)  # seed, jobs, executor, shard_docs

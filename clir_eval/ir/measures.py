@@ -24,7 +24,7 @@ from typing import Any, Callable, ClassVar, Iterable, Mapping
 
 import pytrec_eval
 
-from .. import __version__
+from ..version import __version__
 from ..errors import UserError
 from ..limits import MAX_DEPTH
 from ..params import Param, format_spec, parse_params, parse_spec, split_list

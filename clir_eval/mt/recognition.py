@@ -24,7 +24,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .. import __version__
+from ..version import __version__
 from .base import LOWERCASE, TOKENIZE, MTMetric, Param, check_streams, register, resampling_fields, tokenizer
 
 __all__ = ["RecognitionRateMetric", "WRRMetric", "recognition_stats", "segment_alignment_scores"]

@@ -19,7 +19,7 @@ import numpy as np
 import sacrebleu
 from scipy import sparse
 
-from .. import __version__
+from ..version import __version__
 from ..errors import UserError
 from .base import (LOWERCASE, TOKENIZE, MTMetric, Param, Refs, check_streams, encode, positive, register,
                    resampling_fields, token_ids, tokenizer, totals)

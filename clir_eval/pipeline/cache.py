@@ -25,8 +25,7 @@ from dataclasses import fields, is_dataclass
 from pathlib import Path
 from typing import Any
 
-import clir_eval
-
+from .. import version
 from ..io.files import file_checksum, safe_filename, text_checksum, write_json
 
 CACHE_FORMAT = "clir-eval-cache/1"
@@ -65,7 +64,7 @@ def _library_versions() -> tuple[tuple[str, str], ...]:
 
 def tool_versions() -> dict[str, str]:
     """clir_eval's version, Python's and the scoring libraries' (part of every key and signature)."""
-    return {"clir_eval": clir_eval.__version__, **dict(_library_versions())}
+    return {"clir_eval": version.__version__, **dict(_library_versions())}
 
 
 @functools.lru_cache(maxsize=1024)

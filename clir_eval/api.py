@@ -1,0 +1,255 @@
+"""The public Python API (``clir_eval.run``, ``clir_eval.load``, ``clir_eval.correlate``,
+``clir_eval.score_mt``, ``clir_eval.score_ir``): what the commands do, as functions.
+
+``import clir_eval`` stays cheap: the package loads this module on the first use of one of its
+names, and each function imports the stage it runs. User errors raise
+:class:`clir_eval.errors.UserError` with the message the command would print. Documented on
+docs/python-api.md, whose examples run in tests/test_python_api.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence
+
+from .errors import UserError
+
+if TYPE_CHECKING:
+    from .config.schema import Config
+    from .io.tables import Table
+    from .io.trec import Qrels, Run
+    from .mt.base import MetricScore
+
+PathLike = str | os.PathLike
+
+
+class Results(Mapping[str, Any]):
+    """A finished run, read back from its ``results.json``: a read-only mapping of the file's
+    top-level blocks, with the main ones as attributes (each equal to the file's block)."""
+
+    def __init__(self, data: Mapping[str, Any], out: Path):
+        self._data = dict(data)
+        self.out = out
+
+    def __getitem__(self, key: str) -> Any:
+        return self._data[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __repr__(self) -> str:
+        return (f"Results({str(self.out)!r}: {len(self.systems)} systems, {len(self.correlations)} correlations, "
+                f"{len(self.verdicts)} verdicts)")
+
+    @property
+    def systems(self) -> dict[str, Any]:
+        """``{system: {"mt": {metric: score}, "ir": {measure: score}, ...}}``."""
+        return self._data["systems"]
+
+    @property
+    def correlations(self) -> list[dict[str, Any]]:
+        """One row per (MT metric, IR measure or human score): ``mt_metric``, ``ir_measure``, ``tau``, ..."""
+        return self._data["correlations"]
+
+    @property
+    def verdicts(self) -> list[dict[str, Any]]:
+        """Per target: the metrics' significance clusters and pairwise tests."""
+        return self._data.get("verdicts", [])
+
+    @property
+    def item_level(self) -> dict[str, Any] | None:
+        """The item-level block (documents and queries as items), or None when the run has none."""
+        return self._data.get("item_level")
+
+    @property
+    def signature(self) -> dict[str, Any]:
+        return self._data["signature"]
+
+    @property
+    def notes(self) -> list[str]:
+        return self._data.get("notes", [])
+
+    def to_dict(self) -> dict[str, Any]:
+        """A deep copy of results.json's content."""
+        return json.loads(json.dumps(self._data))
+
+    def to_pandas(self, block: str = "correlations"):
+        """A pandas DataFrame of ``correlations``, ``verdicts`` (one row per pairwise test), ``systems``
+        (one row per system, a column per score) or ``item_level`` (its correlation rows). pandas is
+        not a dependency of clir_eval: install it to use this."""
+        try:
+            import pandas as pd
+        except ImportError:
+            raise ImportError("to_pandas() needs pandas, which clir_eval does not install: pip install pandas") from None
+        if block == "correlations":
+            return pd.DataFrame(self.correlations)
+        if block == "verdicts":
+            return pd.DataFrame([{"target": v["target"], **p} for v in self.verdicts for p in v.get("pairwise", [])])
+        if block == "systems":
+            return pd.DataFrame.from_dict({s: {**r.get("mt", {}), **r.get("ir", {}), **r.get("human", {})}
+                                           for s, r in self.systems.items()}, orient="index")
+        if block == "item_level":
+            return pd.DataFrame((self.item_level or {}).get("correlations", []))
+        raise ValueError(f"unknown block {block!r}; use correlations, verdicts, systems or item_level")
+
+
+def _config(config: Config | Mapping[str, Any] | PathLike, data_root: str | None) -> Config:
+    from .config.load import config_from_dict, load_config
+    from .config.schema import Config
+
+    if isinstance(config, Config):
+        return config
+    if isinstance(config, Mapping):
+        return config_from_dict(config, data_root=data_root)
+    return load_config(config, data_root=data_root)
+
+
+def run(config: Config | Mapping[str, Any] | PathLike, out: PathLike, *, jobs: int | None = None,
+        data_root: str | None = None, executor: str | None = None, cache: PathLike | None = None,
+        quiet: bool = True) -> Results:
+    """Run an experiment as ``clir-eval run CONFIG --out OUT`` does (the same files in ``out``) and
+    return its results. ``config``: a YAML path, the YAML's content as a dict (relative paths from
+    the working directory) or a :class:`~clir_eval.config.schema.Config`; ``jobs``: worker
+    processes (default: the config's, else one per core); ``cache``: a cache directory shared
+    with other runs (default: ``out/cache``)."""
+    from .pipeline.run import run_experiment
+
+    run_experiment(_config(config, data_root), out, jobs=jobs, quiet=quiet, executor=executor, cache_dir=cache)
+    return load(out)
+
+
+def load(out: PathLike) -> Results:
+    """The results of a finished run (its ``out/results.json``, checked as ``clir-eval report`` checks it)."""
+    from .io.results import read_results
+
+    return Results(read_results(Path(out)), Path(out))
+
+
+def _columns(value: str | Sequence[str], what: str) -> list[str]:
+    cols = [c.strip() for c in value.split(",")] if isinstance(value, str) else [str(c) for c in value]
+    cols = [c for c in cols if c]
+    if not cols:
+        raise UserError(f"{what}: give at least one column name")
+    return cols
+
+
+def _cell(v: Any) -> str:
+    if v is None or (isinstance(v, float) and v != v):
+        return ""
+    return repr(float(v)) if isinstance(v, float) else str(v)
+
+
+def _table(table: Table | PathLike | Mapping[str, Sequence[Any]] | Sequence[Mapping[str, Any]] | Any) -> Table:
+    """A score table from a path (TSV/CSV), a Table, ``{column: values}``, a list of row dicts, or a
+    DataFrame-like object (``to_dict("list")``); a missing value (None, NaN) is an empty cell."""
+    from .io.tables import Table, read_table
+
+    if isinstance(table, Table):
+        return table
+    if isinstance(table, (str, os.PathLike)):
+        return read_table(table)
+    if hasattr(table, "to_dict") and not isinstance(table, Mapping):
+        table = table.to_dict("list")
+    if isinstance(table, Mapping):
+        cols = [str(c) for c in table]
+        lengths = {len(v) for v in table.values()}
+        if len(lengths) > 1:
+            raise UserError(f"table columns differ in length ({sorted(lengths)}); give one value per row in each")
+        n = lengths.pop() if lengths else 0
+        rows = tuple(tuple(_cell(table[c][i]) for c in table) for i in range(n))
+    else:
+        records = list(table)
+        cols = list(dict.fromkeys(str(k) for r in records for k in r))
+        rows = tuple(tuple(_cell(r.get(c)) for c in cols) for r in records)
+    return Table("<table>", tuple(cols), rows, tuple(range(2, len(rows) + 2)))
+
+
+def correlate(table: Any, x: str | Sequence[str], y: str | Sequence[str], *, group_by: str | None = None,
+              round: Mapping[str, int] | None = None, **stats: Any) -> list[dict[str, Any]]:
+    """Correlate every ``x`` column with every ``y`` column of a score table (one row per system), as
+    ``clir-eval correlate --format json`` does: a list of ``{"group", "x", "y", "tau", "p_value", "n",
+    "significant", ...}``. ``table``: a TSV/CSV path, ``{column: values}``, a list of row dicts or a
+    pandas DataFrame; ``group_by``: a column (or comma list) to correlate within; ``round``:
+    decimals per column, rounded half-up first; ``stats``: ``method`` (kendall, pearson, spearman),
+    ``variant`` (b, c, acc23), ``alpha``, ``resamples`` (bootstrap CI), ``level``, ``seed``."""
+    from .correlation.tables import correlate_table
+
+    t = _table(table)
+    xs, ys = _columns(x, "x"), _columns(y, "y")
+    missing = [c for c in dict.fromkeys(xs + ys + ([group_by] if group_by else [])) if c not in t.columns]
+    if missing and not (group_by and "," in group_by):
+        raise UserError(f"column {missing[0]!r} is not in the table (columns: {', '.join(t.columns)})")
+    return correlate_table(t, xs, ys, group_by=group_by, rounding=dict(round or {}), **stats)
+
+
+def _lines(value: PathLike | Sequence[str], what: str) -> list[str]:
+    from .io.files import read_lines
+
+    if isinstance(value, (str, os.PathLike)):
+        return list(read_lines(value))
+    lines = list(value)
+    if not all(isinstance(v, str) for v in lines):
+        raise UserError(f"{what}: give a file path or a list of strings (one segment each)")
+    return lines
+
+
+def score_mt(hyps: PathLike | Sequence[str], refs: PathLike | Sequence[PathLike | Sequence[str]],
+             metrics: str | Sequence[str] = ("bleu", "chrf1", "macrof1", "microf1"),
+             **options: Any) -> dict[str, MetricScore]:
+    """Corpus scores of one system, as ``clir-eval mt-score``: ``{name: MetricScore}`` (``.score``,
+    ``.signature``, ``.to_dict()``). ``hyps``: a file or a list of segments; ``refs``: one reference
+    file, or a list of references, each a file or a list of segments (as sacrebleu's ``[refs]``);
+    ``metrics``: registry specs such as ``bleu``, ``chrf:beta=2``, ``macrof1``; ``options``:
+    ``tokenize``, ``lowercase``."""
+    from .mt.base import check_streams, score_metrics
+
+    h = _lines(hyps, "hyps")
+    streams = [refs] if isinstance(refs, (str, os.PathLike)) else list(refs)
+    if streams and all(isinstance(r, str) for r in streams) and not isinstance(refs, (str, os.PathLike)):
+        if not all(os.path.exists(r) for r in streams):
+            raise UserError("refs: a list of strings is read as reference files; give one reference's segments as "
+                            "[segments] (a list of lists)")
+    r = [_lines(s, f"refs[{i}]") for i, s in enumerate(streams)]
+    if not r:
+        raise UserError("refs: give at least one reference")
+    check_streams(h, r)
+    return score_metrics(_columns(metrics, "metrics"), h, r, **options)
+
+
+def _run(run: Run | PathLike | Mapping[str, Mapping[str, float]]) -> Run:
+    from .io.trec import Run, read_run, trec_order
+
+    if isinstance(run, Run):
+        return run
+    if isinstance(run, (str, os.PathLike)):
+        return read_run(run)
+    return Run({str(q): trec_order((str(d), float(s)) for d, s in docs.items()) for q, docs in run.items()})
+
+
+def _qrels(qrels: Qrels | PathLike | Mapping[str, Mapping[str, int]]) -> Qrels:
+    from .io.trec import Qrels, read_qrels
+
+    if isinstance(qrels, Qrels):
+        return qrels
+    if isinstance(qrels, (str, os.PathLike)):
+        return read_qrels(qrels)
+    return Qrels({str(q): {str(d): int(r) for d, r in docs.items()} for q, docs in qrels.items()})
+
+
+def score_ir(qrels: Any, run: Any, measures: str | Sequence[str] = ("map", "ndcg", "P_10"), *,
+             reference_run: Any = None, collection_size: int | None = None) -> dict[str, Any]:
+    """IR measures of one run, as ``clir-eval ir-score --format json``: ``{"aggregate": {measure:
+    value}, "per_query": {qid: {measure: value}}, ...}``. ``qrels`` and ``run``: TREC files or dicts
+    (``{qid: {docid: relevance}}``, ``{qid: {docid: score}}``, ranked as trec_eval ranks them);
+    ``measures``: trec_eval or ir_measures names (``map``, ``P_10``, ``nDCG@10``) and the harness's
+    own (``rbo:p=0.98`` with ``reference_run``, ``aqwv:beta=40,cutoff=10``)."""
+    from .ir.evaluate import evaluate
+
+    ref = _run(reference_run) if reference_run is not None else None
+    return evaluate(_run(run), _qrels(qrels), _columns(measures, "measures"), reference_run=ref,
+                    collection_size=collection_size)
