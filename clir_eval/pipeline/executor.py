@@ -14,7 +14,8 @@ dies (killed, out of memory) raises :class:`WorkerLost` with the indices of the 
 were running. Executors are context managers; ``close()`` releases workers.
 
 Executors are chosen by name (``run --executor NAME``; default ``local``):
-:func:`get_executor` looks the name up in :data:`EXECUTORS`, whose values are
+:func:`get_executor` looks the name up in :data:`EXECUTORS` (pipeline/settings.py, beside the
+setting that names one), whose values are
 ``"module:Class"`` strings imported on first use (so an optional engine such as Ray costs
 nothing unless chosen). A new engine is one class with ``__init__(self, jobs: int)``,
 ``map``, ``close`` and one line in :data:`EXECUTORS`. Results must not depend on the
@@ -36,13 +37,7 @@ from multiprocessing import get_context
 from typing import Any, Callable, Protocol, Sequence
 
 from ..errors import UserError
-
-EXECUTORS: dict[str, str] = {
-    "serial": f"{__name__}:SerialExecutor",
-    "local": f"{__name__}:LocalExecutor",
-    "ray": "clir_eval.pipeline.executor_ray:RayExecutor",
-}
-
+from .settings import EXECUTORS
 
 class WorkerLost(Exception):
     """A worker process died (killed, out of memory) while it ran one of ``indices``."""

@@ -7,7 +7,13 @@ from dataclasses import dataclass
 
 from ..limits import MAX_JOBS, MAX_SEED
 from ..settings import Settings, setting
-from .executor import EXECUTORS
+
+# The executors by name: "module:Class", imported on first use (pipeline/executor.py:get_executor).
+EXECUTORS: dict[str, str] = {
+    "serial": "clir_eval.pipeline.executor:SerialExecutor",
+    "local": "clir_eval.pipeline.executor:LocalExecutor",
+    "ray": "clir_eval.pipeline.executor_ray:RayExecutor",
+}
 
 SHARD_DOCS = 500_000
 
