@@ -484,13 +484,13 @@ def _check_round_names(cfg: Config, p: Path) -> None:
     if (cfg.wmt is not None and cfg.wmt.human) or any(t.format != "table" for t in cfg.external):
         return  # score names read from the data: checked when the scores are known
     from ..ir.measures import parse_measure  # pytrec_eval, loaded only to check names here
-    from ..mt.base import load_metric  # sacrebleu (the mt package registers its metrics on import)
+    from ..mt.base import metric_spec  # sacrebleu (the mt package registers its metrics on import)
 
     known: set[str] = set()
     for spec in cfg.mt.metrics if cfg.mt else ():
         known.add(spec)
         with contextlib.suppress(UserError):
-            known.add(load_metric(spec).name)
+            known.add(metric_spec(spec).name)
     for spec in cfg.ir.measures if cfg.has_retrieval and cfg.ir is not None else ():
         known.add(spec)
         with contextlib.suppress(UserError):

@@ -13,6 +13,7 @@ with one class and its ``@register(...)`` line; modules holding metrics are impo
 
 from __future__ import annotations
 
+import functools
 import itertools
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Sequence
@@ -323,6 +324,34 @@ def load_metric(spec: str, tokenize: str = TOKENIZE, lowercase: bool = LOWERCASE
         raise UserError(f"lowercase must be true or false, got {lowercase!r}")
     tokenizer(tokenize)  # validate early
     return info.cls(_canonical(base, values), values, tokenize, bool(lowercase))
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """A metric spec parsed and checked once (:func:`metric_spec`): its canonical name and what the
+    stages ask of it without building the metric again; :meth:`build` makes the metric."""
+
+    spec: str
+    tokenize: str
+    lowercase: bool
+    name: str
+    kind: type  # the metric's class (e.g. a NeuralMetric subclass)
+    higher_is_better: bool
+    uses_source: bool
+    item_level: bool
+
+    def build(self) -> MTMetric:
+        return load_metric(self.spec, self.tokenize, self.lowercase)
+
+
+@functools.lru_cache(maxsize=None)
+def metric_spec(spec: str, tokenize: str = TOKENIZE, lowercase: bool = LOWERCASE) -> MetricSpec:
+    """``spec`` parsed and checked as :func:`load_metric` checks it, once per process and distinct
+    (spec, tokenize, lowercase): the settings records, the config checks and the item level ask
+    this instead of building the metric again."""
+    m = load_metric(spec, tokenize, lowercase)
+    return MetricSpec(spec, tokenize, bool(lowercase), m.name, type(m), m.higher_is_better, m.uses_source,
+                      m.item_level)
 
 
 def lower_is_better(metrics: Sequence[MTMetric]) -> list[str]:

@@ -10,7 +10,7 @@ from ..errors import UserError
 from ..correlation.settings import CORRECTIONS
 from ..limits import MAX_DEPTH, MAX_RESAMPLES, MAX_SEED
 from ..settings import SettingError, Settings, setting
-from .base import LOWERCASE, TOKENIZE, load_metric
+from .base import LOWERCASE, TOKENIZE, metric_spec
 from .neural import DEVICES, MAX_BATCH, check_device
 
 DEFAULT_METRICS = ("bleu", "chrf1", "macrof1", "microf1")
@@ -50,7 +50,7 @@ class MTSettings(Settings):
             raise SettingError("device", self.device, str(e), shows_value=True) from None
         for i, spec in enumerate(self.metrics):
             try:
-                load_metric(spec, tokenize=self.tokenize, lowercase=self.lowercase)
+                metric_spec(spec, self.tokenize, self.lowercase)
             except UserError as e:
                 raise SettingError(f"metrics[{i}]", spec, str(e), shows_value=True) from None
 
@@ -72,7 +72,7 @@ class FavoritismAnalysis(Settings):
                                shows_value=True)
         for i, spec in enumerate(self.metrics):
             try:
-                load_metric(spec)
+                metric_spec(spec)
             except UserError as e:
                 raise SettingError(f"metrics[{i}]", spec, str(e), shows_value=True) from None
 

@@ -33,15 +33,15 @@ def item_metric_names(cfg: Config, segmented: bool = False) -> tuple[list[str], 
 
     specs = list(cfg.item_level.metrics or cfg.mt.metrics)
     ok, left = item_metrics(specs, cfg.mt.tokenize, cfg.mt.lowercase)
-    neural = [s for s in specs if isinstance(m := _load(s, cfg), NeuralMetric) and (segmented or not m.uses_source)]
-    names = {s: _load(s, cfg).name for s in neural}
-    return [m.name for m in ok], neural, [n for n in left if n not in names.values()]
+    neural = [s for s in specs if issubclass((m := _spec(s, cfg)).kind, NeuralMetric) and (segmented or not m.uses_source)]
+    names = {_spec(s, cfg).name for s in neural}
+    return [m.name for m in ok], neural, [n for n in left if n not in names]
 
 
-def _load(spec: str, cfg: Config):
-    from ..mt.base import load_metric
+def _spec(spec: str, cfg: Config):
+    from ..mt.base import metric_spec
 
-    return load_metric(spec, cfg.mt.tokenize, cfg.mt.lowercase)
+    return metric_spec(spec, cfg.mt.tokenize, cfg.mt.lowercase)
 
 
 SEGMENTS_FILE = "item_segments.tsv"
@@ -55,9 +55,9 @@ def segment_metrics(cfg: Config) -> tuple[str, ...]:
         return ()
     from ..mt.neural import NeuralMetric
 
-    wanted = {_load(s, cfg).name for s in cfg.item_level.metrics} if cfg.item_level.metrics else None
-    names = [m.name for m in (_load(s, cfg) for s in cfg.mt.metrics)
-             if (m.item_level or isinstance(m, NeuralMetric)) and (wanted is None or m.name in wanted)]
+    wanted = {_spec(s, cfg).name for s in cfg.item_level.metrics} if cfg.item_level.metrics else None
+    names = [m.name for m in (_spec(s, cfg) for s in cfg.mt.metrics)
+             if (m.item_level or issubclass(m.kind, NeuralMetric)) and (wanted is None or m.name in wanted)]
     return tuple(dict.fromkeys(names))
 
 
@@ -222,7 +222,7 @@ def item_level_block(cfg: Config, outputs: Sequence[Mapping[str, Any]], systems:
     scored = set(outputs[0]["mt"]) if outputs else set()
     _, neural, left_out = item_metric_names(cfg, segmented=True)
     notes = [f"{m}: not scored per item (it needs a model or the whole corpus)" for m in left_out]
-    for m in (_load(n, cfg) for n in neural):
+    for m in (_spec(n, cfg) for n in neural):
         notes.append(_neural_note(m, outputs, doc_mat) if m.name in scored else
                      f"{m.name}: not scored per document (it reads each segment's source, which only a WMT XML "
                      "source gives with the MT test set's document boundaries)" if m.uses_source else

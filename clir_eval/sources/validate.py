@@ -62,13 +62,12 @@ def _check_metrics(cfg: Config) -> list[str]:
     """The canonical names of ``mt.metrics``; each of them and of ``item_level.metrics`` must load."""
     if cfg.mt is None:
         return []
-    from ..mt.base import load_metric
+    from ..mt.base import metric_spec
 
-    mt = cfg.mt
-    names = [_at(f"mt.metrics[{i}]", lambda: load_metric(spec, mt.tokenize, mt.lowercase)).name
-             for i, spec in enumerate(mt.metrics)]
+    mt = cfg.mt  # mt.metrics were checked when the record was made (MTSettings.check)
+    names = [metric_spec(spec, mt.tokenize, mt.lowercase).name for spec in mt.metrics]
     for i, spec in enumerate(cfg.item_level.metrics):
-        _at(f"item_level.metrics[{i}]", lambda: load_metric(spec, mt.tokenize, mt.lowercase))
+        _at(f"item_level.metrics[{i}]", lambda: metric_spec(spec, mt.tokenize, mt.lowercase))
     return names
 
 
