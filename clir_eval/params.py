@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
 from .errors import UserError
+from .settings import Rule, in_bounds
 
 
 def parse_spec(spec: str, *, what: str = "name") -> tuple[str, dict[str, str]]:
@@ -91,10 +92,12 @@ def _fmt(v: Any) -> str:
 
 @dataclass(frozen=True)
 class Param:
-    """A declared registry parameter: type, default, description, validity check and the rule shown
-    when the check fails (``must``), and the largest value accepted (``high``; an integer
-    parameter without one is bounded by :data:`clir_eval.limits.MAX_PARAM_INT`, a number must
-    be finite), so no parameter can ask for unbounded time or memory."""
+    """A declared registry parameter: type, default and description, and what it accepts, declared
+    with the words of a settings field (``ge``, ``gt``, ``le``, ``lt``, ``choices``: one
+    :class:`clir_eval.settings.Rule` checks both and words the error); ``check``/``must`` only for a
+    condition that is no bound (a non-empty path). An integer parameter without ``le`` is bounded by
+    :data:`clir_eval.limits.MAX_PARAM_INT` and a number must be finite, so no parameter can ask for
+    unbounded time or memory."""
 
     name: str
     type: Callable[[str], Any]
@@ -102,7 +105,16 @@ class Param:
     help: str = ""
     check: Callable[[Any], bool] | None = None
     must: str = ""
-    high: float | None = None
+    ge: float | None = None
+    gt: float | None = None
+    le: float | None = None
+    lt: float | None = None
+    choices: tuple[str, ...] = ()
+
+    @property
+    def rule(self) -> Rule:
+        """The parameter's bounds and choices as a settings field's rule."""
+        return Rule(self.help, ge=self.ge, gt=self.gt, le=None, lt=self.lt, choices=tuple(self.choices))
 
     @property
     def bound(self) -> float | None:
@@ -110,9 +122,9 @@ class Param:
         if self.type is int:
             from .limits import MAX_PARAM_INT
 
-            return self.high if self.high is not None else MAX_PARAM_INT
+            return self.le if self.le is not None else MAX_PARAM_INT
         if self.type is float:
-            return self.high
+            return self.le
         return None
 
 
@@ -133,6 +145,10 @@ def parse_params(raw: Mapping[str, str], decl: Sequence[Param], *, spec: str, wh
             raise UserError(f"parameter {key}={value!r} in {what} {spec!r} must be a finite number")
         if p.bound is not None and v > p.bound:
             raise UserError(f"parameter {key}={value!r} in {what} {spec!r} is too large; the maximum is {_fmt(p.bound)}")
+        if p.choices and v not in p.choices:
+            raise UserError(f"parameter {key}={value!r} in {what} {spec!r} must be one of {', '.join(p.choices)}")
+        if p.type in (int, float) and not in_bounds(v, p.rule):
+            raise UserError(f"parameter {key}={value!r} in {what} {spec!r} must be {p.rule.text(p.type)}")
         if p.check is not None and not p.check(v):
             raise UserError(f"parameter {key}={value!r} in {what} {spec!r} must be {p.must}")
         out[key] = v

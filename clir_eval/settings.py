@@ -181,13 +181,14 @@ def _valid(cls: type, name: str, rule: Rule, value: Any) -> Any:
         if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
             raise SettingError(name, value, "must be a list")
         value = tuple(value)
-    if kind in (int, float) and not _in_bounds(value, rule):
-        if kind is int and rule.le is not None and value > rule.le and _in_bounds(value, dataclasses.replace(rule, le=None)):
+    if kind in (int, float) and not in_bounds(value, rule):
+        if kind is int and rule.le is not None and value > rule.le and in_bounds(value, dataclasses.replace(rule, le=None)):
             raise SettingError(name, value, f"{value} is too large; the maximum is {_num(rule.le)}", shows_value=True)
         raise SettingError(name, value, "must be " + rule.text(kind))
     return value
 
 
-def _in_bounds(v: float, r: Rule) -> bool:
+def in_bounds(v: float, r: Rule) -> bool:
+    """Whether ``v`` is within the rule's bounds (its choices aside)."""
     return ((r.ge is None or v >= r.ge) and (r.gt is None or v > r.gt) and (r.le is None or v <= r.le)
             and (r.lt is None or v < r.lt))

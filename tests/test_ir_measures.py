@@ -95,7 +95,7 @@ def test_canonical_names():
     ("P_x", "bad cutoff"),
     ("map:k=3", "takes no parameters"),
     ("rbo:q=1", "unknown parameter"),
-    ("rbo:p=1", "in (0, 1)"),
+    ("rbo:p=1", "strictly between 0 and 1"),
     ("rbo:p=abc", "must be a number"),
     ("rbo:variant=max", "one of"),
     ("rbo:depth=0", "positive"),

@@ -17,7 +17,6 @@ Measure strings and their canonical output names
 
 from __future__ import annotations
 
-import math
 import re
 from functools import lru_cache
 from typing import Any, Callable, ClassVar, Iterable, Mapping
@@ -131,11 +130,9 @@ class RBO(Measure):
     provider = "rbo"
     needs_reference = True
     params_decl = (
-        Param("p", float, RBO_P, "persistence (weight of the top ranks)", lambda v: 0.0 < v < 1.0, "in (0, 1)"),
-        Param("variant", str, RBO_VARIANT, "extrapolated, lower bound (min) or residual (res)", lambda v: v in RBO_VARIANTS,
-              "one of " + "|".join(RBO_VARIANTS)),
-        Param("depth", int, None, "evaluation depth (default: the runs' depth)", lambda v: v >= 1, "a positive integer",
-              high=MAX_DEPTH),
+        Param("p", float, RBO_P, "persistence (weight of the top ranks)", gt=0, lt=1),
+        Param("variant", str, RBO_VARIANT, "extrapolated, lower bound (min) or residual (res)", choices=RBO_VARIANTS),
+        Param("depth", int, None, "evaluation depth (default: the runs' depth)", ge=1, le=MAX_DEPTH),
     )
 
     @property
@@ -152,12 +149,9 @@ class AQWV(Measure):
     provider = "qwv"
     needs_collection_size = True
     params_decl = (
-        Param("beta", float, 40.0, "weight of false alarms", lambda v: v >= 0 and math.isfinite(v),
-              "a finite number >= 0"),
-        Param("cutoff", int, 10, "decision set: the top cutoff documents", lambda v: v >= 0, "an integer >= 0",
-              high=MAX_DEPTH),
-        Param("threshold", float, None, "decision set: documents scoring at least this", math.isfinite,
-              "a finite number"),
+        Param("beta", float, 40.0, "weight of false alarms", ge=0),
+        Param("cutoff", int, 10, "decision set: the top cutoff documents", ge=0, le=MAX_DEPTH),
+        Param("threshold", float, None, "decision set: documents scoring at least this"),
         Param("include_norel", bool, False, "count queries without relevant documents"),
     )
 
@@ -179,10 +173,8 @@ class MQWV(Measure):
     provider = "qwv"
     needs_collection_size = True
     params_decl = (
-        Param("beta", float, 40.0, "weight of false alarms", lambda v: v >= 0 and math.isfinite(v),
-              "a finite number >= 0"),
-        Param("max_cutoff", int, None, "largest cutoff tried (default: the run depth)", lambda v: v >= 0,
-              "an integer >= 0", high=MAX_DEPTH),
+        Param("beta", float, 40.0, "weight of false alarms", ge=0),
+        Param("max_cutoff", int, None, "largest cutoff tried (default: the run depth)", ge=0, le=MAX_DEPTH),
         Param("include_norel", bool, False, "count queries without relevant documents"),
     )
 

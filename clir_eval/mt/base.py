@@ -48,10 +48,6 @@ class MetricScore:
         return {"score": self.score, "signature": self.signature, **self.extra}
 
 
-def positive(x) -> bool:
-    return x > 0
-
-
 def resampling_fields(extra: dict) -> list[str]:
     """``bs``/``ar``/``seed`` items popped from ``extra`` as signature fields, in sacrebleu's
     order and names (its significance tests write them right after ``nrefs``)."""

@@ -138,8 +138,8 @@ def recognition_stats(hyps: Sequence[str], refs: Sequence[Sequence[str]], order:
 
 
 _RR_PARAMS = (
-    Param("alpha", float, 1.0, "insertion penalty α", lambda x: x >= 0, ">= 0"),
-    Param("beta", float, 0.0, "deletion penalty β", lambda x: x >= 0, ">= 0"),
+    Param("alpha", float, 1.0, "insertion penalty α", ge=0),
+    Param("beta", float, 0.0, "deletion penalty β", ge=0),
 )
 
 

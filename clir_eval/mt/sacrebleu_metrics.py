@@ -26,7 +26,7 @@ import sacrebleu
 from sacrebleu.utils import my_log
 
 from ..limits import MAX_NGRAM_ORDER
-from .base import MTMetric, Param, Refs, check_streams, positive, register, tokenizer
+from .base import MTMetric, Param, Refs, check_streams, register, tokenizer
 from .bleu_counts import bleu_stats
 from .chrf_items import chrf_item_stats
 
@@ -92,11 +92,9 @@ class SacreMetric(MTMetric):
 
 
 _BLEU_PARAMS = (
-    Param("smooth", str, "exp", "smoothing: exp, floor, add-k, none",
-          lambda s: s in sacrebleu.BLEU.SMOOTH_DEFAULTS, "one of exp, floor, add-k, none"),
-    Param("smooth_value", float, None, "value for floor / add-k smoothing (sacrebleu default if unset)",
-          lambda x: x >= 0, ">= 0"),
-    Param("order", int, 4, "maximum n-gram order", positive, ">= 1", high=MAX_NGRAM_ORDER),
+    Param("smooth", str, "exp", "smoothing: exp, floor, add-k, none", choices=tuple(sacrebleu.BLEU.SMOOTH_DEFAULTS)),
+    Param("smooth_value", float, None, "value for floor / add-k smoothing (sacrebleu default if unset)", ge=0),
+    Param("order", int, 4, "maximum n-gram order", ge=1, le=MAX_NGRAM_ORDER),
 )
 
 
@@ -154,9 +152,9 @@ class BLEUMetric(SacreMetric):
 
 
 @register("chrf", (
-    Param("beta", int, 2, "recall weight β", positive, ">= 1"),
-    Param("char_order", int, 6, "character n-gram order", positive, ">= 1", high=MAX_NGRAM_ORDER),
-    Param("word_order", int, 0, "word n-gram order (2 = chrF++)", lambda x: x >= 0, ">= 0", high=MAX_NGRAM_ORDER),
+    Param("beta", int, 2, "recall weight β", ge=1),
+    Param("char_order", int, 6, "character n-gram order", ge=1, le=MAX_NGRAM_ORDER),
+    Param("word_order", int, 0, "word n-gram order (2 = chrF++)", ge=0, le=MAX_NGRAM_ORDER),
     Param("whitespace", bool, False, "include whitespace in character n-grams"),
     Param("eps_smoothing", bool, False, "chrF++.py-style epsilon smoothing"),
 ), "sacrebleu chrF (β=2)", aliases={

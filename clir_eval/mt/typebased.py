@@ -21,10 +21,10 @@ from scipy import sparse
 
 from ..version import __version__
 from ..errors import UserError
-from .base import (LOWERCASE, TOKENIZE, MTMetric, Param, Refs, check_streams, encode, positive, register,
+from .base import (LOWERCASE, TOKENIZE, MTMetric, Param, Refs, check_streams, encode, register,
                    resampling_fields, token_ids, tokenizer, totals)
 
-_BETA_F = Param("beta", float, 1.0, "F-measure β (recall weight)", positive, "> 0")
+_BETA_F = Param("beta", float, 1.0, "F-measure β (recall weight)", gt=0)
 
 
 @dataclass(frozen=True)
@@ -273,7 +273,7 @@ class TypeFMetric(MTMetric):
 
 
 @register("microf", (
-    _BETA_F, Param("k", float, 1.0, "add-k smoothing of the type weights REFS+k", lambda x: x >= 0, ">= 0"),
+    _BETA_F, Param("k", float, 1.0, "add-k smoothing of the type weights REFS+k", ge=0),
 ), "MicroF_β (default β=1, k=1, i.e. microf1)", aliases={
     "microf1": ({"beta": 1.0}, "MicroF1 over unigram types, weights REFS+1 (Gowda et al. 2021)"),
 })
