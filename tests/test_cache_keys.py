@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from clir_eval.ir.settings import IRSettings
 from clir_eval.mt.settings import MTSettings
 from clir_eval.pipeline import tasks as task_module
 from clir_eval.pipeline.cache import cache_key

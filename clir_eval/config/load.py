@@ -34,7 +34,7 @@ from ..sources.settings import (QUERY_KINDS, CollectionConfig, DistractorSource,
                                QueriesConfig, WMTSource)
 
 if TYPE_CHECKING:  # the mt package registers its metrics (sacrebleu) when imported: only configs using it load it
-    from ..mt.settings import AnalysesConfig
+    from ..mt.settings import AnalysesConfig, MTSettings
 from ..templates import substitute
 from .schema import Config, SystemSpec
 from .sections import _Loader, _Section

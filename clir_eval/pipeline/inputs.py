@@ -51,8 +51,6 @@ def _is_export(path: str) -> bool:
 
 def resolve_inputs(cfg: Config, cache: Cache) -> Resolved:
     """Turn the config's sources into plain files and in-memory queries/qrels."""
-    from ..io.readers import read_queries
-
     res = _fresh(cfg)
     if cfg.wmt is not None or cfg.europarl is not None:
         res = materialize_verified(cfg, cache)
