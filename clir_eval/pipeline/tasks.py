@@ -136,14 +136,14 @@ class ItemsTask:
     lowercase: bool
     run: RetrieveTask
     qrels: str = field(metadata=INPUT)
+    device: str = field(metadata=NOT_KEYED)  # where the neural metrics run (the config's mt.device)
+    batch_size: int = field(metadata=NOT_KEYED)  # their batch size (the config's mt.batch_size)
     # neural metrics (COMET, BLEURT): a document's score is the mean of its segments' scores (segment
     # store, mt/neural.py): its MT test-set segments when ``seg_docids`` names each segment's document
     # (``segments``: those segments' files), else its lines against the English side's lines
     neural: tuple[str, ...] = ()
     segments: MTTask | None = None
     seg_docids: str | None = field(default=None, metadata=INPUT)  # the document id of each segment
-    device: str = field(default="cpu", metadata=NOT_KEYED)  # where the neural metrics run
-    batch_size: int = field(default=16, metadata=NOT_KEYED)  # their batch size
 
 
 @dataclass(frozen=True)
