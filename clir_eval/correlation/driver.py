@@ -392,7 +392,7 @@ def table_record(group: str | None, r: PairResult, rounding: Mapping[str, int], 
 
 
 # --------------------------------------------------------------------------- verdicts
-VERDICT_PROCEDURE = "4"  # bump when the verdicts or the confound notes change: cached correlation results are recomputed
+VERDICT_PROCEDURE = "5"  # bump when the verdicts or the confound notes change: cached correlation results are recomputed
 @dataclass(frozen=True)
 class Target:
     """The correlations of every MT metric with one target: an IR measure (kind ``ir``), a human
@@ -458,10 +458,16 @@ def williams_p(r_ag: float, r_bg: float, r_ab: float, n: int) -> float | None:
     return float(scipy.stats.t.sf(t, n - 3))
 
 
-def _pair_test_stream(k: int, setup: tuple, s: StatsSettings, seed: int):
+def _pair_test_stream(k: int, setup: tuple, s: StatsSettings, seed: int, exact: bool = True):
+    """PERM-BOTH of one pair as a stream of the verdict engine: exact (every swap pattern, see
+    :func:`.statistics.perm_both_exact_kind`) where ``exact`` and that is cheap, else Monte Carlo."""
     from .significance import Stream
+    from .statistics import perm_both_exact_kind
 
     a, b, g, delta = setup
+    if exact and perm_both_exact_kind(a, b, s.method, s.variant) is not None:
+        return Stream("permutation-exact", s.method, s.variant, seed, (k,), lambda mem: (a, b, g, delta),
+                      lambda r, mem: np.asarray(r[:1]), patterns=1 << len(a))
     return Stream("permutation", s.method, s.variant, seed, (k,), lambda mem: (a, b, g),
                   lambda r, mem: np.array([int((r >= delta - 1e-12).sum())]))
 
@@ -502,7 +508,7 @@ def verdicts(targets: Sequence[Target], lower: Sequence[str], s: StatsSettings, 
     (``v.family``: each target's pairs, or all pairs of all targets), drawn until each decision is
     settled (``v.resolution``), AssignRanks clusters, a CI of every Δτ, power and (IR measures)
     discriminability."""
-    from .significance import adjust, monte_carlo_family, p_floor
+    from .significance import adjust, monte_carlo_family, p_floor, settle_draws
     from .verdict import clusters
 
     sign = lambda m: -1.0 if m in lower else 1.0  # noqa: E731
@@ -525,9 +531,9 @@ def verdicts(targets: Sequence[Target], lower: Sequence[str], s: StatsSettings, 
         families = [list(range(len(tested)))]
     else:
         families = [[pos[k] for k in tested if tests[k]["ti"] == ti] for ti in range(len(targets))]
-    streams = [_pair_test_stream(pos[k], tests[k]["setup"], s, tests[k]["seed"]) for k in tested]
-    mc = monte_carlo_family(streams, len(tested), families, v.correction, s.alpha, v.resamples,
-                            v.resolution == "sequential", map)
+    sequential = v.resolution == "sequential"  # fixed: k Monte Carlo draws per test, as mt-metrics-eval
+    streams = [_pair_test_stream(pos[k], tests[k]["setup"], s, tests[k]["seed"], sequential) for k in tested]
+    mc = monte_carlo_family(streams, len(tested), families, v.correction, s.alpha, v.resamples, sequential, map)
     adjusted: dict[int, float] = {}
     for fam in families:
         adjusted.update(zip(fam, adjust([float(mc.p[j]) for j in fam], v.correction)))
@@ -554,7 +560,7 @@ def verdicts(targets: Sequence[Target], lower: Sequence[str], s: StatsSettings, 
                 p_adj = adjusted[j]
                 row.update(delta=float(tst["setup"][3]), p_value=float(mc.p[j]), p_adjusted=p_adj,
                            significant=p_adj < s.alpha, p_se=float(mc.se[j]), resamples=int(mc.draws[j]),
-                           settled=bool(mc.settled[j]))
+                           settled=bool(mc.settled[j]), exact=bool(mc.exact[j]))
                 ci_k = s.resamples if s.resamples > 0 else v.ci_resamples
                 if ci_k > 0:
                     da = _delta_draws(t, tst["a"], keep, s, ci_k, lower, cache, map)
@@ -602,13 +608,19 @@ def verdicts(targets: Sequence[Target], lower: Sequence[str], s: StatsSettings, 
                 warnings.append(f"UNINFORMATIVE: {t.name} separates only {disc['pairs_separated']} of {disc['pairs']} "
                                 f"system pairs (adjusted p < {s.alpha:g}, fewer than {MIN_SEPARATED_SHARE:.0%}); its "
                                 "differences between systems are mostly noise, so a correlation with it says little")
-        fam_draws = [int(mc.draws[j]) for j in fam]
-        floor = p_floor(len(fam), mc.max_draws, v.correction)
+        fam_draws = [int(mc.draws[j]) for j in fam if not mc.exact[j]]
+        n_exact = sum(1 for j in fam if mc.exact[j])
+        if fam_draws or not fam:
+            floor = p_floor(len(fam), mc.max_draws, v.correction)
+        else:  # every test exact: the smallest p is 1/2^n
+            floor = min(1.0, (1 if v.correction == "none" else len(fam)) / max(1, max(int(mc.draws[j]) for j in fam)))
+        unsettled = [f"{r['a']} > {r['b']}" for r in pairwise if r.get("settled") is False]
+        settle = settle_draws(mc, [fam], v.correction, s.alpha) if unsettled else None
         resolution = {"mode": v.resolution, "first": v.resamples, "max": mc.max_draws,
-                      "draws": [min(fam_draws), max(fam_draws)] if fam_draws else None,
-                      "floor": floor, "unsettled": sum(1 for j in fam if not mc.settled[j])}
-        w, nn = _resolution_notes("PERM-BOTH", len(fam), v, mc.max_draws, floor, s.alpha,
-                                  [f"{r['a']} > {r['b']}" for r in pairwise if r.get("settled") is False])
+                      "draws": [min(fam_draws), max(fam_draws)] if fam_draws else None, "exact": n_exact,
+                      "floor": floor, "unsettled": len(unsettled), "settle_draws": settle}
+        w, nn = _resolution_notes("PERM-BOTH", len(fam), v, mc.max_draws, floor, s.alpha, unsettled, settle,
+                                  monte_carlo=bool(fam_draws))
         warnings += w
         notes += nn
         by_x = {r.x: r.correlation for r in t.results}
@@ -621,7 +633,8 @@ def verdicts(targets: Sequence[Target], lower: Sequence[str], s: StatsSettings, 
             "target": t.name, "kind": t.kind, **({"group": t.group, "y": t.name} if t.kind == "table" else {}),
             "ranking": order, "clusters": groups, "winner": winner, "pairwise": pairwise,
             "test": "PERM-BOTH (Deutsch et al. 2021), one-sided: a (ranked above) correlates better than b; "
-                    + _draws_text(v, mc.max_draws) + ", p=(c+1)/(k+1)",
+                    + _draws_text(v, mc.max_draws, bool(mc.exact.any())) + ", p=(c+1)/(k+1)"
+                    + (" (exact: share of the 2^n patterns)" if mc.exact.any() else ""),
             "correction": v.correction, "family": family, "family_size": len(fam), "alpha": s.alpha,
             "method": s.method, "variant": s.variant,
             "n_systems": n_sys, "n_systems_range": [min(ns), max(ns)], "systems": _target_systems(t),
@@ -644,32 +657,41 @@ def _has_queries(t: Target, keep: np.ndarray) -> bool:
     return m is not None and m.shape[1] >= 2
 
 
-def _draws_text(v: VerdictSettings, cap: int) -> str:
+def _draws_text(v: VerdictSettings, cap: int, exact: bool = False) -> str:
     if v.resolution == "fixed":
         return f"k={v.resamples} draws per test (fixed)"
-    return (f"k={v.resamples} draws per test, more (up to {cap}) where a decision is still open "
+    return (("exact (all 2^n swap patterns) where cheap, else " if exact else "")
+            + f"k={v.resamples} draws per test, more (up to {cap}) where a decision is still open "
             "(sequential, 99.9% Clopper-Pearson intervals)")
 
 
 def _resolution_notes(test: str, m: int, v: VerdictSettings, cap: int, floor: float, alpha: float,
-                      unsettled: Sequence[str]) -> tuple[list[str], list[str]]:  # fmt: skip
-    """(warnings, notes) on what the number of draws lets the test show."""
+                      unsettled: Sequence[str], settle: int | None = None, monte_carlo: bool = True
+                      ) -> tuple[list[str], list[str]]:  # fmt: skip
+    """(warnings, notes) on what the number of draws lets the test show, and on the decisions the
+    maximum draws left open with the draws that would settle them (``settle``)."""
     from .significance import FLOOR_SHARE
 
     warnings, notes = [], []
     if m == 0:
         return warnings, notes
     corr = {"none": "unadjusted"}.get(v.correction, f"{v.correction}-adjusted")
+    what = f"{cap} draws per test" if monte_carlo else "the exact null distributions"
     if floor >= alpha:
-        warnings.append(f"NO {test} RESULT CAN BE SIGNIFICANT AT THIS RESOLUTION: {cap} draws per test over a family "
+        warnings.append(f"NO {test} RESULT CAN BE SIGNIFICANT AT THIS RESOLUTION: {what} over a family "
                         f"of {m} tests give a smallest attainable {corr} p of {floor:.3g} ≥ α = {alpha:g}; "
-                        "use resolution: sequential (the default) or more draws")
+                        + ("use resolution: sequential (the default) or more draws" if monte_carlo else
+                           "add systems or test fewer pairs"))
     elif floor > FLOOR_SHARE * 10 * alpha:
-        notes.append(f"{test} resolution: {cap} draws per test over {m} tests give a smallest attainable {corr} p of "
-                     f"{floor:.3g}, close to α = {alpha:g}: decisions near α may be set by the draws")
+        notes.append(f"{test} resolution: {what} over {m} tests give a smallest attainable {corr} p of "
+                     f"{floor:.3g}, close to α = {alpha:g}: decisions near α may be set by the "
+                     + ("draws" if monte_carlo else "number of systems"))
     if unsettled:
+        fix = (f"about {settle} draws per test would settle {'it' if len(unsettled) == 1 else 'them'} "
+               f"(correlation.permutation / --permutation {settle})" if settle else
+               "a p sits on its threshold, so no number of draws settles it")
         notes.append(f"{test}: {len(unsettled)} decision(s) not settled after {cap} draws (p within Monte Carlo error "
-                     f"of its threshold; decided by the estimate): " + ", ".join(unsettled[:8])
+                     f"of its threshold; decided by the estimate; {fix}): " + ", ".join(unsettled[:8])
                      + (" ..." if len(unsettled) > 8 else ""))
     return warnings, notes
 
@@ -678,7 +700,7 @@ def _discriminability_all(targets: Sequence[Target], s: StatsSettings, v: Verdic
                           map: Mapper | None) -> dict[int, dict[str, Any]]:  # fmt: skip
     """Per IR target with per-query values: the paired randomization test over queries for every
     pair of systems, p adjusted over the target's pairs, drawn like the verdicts' tests."""
-    from .significance import Stream, adjust, monte_carlo_family, p_floor
+    from .significance import Stream, adjust, monte_carlo_family, p_floor, settle_draws
 
     prepared = {}
     for ti, t in enumerate(targets):
@@ -728,7 +750,8 @@ def _discriminability_all(targets: Sequence[Target], s: StatsSettings, v: Verdic
         draws = [int(mc.draws[g]) for g in members]
         unsettled = [f"{systems[pairs[live[g - members[0]]][0]]} vs {systems[pairs[live[g - members[0]]][1]]}"
                      for g in members if not mc.settled[g]]
-        w, nn = _resolution_notes("discriminability", len(pairs), v, mc.max_draws, floor, s.alpha, unsettled)
+        settle = settle_draws(mc, [list(members)], v.correction, s.alpha) if unsettled else None
+        w, nn = _resolution_notes("discriminability", len(pairs), v, mc.max_draws, floor, s.alpha, unsettled, settle)
         corr = "unadjusted" if v.correction == "none" else f"{v.correction} over the {len(pairs)} system pairs"
         out[ti] = {
             "pairs_separated": len(separated), "pairs": len(pairs), "queries": int(q),
@@ -737,7 +760,7 @@ def _discriminability_all(targets: Sequence[Target], s: StatsSettings, v: Verdic
             "separated": [[systems[pairs[k][0]], systems[pairs[k][1]]] for k in separated],
             "resolution": {"mode": v.resolution, "first": v.resamples, "max": mc.max_draws,
                            "draws": [min(draws), max(draws)] if draws else None, "floor": floor,
-                           "unsettled": len(unsettled)},
+                           "unsettled": len(unsettled), "settle_draws": settle},
             "_warnings": w, "_notes": nn,
         }
     return out

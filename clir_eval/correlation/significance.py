@@ -70,9 +70,12 @@ def clopper_pearson(c: np.ndarray, n: np.ndarray, risk: float = SETTLE_RISK) -> 
 
 @dataclass(frozen=True)
 class Stream:
-    """Tests whose draws come from one seeded stream of blocks (kind, seed): ``members`` are
-    their indices in the family list; ``data(open members)`` gives a block's data for the members
-    still drawing, ``hits(block result, open members)`` their exceedance counts in it."""
+    """Tests whose draws come from one seeded stream of the built-in resampling blocks (kind, seed),
+    run through the engine's ``map``: ``members`` are their indices in the family list; ``data(open
+    members)`` gives a block's data for the members still drawing, ``hits(block result, open
+    members)`` their exceedance counts in it. ``patterns`` > 0 marks an exact stream: one block of
+    that size enumerates every equally likely resample once (e.g. kind ``permutation-exact``), the
+    hits are the exact count and p = hits / patterns."""
 
     kind: str
     method: str
@@ -81,12 +84,34 @@ class Stream:
     members: tuple[int, ...]
     data: Callable[[list[int]], tuple]
     hits: Callable[[np.ndarray, list[int]], np.ndarray]
+    patterns: int = 0
+
+
+@dataclass(frozen=True)
+class Source:
+    """Tests whose draws come from the caller's own generator, run in this process (any statistic,
+    any level: item-level swaps, pooled tests). ``draw(open members, block, size)`` returns, per open
+    member in that order, how many of ``size`` fresh null draws reach its observed statistic (in the
+    direction the test rejects). Block ``j`` must depend only on (the data, j, size) — draw it from
+    :func:`block_rng` ``(seed, j)`` — so results are reproducible and do not depend on the rounds.
+    ``patterns`` > 0 marks an exact source: ``draw(members, 0, patterns)`` counts over every one of
+    ``patterns`` equally likely null resamples and p = hits / patterns."""
+
+    members: tuple[int, ...]
+    draw: Callable[[list[int], int, int], np.ndarray]
+    patterns: int = 0
+
+
+def block_rng(seed: int, block: int) -> np.random.Generator:
+    """The generator of seed block ``block`` (as every built-in resampling: block 0 = ``default_rng(seed)``'s draws)."""
+    return np.random.default_rng([int(seed), int(block)])
 
 
 @dataclass(frozen=True)
 class MCResult:
-    """Per test: exceedances, draws, p = (c+1)/(k+1), its Monte Carlo standard error, and
-    whether its decision was settled (False only where the maximum draws left it open)."""
+    """Per test: exceedances, draws (patterns for an exact test), p ((c+1)/(k+1) for Monte Carlo,
+    c/patterns exact), its Monte Carlo standard error (0 exact), whether its decision was settled
+    (False only where the maximum draws left it open) and whether it is exact."""
 
     hits: np.ndarray
     draws: np.ndarray
@@ -94,6 +119,16 @@ class MCResult:
     se: np.ndarray
     settled: np.ndarray
     max_draws: int
+    exact: np.ndarray | None = None
+
+    def adjusted(self, families: Sequence[Sequence[int]], correction: str) -> np.ndarray:
+        """Adjusted p of every test within its family (NaN for a test in no family)."""
+        out = np.full(len(self.p), np.nan)
+        for fam in families:
+            idx = np.asarray(fam, int)
+            if len(idx):
+                out[idx] = adjust([float(v) for v in self.p[idx]], correction)
+        return out
 
 
 def _new_blocks(done: int, target: int, first: int) -> list[tuple[int, int]]:
@@ -106,16 +141,28 @@ def _new_blocks(done: int, target: int, first: int) -> list[tuple[int, int]]:
     return [(k0 + j, RESAMPLE_BLOCK) for j in range((target - done) // RESAMPLE_BLOCK)]
 
 
-def open_decisions(hits: np.ndarray, draws: np.ndarray, families: Sequence[Sequence[int]], correction: str,
-                   alpha: float) -> np.ndarray:  # fmt: skip
-    """Tests whose decision could still change: rejected when every p is at its upper
-    Clopper-Pearson bound (or p-hat, if larger) would not reject it, but rejected at the lower
-    bounds would. Holm and BH are monotone, so the decision at the true p lies between."""
-    out = np.zeros(len(hits), bool)
-    lo, hi = clopper_pearson(hits, draws)
-    phat = (hits + 1) / (draws + 1)
+def _bounds(hits: np.ndarray, draws: np.ndarray, exact: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(p, lower, upper) per test: Monte Carlo p = (c+1)/(k+1) within its Clopper-Pearson
+    interval (widened to include p); exact p = c/patterns with no interval."""
+    safe = np.maximum(draws, 1)
+    phat = (hits + 1) / (safe + 1)
+    lo, hi = clopper_pearson(hits, safe)
     hi = np.maximum(hi, phat)
     lo = np.minimum(lo, phat)
+    if exact is not None and exact.any():
+        pe = hits / safe
+        phat, lo, hi = (np.where(exact, pe, v) for v in (phat, lo, hi))
+    return phat, lo, hi
+
+
+def open_decisions(hits: np.ndarray, draws: np.ndarray, families: Sequence[Sequence[int]], correction: str,
+                   alpha: float, exact: np.ndarray | None = None) -> np.ndarray:  # fmt: skip
+    """Tests whose decision could still change: rejected when every p is at its upper
+    Clopper-Pearson bound (or p-hat, if larger) would not reject it, but rejected at the lower
+    bounds would. Holm and BH are monotone, so the decision at the true p lies between. Exact
+    tests have no Monte Carlo error (their bounds are their p)."""
+    out = np.zeros(len(hits), bool)
+    _, lo, hi = _bounds(np.asarray(hits), np.asarray(draws), exact)
     for fam in families:
         idx = np.asarray(fam, int)
         if not len(idx):
@@ -126,48 +173,127 @@ def open_decisions(hits: np.ndarray, draws: np.ndarray, families: Sequence[Seque
     return out
 
 
-def monte_carlo_family(streams: Sequence[Stream], n_tests: int, families: Sequence[Sequence[int]], correction: str,
-                       alpha: float, first: int, sequential: bool = True, map: Mapper | None = None) -> MCResult:
-    """Draw every test's first ``first`` draws; with ``sequential``, draw more (doubling, in
-    whole seed blocks) for tests whose decision under ``correction`` within its family is still
-    open (:func:`open_decisions`), up to :func:`max_draws` for the largest family. The draws of
-    a test depend only on its stream's seed and block numbers, so results do not depend on how
-    ``map`` spreads the blocks. One ``map`` call per round."""
+def monte_carlo_family(streams: Sequence["Stream | Source"], n_tests: int, families: Sequence[Sequence[int]],
+                       correction: str, alpha: float, first: int, sequential: bool = True,
+                       map: Mapper | None = None) -> MCResult:  # fmt: skip
+    """The verdict engine: decide a family of tests, each exact or Monte Carlo, under one resolution guard.
+
+    ``streams`` (:class:`Stream`: built-in blocks run through ``map``; :class:`Source`: the caller's
+    own generator, run here) cover tests ``0..n_tests-1``; ``families`` are lists of test indices
+    adjusted together (``correction``: holm | bh | none, at ``alpha``). Exact streams/sources
+    (``patterns`` > 0) are enumerated once. Monte Carlo tests get ``first`` draws; with
+    ``sequential`` (Gandy & Hahn's MMCTest), tests whose decision is still open
+    (:func:`open_decisions`: 99.9% Clopper-Pearson intervals of p on both sides of the adjusted
+    threshold) get more, doubling in whole seed blocks, up to :func:`max_draws` for the largest
+    family. A test's draws depend only on its stream's seed and block numbers, so results do not
+    depend on how ``map`` spreads the blocks (one ``map`` call per round). Returns an
+    :class:`MCResult`; :func:`settle_summary` says what the unsettled decisions would need."""
     hits = np.zeros(n_tests, np.int64)
     draws = np.zeros(n_tests, np.int64)
-    active = np.ones(n_tests, bool)
+    exact = np.zeros(n_tests, bool)
+    for st in streams:
+        if st.patterns > 0:
+            exact[list(st.members)] = True
+    active = ~exact
     m = max((len(f) for f in families), default=1)
     cap = max_draws(m, alpha, correction, first) if sequential else first
     target = first
     run = map or _serial_map
+    round_ = 0
     while True:
-        tasks, spec = [], []
+        tasks, spec, local = [], [], []
         for st in streams:
+            if st.patterns > 0:
+                if round_ == 0 and st.members:
+                    mem = list(st.members)
+                    if isinstance(st, Source):
+                        local.append((st, mem, 0, st.patterns))
+                    else:
+                        tasks.append(ResampleBlock(st.kind, st.data(mem), st.method, st.variant, int(st.seed), 0,
+                                                   st.patterns))
+                        spec.append((st, mem, st.patterns))
+                continue
             mem = [i for i in st.members if active[i]]
             if not mem:
                 continue
             for k, size in _new_blocks(int(draws[mem[0]]), target, first):
-                tasks.append(ResampleBlock(st.kind, st.data(mem), st.method, st.variant, int(st.seed), k, size))
-                spec.append((st, mem, size))
-        if not tasks:
+                if isinstance(st, Source):
+                    local.append((st, mem, k, size))
+                else:
+                    tasks.append(ResampleBlock(st.kind, st.data(mem), st.method, st.variant, int(st.seed), k, size))
+                    spec.append((st, mem, size))
+        if not tasks and not local:
             break
-        results = run(resample_block, tasks)
+        results = run(resample_block, tasks) if tasks else []
         if any(is_pending(r) for r in results):  # a recording pass: the next round depends on these
             break
         for (st, mem, size), r in zip(spec, results):
             hits[mem] += np.asarray(st.hits(r, mem), np.int64)
             draws[mem] += size
+        for st, mem, k, size in local:
+            hits[mem] += np.asarray(st.draw(mem, k, size), np.int64)
+            draws[mem] += size
+        round_ += 1
         if not sequential or target >= cap:
             break
-        active = open_decisions(hits, draws, families, correction, alpha)
+        active = open_decisions(hits, draws, families, correction, alpha, exact) & ~exact
         if not active.any():
             break
         target = min(cap, first + math.ceil((2 * target - first) / RESAMPLE_BLOCK) * RESAMPLE_BLOCK)
     safe = np.maximum(draws, 1)
-    p = (hits + 1) / (safe + 1)
-    se = np.sqrt(p * (1 - p) / safe)
-    settled = ~open_decisions(hits, safe, families, correction, alpha)
-    return MCResult(hits, draws, p, se, settled, cap)
+    p, _, _ = _bounds(hits, safe, exact)
+    se = np.where(exact, 0.0, np.sqrt(p * (1 - p) / safe))
+    settled = ~open_decisions(hits, safe, families, correction, alpha, exact)
+    return MCResult(hits, draws, p, se, settled, cap, exact)
+
+
+SETTLE_Z = 3.2905  # two-sided normal quantile of SETTLE_RISK (the intervals' half-width in standard errors)
+
+
+def settle_draws(result: MCResult, families: Sequence[Sequence[int]], correction: str, alpha: float) -> int | None:
+    """About how many draws per test would settle every decision still open in ``result``: per open
+    test, its threshold t (the largest p at which its adjusted p stays below ``alpha``, the other
+    tests at their estimates) and k with SETTLE_Z·√(p(1−p)/k) < |p − t|, rounded up to whole seed
+    blocks; the largest over the open tests. None when nothing is open, or when an open p sits on
+    its threshold (no number of draws would settle it)."""
+    need = 0
+    p = np.asarray(result.p, float)
+    for fam in families:
+        idx = list(fam)
+        for pos, i in enumerate(idx):
+            if result.settled[i]:
+                continue
+            lo, hi = 0.0, 1.0
+            for _ in range(60):  # bisection: rejection is monotone in the test's own p
+                mid = (lo + hi) / 2
+                q = p[idx].copy()
+                q[pos] = mid
+                if adjust(list(q), correction)[pos] < alpha:
+                    lo = mid
+                else:
+                    hi = mid
+            gap = abs(p[i] - lo)
+            if gap <= 1e-12:
+                return None
+            k = SETTLE_Z ** 2 * p[i] * (1 - p[i]) / gap ** 2
+            need = max(need, int(math.ceil(k / RESAMPLE_BLOCK)) * RESAMPLE_BLOCK)
+    return need or None
+
+
+def settle_summary(result: MCResult, families: Sequence[Sequence[int]], correction: str, alpha: float,
+                   test: str = "PERM-BOTH", setting: str = "correlation.permutation (--permutation)") -> str | None:
+    """One sentence on the decisions ``result`` left open at its maximum draws and what would settle
+    them (the ``setting`` that sets the first round's draws, which the maximum never undercuts); None
+    when every decision is settled."""
+    open_ = [i for fam in families for i in fam if not result.settled[i]]
+    if not open_:
+        return None
+    k = settle_draws(result, families, correction, alpha)
+    what = (f"about {k} draws per test would settle {'it' if len(open_) == 1 else 'them'} "
+            f"(set {setting} to {k})" if k else
+            "a p sits on its threshold, so no number of draws would settle it")
+    return (f"{test}: {len(open_)} decision(s) not settled after the maximum of {result.max_draws} draws (p within "
+            f"Monte Carlo error of its threshold; decided by the estimate); {what}")
 
 
 def permutation_with_inversions(n: int, d: int) -> list[int]:

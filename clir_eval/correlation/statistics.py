@@ -376,6 +376,8 @@ def resample_block(b: ResampleBlock) -> np.ndarray:
                 sims = (signs @ d0.T) / cnt  # (draws, pairs)
             tol = 1e-12 * np.maximum(1.0, np.abs(obs))
             return (np.abs(sims) >= np.abs(obs) - tol).sum(axis=0)
+        if b.kind == "permutation-exact":  # every one of the 2^n swap patterns once: b.size == 2^n
+            return np.array([perm_both_exact_hits(*b.data, b.method, b.variant)], np.int64)
         if b.kind == "permutation":
             a, bb, g = b.data
             swap = rng.random((b.size, len(a))) < 0.5
@@ -384,6 +386,90 @@ def resample_block(b: ResampleBlock) -> np.ndarray:
             c2 = np.nan_to_num(_coef_batch(np.where(swap, a, bb), gg, b.method, b.variant), nan=0.0)
             return c1 - c2
     raise ValueError(f"unknown resampling kind {b.kind!r}")
+
+
+PERM_EXACT_CHUNK = 1 << 14  # swap patterns per enumeration step (bounds memory)
+EXACT_ENUM_MAX_N = 14  # PERM-BOTH by full enumeration (2^(n-1) patterns) up to this many systems
+EXACT_DP_MAX_N = 60  # PERM-BOTH by the sum over systems (Kendall, no ties in either metric) up to this many
+
+
+def swap_patterns(n: int, start: int, stop: int) -> np.ndarray:
+    """Rows ``start..stop-1`` of the 2^n swap patterns of n systems (row r swaps system i when bit i of r is set)."""
+    return ((np.arange(start, stop, dtype=np.int64)[:, None] >> np.arange(n)) & 1).astype(bool)
+
+
+def _swap_terms(a: np.ndarray, bb: np.ndarray, g: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """Kendall PERM-BOTH as a sum over systems: S(s) = c0 + Σ c_i s_i, where S is the difference of the
+    two metrics' concordant-minus-discordant counts against g under swap pattern s, and (c0, c) are
+    integers. Per system pair (i, j), with A = sg·(sign(a_i−a_j) − sign(b_i−b_j)) and B = sg·(sign(b_i−a_j)
+    − sign(a_i−b_j)) (sg = sign(g_i−g_j)), the pair adds A when neither system is swapped, −A when both
+    are, B when only i is and −B when only j is: exactly A + (B−A)s_i + (−B−A)s_j, linear in the bits.
+    None when a metric value ties another system's value (then a τ-b denominator depends on s)."""
+    n = len(a)
+    iu, ju = np.triu_indices(n, k=1)
+    saa = np.sign(a[iu] - a[ju])
+    sbb = np.sign(bb[iu] - bb[ju])
+    sba = np.sign(bb[iu] - a[ju])
+    sab = np.sign(a[iu] - bb[ju])
+    if not (saa.all() and sbb.all() and sba.all() and sab.all()):
+        return None
+    sg = np.sign(g[iu] - g[ju])
+    A = (sg * (saa - sbb)).astype(np.int64)
+    B = (sg * (sba - sab)).astype(np.int64)
+    c = np.zeros(n, np.int64)
+    np.add.at(c, iu, B - A)
+    np.add.at(c, ju, -B - A)
+    return np.array([A.sum()]), c
+
+
+def perm_both_exact_kind(a: np.ndarray, bb: np.ndarray, method: str, variant: str | None) -> str | None:
+    """How PERM-BOTH's exact p of these z-scored metrics is computed cheaply: ``sum`` (Kendall τ-b/τ-c
+    with no tied values: the distribution of a sum over systems, any n up to EXACT_DP_MAX_N),
+    ``enumerate`` (every swap pattern, up to EXACT_ENUM_MAX_N systems), or None (Monte Carlo)."""
+    n = len(a)
+    if method == "kendall" and variant in ("b", "c") and n <= EXACT_DP_MAX_N and \
+            _swap_terms(a, bb, np.arange(n, dtype=float)) is not None:
+        return "sum"
+    return "enumerate" if n <= EXACT_ENUM_MAX_N else None
+
+
+def perm_both_exact_hits(a: np.ndarray, bb: np.ndarray, g: np.ndarray, delta: float, method: str,
+                         variant: str | None) -> int:  # fmt: skip
+    """How many of the 2^n swap patterns of PERM-BOTH give a difference >= ``delta`` (the observed
+    one, less 1e-12): the exact null count, p = hits / 2^n.
+
+    Kendall without tied metric values: the difference is (c0 + Σ c_i s_i)/D with integer c and a
+    constant D (:func:`_swap_terms`); pattern 0 is the observation, so the count is the number of
+    bit vectors with Σ c_i s_i >= 0, by dynamic programming over the systems (counts of each partial
+    sum). Otherwise every pattern is enumerated, half of them: swapping every system exchanges the
+    two metrics, so pattern ~s gives exactly −Δ(s); the coefficients are those of the Monte Carlo
+    blocks (:func:`_coef_batch`, NaN as 0)."""
+    n = len(a)
+    terms = _swap_terms(a, bb, g) if method == "kendall" and variant in ("b", "c") else None
+    if terms is not None:
+        _, c = terms
+        span = int(np.abs(c).sum())
+        counts = [0] * (2 * span + 1)  # Python integers: exact for any n
+        counts[span] = 1
+        for ci in (int(v) for v in c):
+            if ci == 0:
+                counts = [2 * x for x in counts]
+            elif ci > 0:
+                counts = [x + (counts[k - ci] if k >= ci else 0) for k, x in enumerate(counts)]
+            else:
+                m = len(counts)
+                counts = [x + (counts[k - ci] if k - ci < m else 0) for k, x in enumerate(counts)]
+        return int(sum(counts[span:]))
+    half = 1 << (n - 1)
+    hits = 0
+    for start in range(0, half, PERM_EXACT_CHUNK):
+        swap = swap_patterns(n, start, min(half, start + PERM_EXACT_CHUNK))
+        gg = np.broadcast_to(g, swap.shape)
+        c1 = np.nan_to_num(_coef_batch(np.where(swap, bb, a), gg, method, variant), nan=0.0)
+        c2 = np.nan_to_num(_coef_batch(np.where(swap, a, bb), gg, method, variant), nan=0.0)
+        d = c1 - c2
+        hits += int((d >= delta - 1e-12).sum()) + int((-d >= delta - 1e-12).sum())
+    return hits
 
 
 Mapper = Callable[[Callable[[Any], Any], list], list]
@@ -426,6 +512,9 @@ def block_cost(b: ResampleBlock) -> float:
     if b.kind == "signflip":
         return float(b.size) * b.data[0].size
     n = len(b.data[0])
+    if b.kind == "permutation-exact":  # the sum over systems is ~n^3 work; enumeration 2^(n-1) patterns
+        return float(n) ** 3 if perm_both_exact_kind(b.data[0], b.data[1], b.method, b.variant) == "sum" \
+            else float(b.size) * n * n
     q = b.data[1].shape[1] if b.kind in ("queries", "both") else 0
     per_draw = 3500 if b.kind == "queries" else 0  # its per-draw Python loop (~35 µs), in cells of ~10 ns
     return float(b.size) * (n * n * (2 if b.kind == "permutation" else 1) + n * q + per_draw)
@@ -443,6 +532,8 @@ def is_pending(a: Any) -> bool:
 def _placeholder(b: ResampleBlock) -> np.ndarray:
     if b.kind == "signflip":
         return np.zeros(b.data[0].shape[0], dtype=np.int64).view(Pending)
+    if b.kind == "permutation-exact":
+        return np.zeros(1, dtype=np.int64).view(Pending)
     return np.full(b.size, np.nan).view(Pending)
 
 

@@ -127,8 +127,9 @@ def _resolution(vds, st) -> str:
     if k:
         floor = 1 / (k + 1)
         at = [p for p in pairs if p.get("significant") and p.get("p_value") is not None and p["p_value"] <= floor + 1e-12]
-        text += (f" With k = {k} permutations no p is below 1/(k+1) = {floor:.4f}; "
-                 f"{len(at)} of {sum(bool(p.get('significant')) for p in pairs)} significant pairs sit at that floor"
+        n_sig = sum(bool(p.get('significant')) for p in pairs)
+        text += (f" With k = {k} permutations no p is below 1/(k+1) = {floor:.4f}"
+                 + (f"; {len(at)} of {n_sig} significant pairs sit at that floor" if n_sig else "")
                  + (" (no draw as extreme as the observed difference): more permutations (item_level.permutation) could "
                     "change whether they pass the correction." if at else "."))
     return text

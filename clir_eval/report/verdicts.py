@@ -119,11 +119,11 @@ def delta_table(vds: Sequence[Mapping[str, Any]], labels: Mapping[str, str] | No
             if p.get("p_value") is None:
                 continue
             mark = "" if p.get("settled", True) else " †"
-            se = f" ± {p['p_se']:.1g}" if p.get("p_se") is not None else ""
+            se = f" ± {p['p_se']:.1g}" if p.get("p_se") is not None and not p.get("exact") else ""
             rows.append([(_vname(v, lab), ""), (lab(p["a"]), ""), (lab(p["b"]), ""), (str(p.get("n", "")), ""),
                          (f"{p['delta']:+.3f}", ""), (fmt_ci(p.get("delta_ci")), ""), (f"{p['p_value']:.3g}{se}", ""),
                          (f"{p['p_adjusted']:.3g}{mark}", "best" if p.get("significant") else ""),
-                         (str(p.get("resamples", "")), "")]
+                         ("exact" if p.get("exact") else str(p.get("resamples", "")), "")]
                         + ([(fmt_p(p.get("williams_p")), "")] if williams else []))
     if not rows:
         return None
@@ -133,7 +133,8 @@ def delta_table(vds: Sequence[Mapping[str, Any]], labels: Mapping[str, str] | No
     level = next((p.get("delta_ci_level") for v in vds for p in v["pairwise"] if p.get("delta_ci_level")), CI_LEVEL)
     cap = (f"Every pairwise difference: Δ{coef} = oriented {coef}(a) − {coef}(b) on the n systems both metrics and "
            f"the target share; CI: {level:.0%} percentile, {' or '.join(methods) or 'not computed'}; p: PERM-BOTH, "
-           f"one-sided, (c+1)/(k+1) ± its Monte Carlo standard error over the draws shown; p_adj: "
+           f"one-sided, (c+1)/(k+1) ± its Monte Carlo standard error over the draws shown (exact: the share of all "
+           f"2^n swap patterns); p_adj: "
            f"{correction_phrase(first['correction'])} within the family; **bold** = p_adj < {first.get('alpha', ALPHA):g}"
            + ("; † = decision not settled at the maximum draws" if any(
                p.get("settled") is False for v in vds for p in v["pairwise"]) else "")
@@ -199,13 +200,22 @@ def verdict_tests(vds: Sequence[Mapping[str, Any]]) -> str:
         mode = res[0]["mode"]
         hi = max(r["max"] for r in res)
         used = [r["draws"] for r in res if r.get("draws")]
-        span = f"{min(u[0] for u in used)}–{max(u[1] for u in used)}" if used else "none"
+        lo_, hi_ = (min(u[0] for u in used), max(u[1] for u in used)) if used else (0, 0)
+        n_exact = sum(r.get("exact") or 0 for r in res)
+        n_tests = sum(1 for v in vds for p in v.get("pairwise", []) if p.get("p_value") is not None)
+        said = []
+        if n_exact:
+            said.append(f"{'every test' if n_exact == n_tests else f'{n_exact} of {n_tests} tests'} exact "
+                        "(p over all 2^n swap patterns)")
+        if used and mode == "sequential":
+            said.append(f"{'the others' if n_exact else 'every test'} {res[0]['first']} draws, then more (doubling, up "
+                        f"to {hi}) only where the decision could still change (99.9% Clopper-Pearson interval of p on "
+                        "both sides of its threshold); "
+                        + (f"each used {lo_}" if lo_ == hi_ else f"draws used {lo_}–{hi_}"))
+        elif used:
+            said.append(f"{res[0]['first']} draws per test (fixed)")
         floor = max(r["floor"] for r in res)
-        parts.append(
-            (f"PERM-BOTH draws: {res[0]['first']} per test, then more (doubling, up to {hi}) only for tests whose "
-             "decision could still change (99.9% Clopper-Pearson interval of p on both sides of its threshold)"
-             if mode == "sequential" else f"PERM-BOTH draws: {res[0]['first']} per test (fixed)")
-            + f"; draws used {span}; smallest attainable adjusted p {floor:.2g}.")
+        parts.append(f"PERM-BOTH: {'; '.join(said) or 'no test'}; smallest attainable adjusted p {floor:.2g}.")
     d = next((v["discriminability"] for v in vds if (v.get("discriminability") or {}).get("test")), None)
     if d:
         test = re.sub(r"over the \d+ system pairs", "over each measure's system pairs", re.sub(r", seed \d+", "", d["test"]))
