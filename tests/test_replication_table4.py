@@ -87,11 +87,11 @@ def test_table4_markdown_looks_like_the_paper(cli, shared_data):
 
 @pytest.mark.shared_data
 def test_table4_verdicts_say_which_differences_are_significant(cli, shared_data):
-    """--verdicts: every row ranked with PERM-BOTH clusters, Holm over each row's 15 pairs, draws
-    until each decision is settled. With 11-29 systems one difference survives: PS In / MAP,
-    MacroF1 > MicroF1 (29 systems, p_adj just below .05, stated as not settled by the draws);
-    with one family over all 12 rows x 15 pairs (the earlier default) none does, whatever the
-    number of draws, although MacroF1 has the highest τ in 10 of 12 rows."""
+    """--verdicts: every row ranked with PERM-BOTH clusters, Holm over each row's 15 pairs, exact p where the
+    metrics have no tied values, draws until each decision is settled elsewhere. With 11-29 systems no difference
+    survives the two-sided test: the closest, PS In / MAP, MacroF1 > MicroF1 (29 systems), has p 0.006 and p_adj
+    0.09 (one-sided in the observed direction it was p_adj 0.045; both flagged as not settled by the draws). With one
+    family over all 12 rows x 15 pairs none does either, although MacroF1 has the highest τ in 10 of 12 rows."""
     code, out, err = cli(*_script_args(shared_data, "json"))
     assert code == 0, err
     vds = json.loads(out)["verdicts"]
@@ -105,7 +105,10 @@ def test_table4_verdicts_say_which_differences_are_significant(cli, shared_data)
         r = v["resolution"]
         assert r["floor"] <= (0.0025 if r["draws"] else 15 / 2 ** v["n_systems_range"][0] + 1e-12)
     sig = [(v["group"], v["y"], p["a"], p["b"]) for v in vds for p in v["pairwise"] if p["significant"]]
-    assert sig == [("2C-ANALYSIS-QUERY1", "MAP", "MacroF1", "MicroF1")]
+    assert sig == []
+    (close,) = [p for v in vds for p in v["pairwise"] if v["group"] == "2C-ANALYSIS-QUERY1" and v["y"] == "MAP"
+                and (p["a"], p["b"]) == ("MacroF1", "MicroF1")]
+    assert 0.05 < close["p_adjusted"] < 0.1
     assert all(v["winner"] is None for v in vds)
     code, out, err = cli(*_script_args(shared_data, "json"), "--family", "all")
     vds = json.loads(out)["verdicts"]

@@ -143,8 +143,9 @@ def test_exact_verdicts_agree_with_brute_force_and_stay_monte_carlo_when_fixed()
     t = Target("y", "table", None, table, tuple(correlate_pairs(table, [(x, "y") for x in "abc"], s)))
     (v,) = verdicts([t], [], s, VerdictSettings(1000, "holm", ci_resamples=0))
     for p in v["pairwise"]:
-        hits, total = _brute(cols[p["a"]], cols[p["b"]], y)
-        assert p["exact"] and p["settled"] and p["p_value"] == pytest.approx(hits / total) and p["resamples"] == total
+        hits, total = _brute(cols[p["a"]], cols[p["b"]], y)  # upper tail; the verdicts' test is two-sided
+        assert p["delta"] > 0 and p["exact"] and p["settled"] and p["resamples"] == total
+        assert p["p_value"] == pytest.approx(min(1.0, 2 * hits / total))
     assert v["resolution"]["exact"] == 3 and v["resolution"]["draws"] is None
     (f,) = verdicts([t], [], s, VerdictSettings(1000, "holm", resolution="fixed", ci_resamples=0))
     assert not any(p["exact"] for p in f["pairwise"]) and f["resolution"]["draws"] == [1000, 1000]

@@ -352,7 +352,8 @@ def compare_with_leader(table: ScoreTable, rows: Sequence[Mapping[str, Any]], ta
             xa = [sign(best["x"]) * v for v in table.values(best["x"], common)]
             xb = [sign(r["x"]) * v for v in table.values(r["x"], common)]
             delta, p = permutation_sigdiff(xa, xb, table.values(y, common), method=s.method, variant=s.variant,
-                                           n_resamples=resamples, seed=s.seed + j, plus_one=True, map=map)
+                                           n_resamples=resamples, seed=s.seed + j, plus_one=True, map=map,
+                                           two_sided=True)
             comparisons.append({
                 "ir_measure": y, "metric_a": best["x"], "metric_b": r["x"], "delta": delta, "p_value": p,
                 "significant": (p is not None and p < s.alpha), "n": len(common),
@@ -459,17 +460,26 @@ def williams_p(r_ag: float, r_bg: float, r_ab: float, n: int) -> float | None:
 
 
 def _pair_test_stream(k: int, setup: tuple, s: StatsSettings, seed: int, exact: bool = True):
-    """PERM-BOTH of one pair as a stream of the verdict engine: exact (every swap pattern, see
-    :func:`.statistics.perm_both_exact_kind`) where ``exact`` and that is cheap, else Monte Carlo."""
+    """Two-sided PERM-BOTH of one pair as a stream of the verdict engine: the draws whose |Δ| reaches
+    the observed |Δ|. Which metric is "a" is chosen by the data (the one ranked above), so a one-sided p in
+    that direction would reject twice as often as α under the null. Exact (every swap pattern, see
+    :func:`.statistics.perm_both_exact_kind`) where ``exact`` and that is cheap, else Monte Carlo. Exact:
+    swapping every system negates Δ, so for |Δ| > 0 the two tails hold equally many patterns and the count
+    is twice the upper tail's; for Δ = 0 every pattern counts."""
     from .significance import Stream
     from .statistics import perm_both_exact_kind
 
     a, b, g, delta = setup
     if exact and perm_both_exact_kind(a, b, s.method, s.variant) is not None:
-        return Stream("permutation-exact", s.method, s.variant, seed, (k,), lambda mem: (a, b, g, delta),
-                      lambda r, mem: np.asarray(r[:1]), patterns=1 << len(a))
+        total = 1 << len(a)
+        if abs(delta) <= 1e-12:
+            return Stream("permutation-exact", s.method, s.variant, seed, (k,), lambda mem: (a, b, g, 0.0),
+                          lambda r, mem: np.array([total]), patterns=total)
+        aa, bb = (a, b) if delta > 0 else (b, a)
+        return Stream("permutation-exact", s.method, s.variant, seed, (k,), lambda mem: (aa, bb, g, abs(delta)),
+                      lambda r, mem: np.minimum(2 * np.asarray(r[:1]), total), patterns=total)
     return Stream("permutation", s.method, s.variant, seed, (k,), lambda mem: (a, b, g),
-                  lambda r, mem: np.array([int((r >= delta - 1e-12).sum())]))
+                  lambda r, mem: np.array([int((np.abs(r) >= abs(delta) - 1e-12).sum())]))
 
 
 def _delta_draws(t: Target, metric: str, keep: np.ndarray, s: StatsSettings, k: int, lower: Sequence[str],
@@ -573,7 +583,8 @@ def verdicts(targets: Sequence[Target], lower: Sequence[str], s: StatsSettings, 
                 if s.method == "pearson":
                     a_, b_, g_, _ = tst["setup"]
                     rr = np.corrcoef(np.vstack([a_, b_, g_]))
-                    row["williams_p"] = williams_p(float(rr[0, 2]), float(rr[1, 2]), float(rr[0, 1]), len(g_))
+                    w1 = williams_p(float(rr[0, 2]), float(rr[1, 2]), float(rr[0, 1]), len(g_))
+                    row["williams_p"] = None if w1 is None else min(1.0, 2 * min(w1, 1 - w1))  # two-sided
             pairwise.append(row)
         groups = clusters(order, {(r["a"], r["b"]): r["p_adjusted"] for r in pairwise}, s.alpha)
         ns = [r.correlation.n for r in t.results if r.correlation.tau is not None] or \
@@ -632,7 +643,8 @@ def verdicts(targets: Sequence[Target], lower: Sequence[str], s: StatsSettings, 
         out.append({
             "target": t.name, "kind": t.kind, **({"group": t.group, "y": t.name} if t.kind == "table" else {}),
             "ranking": order, "clusters": groups, "winner": winner, "pairwise": pairwise,
-            "test": "PERM-BOTH (Deutsch et al. 2021), one-sided: a (ranked above) correlates better than b; "
+            "test": "PERM-BOTH (Deutsch et al. 2021), two-sided (|Δ| reaches the observed; a significant pair: a, "
+                    "ranked above, correlates better than b); "
                     + _draws_text(v, mc.max_draws, bool(mc.exact.any())) + ", p=(c+1)/(k+1)"
                     + (" (exact: share of the 2^n patterns)" if mc.exact.any() else ""),
             "correction": v.correction, "family": family, "family_size": len(fam), "alpha": s.alpha,

@@ -654,12 +654,13 @@ def query_bootstrap_ci(x: Sequence[float], per_query_y, method: str = _METHOD, v
 
 def permutation_sigdiff(x1: Sequence[float], x2: Sequence[float], y: Sequence[float], method: str = _METHOD,
                         variant: str | None = _VARIANT, n_resamples: int = _PERMUTATION, seed: int = _SEED, plus_one: bool = False,
-                        map: Mapper | None = None) -> tuple[float | None, float | None]:
+                        map: Mapper | None = None, two_sided: bool = False) -> tuple[float | None, float | None]:
     """PERM-BOTH test of whether ``x1`` correlates with ``y`` better than ``x2`` does.
 
     Returns ``(delta, p)`` with ``delta = corr(x1, y) - corr(x2, y)`` and ``p`` the share of
     draws whose difference is >= ``delta`` (``plus_one``: (c+1)/(k+1), never 0); small ``p``
-    means x1 is significantly better.
+    means x1 is significantly better. ``two_sided``: the share of draws whose |difference| reaches
+    |delta| (the test to use when which metric is x1 was chosen by looking at the data).
     (mt-metrics-eval's ``PermutationSigDiff(corr1, corr2)`` is the same test with the
     arguments the other way round: it returns corr2 - corr1.) Both metrics are z-scored,
     then in each draw each system's two values are swapped with probability 0.5.
@@ -673,7 +674,7 @@ def permutation_sigdiff(x1: Sequence[float], x2: Sequence[float], y: Sequence[fl
         return None, None
     a, b, g, delta = setup
     diffs = _draws("permutation", (a, b, g), method, variant, n_resamples, seed, map)
-    hits = int((diffs >= delta - 1e-12).sum())
+    hits = int(((np.abs(diffs) >= abs(delta) - 1e-12) if two_sided else (diffs >= delta - 1e-12)).sum())
     return float(delta), ((hits + 1) / (n_resamples + 1) if plus_one else hits / n_resamples)
 
 

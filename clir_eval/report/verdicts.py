@@ -133,15 +133,15 @@ def delta_table(vds: Sequence[Mapping[str, Any]], labels: Mapping[str, str] | No
     level = next((p.get("delta_ci_level") for v in vds for p in v["pairwise"] if p.get("delta_ci_level")), CI_LEVEL)
     cap = (f"Every pairwise difference: Δ{coef} = oriented {coef}(a) − {coef}(b) on the n systems both metrics and "
            f"the target share; CI: {level:.0%} percentile, {' or '.join(methods) or 'not computed'}; p: PERM-BOTH, "
-           f"one-sided, (c+1)/(k+1) ± its Monte Carlo standard error over the draws shown (exact: the share of all "
-           f"2^n swap patterns); p_adj: "
+           f"two-sided (|Δ| reaches the observed), (c+1)/(k+1) ± its Monte Carlo standard error over the draws "
+           f"shown (exact: the share of all 2^n swap patterns); p_adj: "
            f"{correction_phrase(first['correction'])} within the family; **bold** = p_adj < {first.get('alpha', ALPHA):g}"
            + ("; † = decision not settled at the maximum draws" if any(
                p.get("settled") is False for v in vds for p in v["pairwise"]) else "")
            + ("; where a significant difference has a CI that includes 0 (or the reverse), the bootstrap CI and "
               "the permutation test disagree near the threshold: the clusters follow p_adj"
               if any(_ci_disagrees(p) for v in vds for p in v["pairwise"]) else "")
-           + ("; Williams p: Williams' test for dependent correlations (one-sided, assumes normal scores; shown "
+           + ("; Williams p: Williams' test for dependent correlations (two-sided, assumes normal scores; shown "
               "beside PERM-BOTH, which decides the clusters)" if williams else "") + ".")
     return table_block(["target", "a", "b", "n", f"Δ{coef}", "CI", "p ± MC se", "p_adj", "draws"]
                        + (["Williams p"] if williams else []), rows, "lllrrrrrr" + ("r" if williams else ""), cap)
