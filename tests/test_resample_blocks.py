@@ -165,10 +165,10 @@ def test_a_whole_run_s_blocks_go_through_one_map_call_with_serial_results(monkey
     monkeypatch.setattr(statistics, "MIN_BATCH_COST", 0)
     assert json.dumps(driver.correlate_run(cfg, sys_results, kinds, map=counting, chunks=5)) == serial
     assert all(c[0] is statistics.run_block_chunk for c in calls) and calls[0][1] == 5
-    # the first call: every statistic's two blocks: 6 pairs x (systems, queries, BOOT-BOTH) + PERM-BOTH
-    # (2 x 3 verdict pairs) + 2 discriminability tests; identical blocks run once. Later calls: one per
-    # round of the sequential tests, only blocks of tests whose decision is still open
-    assert calls[0][2] % 2 == 0 and calls[0][2] >= 2 * (6 * 3 + 6 + 2)
+    # the first call: every statistic's two blocks: 6 pairs x (systems, queries, BOOT-BOTH), 2 discriminability
+    # tests, and one block per exact PERM-BOTH test (3 verdict pairs x 2 targets); identical blocks run once.
+    # Later calls: one per round of the sequential tests, only blocks of tests whose decision is still open
+    assert calls[0][2] >= 2 * (6 * 3 + 2) + 6
     assert len(calls) >= 2 and sum(c[2] for c in calls[1:]) > 0  # some decisions needed more draws here
     with LocalExecutor(2) as ex:
         assert json.dumps(driver.correlate_run(cfg, sys_results, kinds, map=ex.map, chunks=8)) == serial

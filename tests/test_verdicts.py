@@ -277,10 +277,10 @@ def test_query_accounting_reasons_and_per_measure_split():
 # --------------------------------------------------------------------------- correlate --verdicts
 def test_correlate_verdicts_json_and_markdown(cli, tmp_path):
     rng = np.random.default_rng(4)
-    y = np.arange(10.0)
+    y = np.arange(14.0)  # two-sided PERM-BOTH: 10 systems separate a perfect metric from noise too rarely
     rows = ["g\tsys\tgood\tbad\tter\ty"]
     for g in ("A", "B"):
-        for i in range(10):
+        for i in range(14):
             rows.append(f"{g}\ts{i}\t{y[i] + rng.normal(scale=.3):.3f}\t{rng.normal():.3f}\t{-y[i]:.3f}\t{y[i]}")
     table = tmp_path / "t.tsv"
     table.write_text("\n".join(rows) + "\n")

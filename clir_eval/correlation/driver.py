@@ -60,7 +60,7 @@ def correlate_pairs(table: ScoreTable, pairs: Sequence[tuple[str, str]], s: Stat
     """Correlate each (x, y) pair of ``table`` in order. Where per-query values exist, the
     BOOT-BOTH CI uses draws shared by every x of the same y (seed ``s.seed``). ``map`` runs
     the resampling seed blocks."""
-    from .significance import boot_both_ci
+    from .significance import crossed_ci
 
     out = []
     for i, (x, y) in enumerate(pairs):
@@ -77,8 +77,8 @@ def correlate_pairs(table: ScoreTable, pairs: Sequence[tuple[str, str]], s: Stat
             if m is not None and m.shape[1] >= 2:
                 ci_q = query_bootstrap_ci(xv[keep], m, method=s.method, variant=s.variant,
                                           n_resamples=s.resamples, seed=seed, level=s.level, map=map)
-                ci_b = boot_both_ci(xv[keep], m, method=s.method, variant=s.variant, n_resamples=s.resamples,
-                                    seed=s.seed, level=s.level, map=map)
+                ci_b = crossed_ci(xv[keep], yv[keep], m, method=s.method, variant=s.variant, n_resamples=s.resamples,
+                                  seed=s.seed, level=s.level, map=map)
         pa = pairwise_accuracy(xv, yv) if c.n >= 2 else None
         out.append(PairResult(x, y, c, systems, pa, ci_s, ci_q, seed, ci_b))
     return out
@@ -393,7 +393,7 @@ def table_record(group: str | None, r: PairResult, rounding: Mapping[str, int], 
 
 
 # --------------------------------------------------------------------------- verdicts
-VERDICT_PROCEDURE = "5"  # bump when the verdicts or the confound notes change: cached correlation results are recomputed
+VERDICT_PROCEDURE = "6"  # bump when the verdicts or the confound notes change: cached correlation results are recomputed
 @dataclass(frozen=True)
 class Target:
     """The correlations of every MT metric with one target: an IR measure (kind ``ir``), a human
@@ -505,6 +505,26 @@ def _delta_draws(t: Target, metric: str, keep: np.ndarray, s: StatsSettings, k: 
     return d
 
 
+CROSSED_METHOD = ("crossed (systems and queries random): jackknife over systems + the queries' part of the "
+                  "three bootstraps, normal")
+
+
+def _crossed_parts(t: Target, metric: str, keep: np.ndarray, s: StatsSettings, k: int, lower: Sequence[str],
+                   cache: dict, map: Mapper | None) -> dict[str, np.ndarray]:  # fmt: skip
+    """:func:`.significance.crossed_parts` of ``metric`` (oriented) against the target over the systems
+    ``keep`` (seed ``s.seed``: the parts of two metrics are paired)."""
+    from .significance import crossed_parts
+
+    key = ("crossed", metric, keep.tobytes())
+    if key not in cache:
+        x = np.asarray(t.table.columns[metric], float)[keep]
+        y = np.asarray(t.table.columns[t.name], float)[keep]
+        m = t.table.per_query(t.name, [sy for sy, kk in zip(t.table.systems, keep) if kk])
+        parts = crossed_parts(x, y, m, s.method, s.variant, k, s.seed, map)
+        cache[key] = {k_: (-v if metric in lower else v) for k_, v in parts.items()}
+    return cache[key]
+
+
 def _delta_ci(da: np.ndarray, db: np.ndarray, level: float) -> list[float | None]:
     from .statistics import _percentile_ci
 
@@ -518,7 +538,7 @@ def verdicts(targets: Sequence[Target], lower: Sequence[str], s: StatsSettings, 
     (``v.family``: each target's pairs, or all pairs of all targets), drawn until each decision is
     settled (``v.resolution``), AssignRanks clusters, a CI of every Δτ, power and (IR measures)
     discriminability."""
-    from .significance import adjust, monte_carlo_family, p_floor, settle_draws
+    from .significance import adjust, crossed_interval, monte_carlo_family, p_floor, settle_draws
     from .verdict import clusters
 
     sign = lambda m: -1.0 if m in lower else 1.0  # noqa: E731
@@ -573,13 +593,19 @@ def verdicts(targets: Sequence[Target], lower: Sequence[str], s: StatsSettings, 
                            settled=bool(mc.settled[j]), exact=bool(mc.exact[j]))
                 ci_k = s.resamples if s.resamples > 0 else v.ci_resamples
                 if ci_k > 0:
-                    da = _delta_draws(t, tst["a"], keep, s, ci_k, lower, cache, map)
-                    db = _delta_draws(t, tst["b"], keep, s, ci_k, lower, cache, map)
-                    row["delta_ci"] = _delta_ci(da, db, s.level)
+                    crossed = _has_queries(t, keep)
+                    if crossed:
+                        pa = _crossed_parts(t, tst["a"], keep, s, ci_k, lower, cache, map)
+                        pb = _crossed_parts(t, tst["b"], keep, s, ci_k, lower, cache, map)
+                        row["delta_ci"] = list(crossed_interval(float(tst["setup"][3]), {
+                            k_: pa[k_] - pb[k_] for k_ in pa}, s.level, bound=2.0))
+                    else:
+                        da = _delta_draws(t, tst["a"], keep, s, ci_k, lower, cache, map)
+                        db = _delta_draws(t, tst["b"], keep, s, ci_k, lower, cache, map)
+                        row["delta_ci"] = _delta_ci(da, db, s.level)
                     row["delta_ci_level"] = s.level
                     row["delta_ci_resamples"] = ci_k
-                    row["delta_ci_method"] = ("BOOT-BOTH (systems and queries)" if _has_queries(t, keep)
-                                              else "bootstrap over systems")
+                    row["delta_ci_method"] = (CROSSED_METHOD if crossed else "bootstrap over systems")
                 if s.method == "pearson":
                     a_, b_, g_, _ = tst["setup"]
                     rr = np.corrcoef(np.vstack([a_, b_, g_]))

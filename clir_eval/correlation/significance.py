@@ -5,10 +5,14 @@
 - :func:`min_significant_tau`: for n systems, the smallest |τ| whose p-value is below α,
   read from the exact null distribution of untied rankings (scipy's exact Kendall test).
 - :func:`boot_both_ci`: BOOT-BOTH (Deutsch et al. 2021): percentile CI of the coefficient
-  resampling systems and queries together.
+  resampling systems and queries together (conservative: it counts the system x query interaction
+  three times); :func:`crossed_ci` / :func:`crossed_interval`: the calibrated interval for systems
+  and queries both random (docs/statistics.md) that results.json's ``ci_both`` and the verdicts'
+  ``delta_ci`` use.
 - :func:`paired_randomization`: per pair of systems, a two-sided paired randomization test
   over queries (random sign flips of the per-query differences), p = (c+1)/(k+1).
-- :func:`monte_carlo_family`: a family of Monte Carlo tests drawn sequentially until every
+- :func:`monte_carlo_family`: the verdict engine of every level: a family of tests, exact ones
+  (``patterns``) enumerated once, Monte Carlo ones drawn sequentially until every
   decision (adjusted p below α or not) is settled, as in Gandy & Hahn's MMCTest: tests whose
   Clopper-Pearson interval can still change a decision get more draws, up to a maximum derived
   from the family size and α so that the smallest attainable adjusted p is far below α.
@@ -19,7 +23,7 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 import scipy  # scipy.stats loads on first use (scipy's lazy submodules): importing this module stays cheap
@@ -28,7 +32,7 @@ from ..errors import UserError
 from ..stats import adjust_p
 from .settings import CORRECTIONS, FAMILIES, RESOLUTIONS  # noqa: F401  (the choices, declared with the settings)
 from .statistics import (_ALPHA, _BOOTSTRAP, _LEVEL, _METHOD, _PERMUTATION, _SEED, _VARIANT, RESAMPLE_BLOCK, Mapper,
-                         ResampleBlock, _check_level, _draws, _percentile_ci, _serial_map, block_tasks, check_method, is_pending, joint_sample, resample_block, resample_blocks)
+                         ResampleBlock, _check_level, _coef, _coef_batch, _draws, _percentile_ci, _serial_map, block_tasks, check_method, is_pending, joint_sample, resample_block, resample_blocks)
 
 SETTLE_RISK = 1e-3  # two-sided error of each Clopper-Pearson interval that settles a decision
 FLOOR_SHARE = 0.05  # sequential: the maximum draws make the smallest attainable adjusted p <= FLOOR_SHARE * alpha
@@ -365,6 +369,85 @@ def boot_both_ci(x: Sequence[float], per_query_y, method: str = _METHOD, variant
         return None, None
     _check_level(level, n_resamples)
     return _percentile_ci(list(_draws("both", (xa, pq), method, variant, n_resamples, seed, map)), level)
+
+
+# --------------------------------------------------------------------------- calibrated intervals
+def jackknife_systems(x: np.ndarray, y: np.ndarray, method: str, variant: str | None) -> np.ndarray:
+    """The coefficient of (x, y) with each system left out in turn (n values; NaN where undefined)."""
+    n = len(x)
+    idx = np.array([[j for j in range(n) if j != i] for i in range(n)], dtype=np.intp)
+    return _coef_batch(np.asarray(x, float)[idx], np.asarray(y, float)[idx], method, variant)
+
+
+def crossed_parts(x: np.ndarray, y: np.ndarray, per_query_y: np.ndarray, method: str, variant: str | None,
+                  n_resamples: int, seed: int, map: Mapper | None = None) -> dict[str, np.ndarray]:  # fmt: skip
+    """What :func:`crossed_interval` needs of one coefficient: its draws resampling systems (of (x, y)),
+    queries and both (BOOT-BOTH), each seeded ``seed`` (so two metrics' parts over the same systems are
+    paired), and its leave-one-system-out values (``jack``)."""
+    return {"systems": _draws("systems", (x, y), method, variant, n_resamples, seed, map),
+            "queries": _draws("queries", (x, per_query_y), method, variant, n_resamples, seed, map),
+            "both": _draws("both", (x, per_query_y), method, variant, n_resamples, seed, map),
+            "jack": jackknife_systems(x, y, method, variant)}
+
+
+def crossed_interval(estimate: float, parts: Mapping[str, np.ndarray], level: float = _LEVEL,
+                     bound: float = 1.0) -> tuple[float | None, float | None]:  # fmt: skip
+    """A (level) interval for the coefficient (or a difference of two: subtract their parts) of a study
+    whose systems and queries are both random samples, clipped to ±``bound``.
+
+    The estimand is the coefficient's expectation over studies of the same design (new systems, new
+    queries, as many of each). Its standard error: se² = V_jack + v_q, where V_jack is the jackknife
+    variance over systems (Efron & Stein 1981; Arvesen 1969 for U-statistics such as Kendall's τ: it keeps
+    each system's target as measured, so it includes the query noise in the systems' means), and v_q the
+    part that only the choice of queries adds, from the three bootstraps' variances (McCullagh 2000;
+    Owen 2007): resampling systems gives v_s + v_sq, queries v_q + v_sq, both v_s + v_q + 3 v_sq — the
+    interaction counted three times, which is why BOOT-BOTH's percentile interval is too wide — so
+    v_q = 2 V_queries + V_systems − V_both (at least 0). The interval keeps the shape of the bootstrap over
+    systems (τ's distribution is skewed near ±1): from the estimate, its distances to that bootstrap's
+    percentiles, scaled by se / (that bootstrap's standard deviation); a normal interval (estimate ± z·se)
+    where that bootstrap does not vary."""
+    jack = np.asarray(parts["jack"], float)
+    jack = jack[~np.isnan(jack)]
+    if estimate is None or math.isnan(estimate) or len(jack) < 3:
+        return None, None
+    n = len(jack)
+    v_jack = (n - 1) / n * float(((jack - jack.mean()) ** 2).sum())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a recording pass of :func:`.statistics.batched` has only NaN draws
+        var = {k: float(np.nanvar(parts[k])) for k in ("systems", "queries", "both")}
+    if any(math.isnan(v) for v in var.values()):
+        return None, None
+    se = math.sqrt(v_jack + max(0.0, 2 * var["queries"] + var["systems"] - var["both"]))
+    sys_draws = np.asarray(parts["systems"], float)
+    sys_draws = sys_draws[~np.isnan(sys_draws)]
+    tail = (1 - level) / 2 * 100
+    if var["systems"] > 0:
+        ql, qh = np.percentile(sys_draws, [tail, 100 - tail])
+        r = se / math.sqrt(var["systems"])
+        lo, hi = estimate - max(0.0, estimate - ql) * r, estimate + max(0.0, qh - estimate) * r
+    else:
+        z = float(scipy.stats.norm.ppf(1 - (1 - level) / 2))
+        lo, hi = estimate - z * se, estimate + z * se
+    return max(-bound, float(lo)), min(bound, float(hi))
+
+
+def crossed_ci(x: Sequence[float], y: Sequence[float], per_query_y, method: str = _METHOD,
+               variant: str | None = _VARIANT, n_resamples: int = _BOOTSTRAP, seed: int = _SEED,
+               level: float = _LEVEL, map: Mapper | None = None) -> tuple[float | None, float | None]:  # fmt: skip
+    """:func:`crossed_interval` of the coefficient of x with the target y (the systems' means of
+    ``per_query_y``, systems x queries); (None, None) when it is undefined or fewer than 3 systems."""
+    method, variant = check_method(method, variant)
+    xa, ya = np.asarray(x, float), np.asarray(y, float)
+    pq = np.asarray(per_query_y, dtype=float)
+    if pq.ndim != 2 or pq.shape[0] != len(xa) or len(ya) != len(xa):
+        raise ValueError(f"per_query_y must be (n_systems={len(xa)}, n_queries), got {pq.shape}")
+    if len(xa) < 4 or pq.shape[1] < 2:
+        return None, None
+    _check_level(level, n_resamples)
+    est = _coef(xa, ya, method, variant)
+    if math.isnan(est):
+        return None, None
+    return crossed_interval(est, crossed_parts(xa, ya, pq, method, variant, n_resamples, seed, map), level)
 
 
 def paired_randomization(per_query: np.ndarray, n_resamples: int = _PERMUTATION, seed: int = _SEED, map: Mapper | None = None

@@ -83,7 +83,7 @@ def tau_caption(ci: str | None, verdicts: bool = True) -> str:
     whether) the metric ranking is tested: ``verdicts=False`` when no verdicts come with the table."""
     text = {None: "No CI in the cells (results.json: ci_systems, ci_queries, ci_both; correlations.tsv).",
             "ci_systems": "Brackets: 95% percentile bootstrap CI resampling systems (results.json also has "
-                          "ci_queries, resampling queries, and ci_both = BOOT-BOTH, resampling both).",
+                          "ci_queries, resampling queries (these systems fixed), and ci_both, for systems and queries both random).",
             "ci": "Brackets: percentile bootstrap CI resampling rows (systems).",
             "none-table": "No CI in the cells (--ci N adds a bootstrap CI over rows)."}[ci]
     unit = "systems" if ci != "ci_queries" else "queries"
