@@ -35,6 +35,7 @@ COMMANDS: dict[str, Entry] = {
     "run": Entry("clir_eval.cli.run", "Run an experiment: MT, retrieval, IR, correlations, reports."),
     "report": Entry("clir_eval.cli.run", "Re-render a finished run's reports from its results.json."),
     "design": Entry("clir_eval.cli.design", "Power of a run's questions at other study sizes."),
+    "pool": Entry("clir_eval.cli.pool", "Pool finished runs: a metric leaderboard, CLIR thresholds."),
     "correlate": Entry("clir_eval.cli.correlate", "Correlate the columns of a score table."),
     "mt-score": Entry("clir_eval.cli.mt", "Score one system against one or more references."),
     "mt-compare": Entry("clir_eval.cli.mt", "Compare systems with a baseline, with significance tests."),

@@ -1,0 +1,92 @@
+"""``clir-eval pool``: one leaderboard of MT metrics over several finished runs, and CLIR thresholds."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from ..errors import UserError
+from .app import app
+
+
+@app.command("pool")
+def pool_cmd(
+    runs: List[Path] = typer.Argument(..., help="Output directories of finished runs (each holding results.json)."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Write report.md, report.html, report.json and the "
+                                       "thresholds plots here."),
+    weights: str = typer.Option("equal", "--weights", help="equal (each run weighs the same), or attributes "
+                                "separated by commas: the weight is split evenly over the first attribute's values, "
+                                "then the next (mt-metrics-eval's AssignWeights); 'name' is the run's name, any other "
+                                "an attribute all of a run's systems share."),
+    margin: float = typer.Option(0.1, "--margin", help="Equivalence margin in Δτ: a pair is 'equivalent within ±M' "
+                                 "when its 90% CI lies inside (two one-sided tests)."),
+    correction: str = typer.Option("holm", "--correction", help="holm, bh or none (none: mt-metrics-eval's "
+                                   "AverageCorrMatrix), over each target's metric pairs."),
+    bootstrap: int = typer.Option(1000, "--bootstrap", help="Bootstrap draws of the Δτ and threshold intervals."),
+    seed: int = typer.Option(13, "--seed", help="Seed of the thresholds' bootstrap (the PERM-BOTH draws use each "
+                             "run's own seeds)."),
+    fmt: str = typer.Option("text", "--format", help="text | json | md."),
+) -> None:
+    """Pool finished runs: a metric leaderboard, CLIR thresholds.
+
+    Mean τ over the runs, significance clusters from the runs' PERM-BOTH draws summed with the runs'
+    weights, each pair's pooled Δτ with a 95% CI and an equivalence statement, and for each metric the
+    difference between two systems that retrieval agrees with 80/90/95% of the time.
+
+    \b
+    Examples (after 'clir-eval demo --out demo-out' and runs of your own in out/):
+      clir-eval pool demo-out out/ru-en out/is-en --out demo-out/pooled
+      clir-eval pool out/ru-en out/is-en out/nc-cs --margin 0.05 --format json
+    """
+    from ..io.files import check_output_dir
+    from ..pool import pool
+    from ..pool.report import markdown, summaries, to_json, write_reports
+
+    if fmt not in ("text", "json", "md"):
+        raise UserError(f"unknown --format {fmt!r}; use text, json or md")
+    if out is not None:
+        check_output_dir(out)
+    res = pool([str(r) for r in runs], weights=weights, margin=margin, correction=correction, bootstrap=bootstrap,
+               seed=seed, plots=out is not None)
+    if out is not None:
+        write_reports(res, out)
+    if fmt == "json":
+        print(json.dumps(to_json(res), indent=1, ensure_ascii=False))
+    elif fmt == "md":
+        print(markdown(res))
+    else:
+        _text(res, summaries(res), out)
+
+
+def _text(res, summary, out: Optional[Path]) -> None:
+    from ..pool.report import _ci, _f, labels
+
+    lab = labels(res)
+    for w in res.warnings:
+        print(f"WARNING: {w}")
+    for s in summary:
+        print(s["text"])
+    for t in dict.fromkeys(r["target"] for r in res.leaderboard):
+        rows = [r for r in res.leaderboard if r["target"] == t]
+        runs = list(rows[0]["taus"])
+        print(f"\n{t} (mean τ over {rows[0]['n_tasks']} runs; per run: {', '.join(lab[r] for r in runs)})")
+        width = max(len(r["metric"]) for r in rows)
+        for r in rows:
+            taus = " ".join(f"{_f(r['taus'][k]):>6}" if r["taus"][k] is not None else "  miss" for k in runs)
+            print(f"  {str(r['cluster'] or '-'):>2} {r['metric']:<{width}} {_f(r['mean_tau']):>6}   {taus}")
+    pooled = [r for r in res.thresholds if "run" not in r]
+    if pooled:
+        print("\nCLIR thresholds (pooled): metric target pairs accuracy Δ80% Δ90% Δ95%")
+        for r in pooled:
+            da = r["delta_at"]
+            print(f"  {r['metric']} {r['target']} {r['n_pairs']} {_f(r['accuracy'])} {_ci(r['accuracy_ci'])} "
+                  f"{_f(da['0.8'], 2)} {_f(da['0.9'], 2)} {_f(da['0.95'], 2)}")
+    if res.notes:
+        print("\nNotes:")
+        for n in res.notes:
+            print(f"  - {n}")
+    if out is not None:
+        print(f"\nreports: {out / 'report.html'}, {out / 'report.md'}, {out / 'report.json'}")

@@ -1,0 +1,342 @@
+"""Pooling finished runs into one leaderboard per target: mean τ over the runs (weighted as
+mt-metrics-eval's ``TaskSetResults.AssignWeights``), significance clusters from the runs' PERM-BOTH
+draws summed with the weights (its ``AverageCorrMatrix``, then ``AssignRanks``), every metric pair's
+pooled Δτ with a bootstrap CI and an equivalence statement (two one-sided tests at ±margin).
+
+Each run's draws are re-drawn from its results.json with its own settings: the score table as its
+correlations saw it (rounding included), its coefficient, and for each metric pair the seed its own
+verdict test drew with (so one run pooled alone gives that run's own p-values). All runs of a
+pooled test draw the same number of times (no tiling of shorter draw lists, unlike
+mt-metrics-eval); sequential resolution (:func:`clir_eval.correlation.significance.monte_carlo_family`)
+draws more where a decision under the correction is still open.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ..correlation.statistics import ResampleBlock, _draws, _percentile_ci, perm_both_setup, resample_block
+from ..correlation.verdict import clusters as assign_clusters
+from ..correlation.verdict import ranking
+from ..errors import UserError
+from .runs import Run, load_run, shared_attr
+
+POOLED_KIND = "pooled-perm-both"
+TOL = 1e-12  # as the runs' own tests: a draw within this of the observed difference counts as reaching it
+CORRECTIONS = ("holm", "bh", "none")
+POOL_METHOD = ("PERM-BOTH per run (each run's own seeds and settings), the draws' weighted sum against the weighted "
+               "sum of the runs' observed Δτ, one-sided (a ranked above b); as mt-metrics-eval's AverageCorrMatrix")
+CI_METHOD = ("percentile interval of the weighted sum of the runs' bootstrap Δτ draws (BOOT-BOTH over systems and "
+             "queries where the run kept per-query values, else over systems), drawn independently per run")
+
+
+def assign_weights(runs: Sequence[Run], attrs: Sequence[str], total: float = 1.0) -> list[float]:
+    """mt-metrics-eval's ``TaskSetResults.AssignWeights``: ``total`` split evenly over the values of
+    the first attribute, then recursively over the next within each; with no attribute, evenly
+    over the runs."""
+    if not runs:
+        return []
+    if not attrs:
+        return [total / len(runs)] * len(runs)
+    groups: dict[str, list[int]] = {}
+    for i, r in enumerate(runs):
+        groups.setdefault(shared_attr(r, attrs[0]), []).append(i)
+    out = [0.0] * len(runs)
+    for idx in groups.values():
+        for i, w in zip(idx, assign_weights([runs[i] for i in idx], attrs[1:], total / len(groups))):
+            out[i] = w
+    return out
+
+
+@dataclass
+class PoolResult:
+    """What :func:`pool` returns; ``to_dict()`` is the JSON of ``clir-eval pool --format json``."""
+
+    leaderboard: list[dict[str, Any]]
+    pairs: list[dict[str, Any]]
+    thresholds: list[dict[str, Any]]
+    tasks: list[dict[str, Any]]
+    warnings: list[str]
+    notes: list[str]
+    settings: dict[str, Any]
+    plots: dict[str, bytes] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"leaderboard": self.leaderboard, "pairs": self.pairs, "thresholds": self.thresholds,
+                "tasks": self.tasks, "warnings": self.warnings, "notes": self.notes, "settings": self.settings}
+
+
+def _sign(run: Run, metric: str) -> float:
+    return -1.0 if metric in run.lower else 1.0
+
+
+def _pooled_block(b: ResampleBlock) -> np.ndarray:
+    """One seed block of a pooled test: per run, its own PERM-BOTH block (its seed, this block
+    number), oriented and weighted, summed over the runs."""
+    parts, _ = b.data
+    tot = np.zeros(b.size)
+    for data, method, variant, seed, coef in parts:
+        tot = tot + coef * resample_block(ResampleBlock("permutation", data, method, variant, seed, b.block, b.size))
+    return tot
+
+
+def _mapper(map: Callable | None) -> Callable:
+    run = map or (lambda fn, tasks: [fn(t) for t in tasks])
+
+    def m(fn, tasks):
+        return run(_dispatch, tasks) if any(t.kind == POOLED_KIND for t in tasks) else run(fn, tasks)
+
+    return m
+
+
+def _dispatch(t: ResampleBlock) -> np.ndarray:
+    return _pooled_block(t) if t.kind == POOLED_KIND else resample_block(t)
+
+
+def _run_pair(run: Run, target: str, a: str, b: str) -> tuple | None:
+    """(run-orientation data, seed, +1/-1 to orient to a above b, observed δ(a - b), kept systems mask)."""
+    if (target, a, b) in run.seeds:
+        first, second, sgn = a, b, 1.0
+    elif (target, b, a) in run.seeds:
+        first, second, sgn = b, a, -1.0
+    else:
+        return None
+    x1 = _sign(run, first) * run.column(first)
+    x2 = _sign(run, second) * run.column(second)
+    y = run.column(target)
+    setup = perm_both_setup(x1, x2, y, run.stats.method, run.stats.variant)
+    if setup is None:
+        return None
+    keep = ~(np.isnan(x1) | np.isnan(x2) | np.isnan(y))
+    return (setup[0], setup[1], setup[2]), run.seeds[(target, first, second)], sgn, sgn * setup[3], keep
+
+
+def _tau_draws(run: Run, target: str, metric: str, keep: np.ndarray, k: int, cache: dict) -> np.ndarray:
+    """Oriented bootstrap τ draws of ``metric`` over the systems ``keep`` (the run's seed; BOOT-BOTH
+    where it kept per-query values of the target, else systems), paired across metrics."""
+    key = (target, metric, keep.tobytes())
+    if key not in cache:
+        s = run.stats
+        x = run.column(metric)[keep]
+        systems = [sy for sy, kk in zip(run.systems, keep) if kk]
+        m = run.table.per_query(target, systems) if (run.table.per_query and run.target_kind.get(target) == "ir") else None
+        if m is not None and m.shape[1] >= 2:
+            d = _draws("both", (x, m), s.method, s.variant, k, s.seed, None)
+        else:
+            d = _draws("systems", (x, run.column(target)[keep]), s.method, s.variant, k, s.seed, None)
+        cache[key] = _sign(run, metric) * d
+    return cache[key]
+
+
+def pool(dirs: Sequence[str | Path], weights: str = "equal", margin: float = 0.1, correction: str = "holm",
+         bootstrap: int = 1000, seed: int = 13, thresholds: bool = True, plots: bool = False,
+         map: Callable | None = None) -> PoolResult:  # fmt: skip
+    """Pool the finished runs in ``dirs``: leaderboard, pairs, CLIR thresholds (see docs/pooling.md).
+
+    ``weights``: ``equal`` or comma-separated attributes (``name`` or an attribute every system of a
+    run shares) for :func:`assign_weights`; ``margin``: the equivalence margin in Δτ; ``correction``:
+    holm, bh or none over each target's metric pairs; ``bootstrap``: draws of the Δτ CIs and the
+    thresholds' CIs; ``seed``: the thresholds' bootstrap seed."""
+    if correction not in CORRECTIONS:
+        raise UserError(f"--correction {correction!r}: use one of {', '.join(CORRECTIONS)}")
+    if not (isinstance(margin, (int, float)) and 0 < margin <= 2):
+        raise UserError(f"--margin {margin}: give a Δτ margin between 0 and 2 (e.g. 0.1)")
+    if bootstrap < 100:
+        raise UserError(f"--bootstrap {bootstrap}: use at least 100 draws (1000 or more for 95% intervals)")
+    if not dirs:
+        raise UserError("no run directories given; pass the output directories of finished runs")
+    seen: dict[str, str] = {}
+    for d in dirs:
+        key = str(Path(d).resolve())
+        if key in seen:
+            raise UserError(f"{d}: given twice (as {seen[key]}); pass each run once")
+        seen[key] = str(d)
+    runs = [load_run(d) for d in dirs]
+    methods = {(r.stats.method, r.stats.variant) for r in runs}
+    if len(methods) > 1:
+        raise UserError("the runs use different coefficients (" + ", ".join(
+            f"{r.path}: {r.stats.method}{'-' + r.stats.variant if r.stats.variant else ''}" for r in runs)
+            + "); pool runs whose correlation.method and variant agree")
+    alphas = sorted({r.stats.alpha for r in runs})
+    alpha = alphas[0]
+    attrs = [] if weights == "equal" else [a.strip() for a in weights.split(",") if a.strip()]
+    if weights != "equal" and not attrs:
+        raise UserError(f"--weights {weights!r}: give equal, or attribute names separated by commas")
+    warnings: list[str] = []
+    notes: list[str] = []
+    if len(alphas) > 1:
+        notes.append(f"the runs use different α ({', '.join(map(str, alphas))}); pooled tests use α = {alpha:g}")
+    if len(runs) < 2:
+        warnings.append(f"ONE RUN: nothing is pooled; the leaderboard is {runs[0].path}'s own ranking "
+                        "(its report says the same with its own notes)")
+    names = [r.path for r in runs]
+
+    # ------------------------------------------------------------------ targets
+    all_targets = list(dict.fromkeys(t for r in runs for t in r.targets))
+    pooled_targets = []
+    for t in all_targets:
+        have = [r for r in runs if t in r.targets]
+        lacking = [r.path for r in runs if t not in r.targets]
+        if len(have) < 2 <= len(runs):
+            warnings.append(f"{t}: only in run {have[0].path}; NOT POOLED (a target one run has is that run's result; "
+                            "see its own report)")
+            continue
+        if lacking:
+            notes.append(f"{t}: pooled over the {len(have)} runs that have it; not in {', '.join(lacking)}")
+        pooled_targets.append(t)
+    if not pooled_targets:
+        warnings.append("NO TARGET IS SHARED BY TWO RUNS: nothing can be pooled; name IR measures the same way in "
+                        "the runs' configs (e.g. map) to pool them")
+
+    sequential = any(r.verdict.resolution == "sequential" for r in runs)
+    first = max(r.verdict.resamples for r in runs)
+    leaderboard: list[dict[str, Any]] = []
+    pair_rows: list[dict[str, Any]] = []
+    tests: list[dict[str, Any]] = []
+    plans = []
+    for t in pooled_targets:
+        have = [r for r in runs if t in r.targets] if len(runs) > 1 else runs
+        w = assign_weights(have, attrs)
+        wsum = sum(w)
+        w = [x / wsum for x in w]
+        metrics = list(dict.fromkeys(m for r in have for m in r.taus[t]))
+        every = [m for m in metrics if all(r.taus[t].get(m) is not None for r in have)]
+        lower = sorted({m for r in have for m in r.lower})
+        mean = {m: float(sum(wi * r.taus[t][m] for wi, r in zip(w, have))) for m in every}  # type: ignore[operator]
+        order = ranking(mean, lower)
+        first_test = len(tests)
+        for i, a in enumerate(order):
+            for b in order[i + 1:]:
+                parts, obs, keeps, ok = [], 0.0, [], True
+                for wi, r in zip(w, have):
+                    rp = _run_pair(r, t, a, b)
+                    if rp is None:
+                        ok = False
+                        break
+                    data, sd, sgn, delta, keep = rp
+                    parts.append((data, r.stats.method, r.stats.variant, int(sd), wi * sgn))
+                    obs += wi * delta
+                    keeps.append(keep)
+                tests.append({"target": t, "a": a, "b": b, "parts": parts if ok else None, "obs": obs,
+                              "keeps": keeps, "runs": have, "w": w})
+        plans.append((t, have, w, metrics, every, mean, order, lower, first_test, len(tests)))
+
+    # ------------------------------------------------------------------ PERM-BOTH, sequential, all targets at once
+    from ..correlation.significance import Stream, adjust, monte_carlo_family
+
+    tested = [k for k, x in enumerate(tests) if x["parts"] is not None]
+    pos = {k: j for j, k in enumerate(tested)}
+    streams = []
+    for k in tested:
+        x = tests[k]
+        D = x["obs"]
+        streams.append(Stream(POOLED_KIND, x["parts"][0][1], x["parts"][0][2], 0, (pos[k],),
+                              (lambda mem, x=x: (tuple(x["parts"]), x["obs"])),
+                              (lambda r, mem, D=D: np.array([int((r >= D - TOL).sum())]))))
+    families = [[pos[k] for k in range(p[8], p[9]) if k in pos] for p in plans]
+    mc = monte_carlo_family(streams, len(tested), families, correction, alpha, first, sequential, _mapper(map)) \
+        if tested else None
+    adjusted: dict[int, float] = {}
+    if mc is not None:
+        for fam in families:
+            adjusted.update(zip(fam, adjust([float(mc.p[j]) for j in fam], correction)))
+
+    # ------------------------------------------------------------------ rows
+    z90 = 0.90
+    for (t, have, w, metrics, every, mean, order, lower, k0, k1) in plans:
+        caches = [dict() for _ in have]
+        p_better: dict[tuple[str, str], float | None] = {}
+        for k in range(k0, k1):
+            x = tests[k]
+            j = pos.get(k)
+            a, b = x["a"], x["b"]
+            row: dict[str, Any] = {"target": t, "a": a, "b": b, "level": "system",
+                                   "delta": _oriented_mean(mean, a, lower) - _oriented_mean(mean, b, lower),
+                                   "ci": [None, None], "ci90": [None, None], "p_value": None, "p_adjusted": None,
+                                   "significant": False, "equivalent": False, "n_tasks": len(have)}
+            if j is not None:
+                row.update(p_value=float(mc.p[j]), p_adjusted=float(adjusted[j]), draws=int(mc.draws[j]),
+                           settled=bool(mc.settled[j]), statistic=float(x["obs"]))
+                row["significant"] = row["p_adjusted"] < alpha
+                p_better[(a, b)] = row["p_adjusted"]
+                tot = np.zeros(bootstrap)
+                for wi, r, keep, cache in zip(x["w"], x["runs"], x["keeps"], caches):
+                    da = _tau_draws(r, t, a, keep, bootstrap, cache)
+                    db = _tau_draws(r, t, b, keep, bootstrap, cache)
+                    tot = tot + wi * (da - db)
+                row["ci"] = list(_percentile_ci(list(tot), 0.95))
+                row["ci90"] = list(_percentile_ci(list(tot), z90))
+                lo, hi = row["ci90"]
+                row["equivalent"] = lo is not None and -margin < lo and hi < margin
+            pair_rows.append(row)
+        groups = assign_clusters(order, p_better, alpha)
+        cluster_of = {m: ci + 1 for ci, g in enumerate(groups) for m in g}
+        for m in order:
+            leaderboard.append({"target": t, "metric": m, "level": "system", "mean_tau": mean[m],
+                                "cluster": cluster_of[m], "n_tasks": len(have),
+                                "taus": {r.path: r.taus[t].get(m) for r in have}, "missing": []})
+        for m in metrics:
+            if m in every:
+                continue
+            got = [(wi, r) for wi, r in zip(w, have) if r.taus[t].get(m) is not None]
+            ws = sum(wi for wi, _ in got)
+            leaderboard.append({
+                "target": t, "metric": m, "level": "system",
+                "mean_tau": (float(sum(wi * r.taus[t][m] for wi, r in got) / ws) if got else None),  # type: ignore[operator]
+                "cluster": None, "n_tasks": len(got), "taus": {r.path: r.taus[t].get(m) for r in have},
+                "missing": [r.path for r in have if r.taus[t].get(m) is None], "apart": True})
+            notes.append(f"{t}: {m} is not in every run (missing or undefined in "
+                         f"{', '.join(r.path for r in have if r.taus[t].get(m) is None)}); listed apart, not ranked")
+        flagged = [r.path for r in have if r.informative.get(t) is False]
+        if flagged:
+            notes.append(f"{t}: flagged UNINFORMATIVE in its own report by {', '.join(flagged)} (see those reports); "
+                         "their τ enter the pool as they are")
+        if len(have) < 3 and len(runs) > 1:
+            warnings.append(f"{t}: FEW TASKS — pooled over {len(have)} runs; a pooled ranking over so few collections "
+                            "says little about a new one")
+    if mc is not None and not bool(np.all(mc.settled)):
+        notes.append(f"{int((~mc.settled).sum())} pooled decision(s) not settled after {mc.max_draws} draws "
+                     "(p within Monte Carlo error of its threshold; decided by the estimate)")
+    unreached = [r for r in pair_rows if r["p_adjusted"] is None]
+    for r in unreached:
+        notes.append(f"{r['target']}: {r['a']} vs {r['b']} not tested (a run where either τ is undefined on the "
+                     "systems both have)")
+    if mc is not None:
+        from ..correlation.significance import p_floor
+
+        m_max = max((len(f) for f in families), default=1)
+        floor = p_floor(m_max, mc.max_draws, correction)
+        if floor >= alpha:
+            warnings.append(f"NO POOLED RESULT CAN BE SIGNIFICANT AT THIS RESOLUTION: at most {mc.max_draws} draws "
+                            f"per test over {m_max} tests give a smallest adjusted p of {floor:.3g} ≥ α = {alpha:g}")
+
+    thr: list[dict[str, Any]] = []
+    plot_bytes: dict[str, bytes] = {}
+    if thresholds:
+        from .thresholds import threshold_rows
+
+        thr, tnotes, plot_bytes = threshold_rows(runs, bootstrap=bootstrap, seed=seed, plots=plots)
+        notes += tnotes
+    notes.append("item level: not pooled (the runs' item_level blocks stay in their own reports)")
+    tasks = []
+    for r in runs:
+        tasks.append({"run": r.path, "name": r.name, "n_systems": len(r.systems), "targets": r.targets,
+                      "metrics": list(r.kinds.get("mt", [])), "seed": r.stats.seed, "method": r.stats.method,
+                      "variant": r.stats.variant, "alpha": r.stats.alpha, "permutation": r.verdict.resamples,
+                      "resolution": r.verdict.resolution, "rounding": dict(r.results["config"]["correlation"].get("round") or {}),
+                      "weights": {t: p[2][p[1].index(r)] for p in plans for t in [p[0]] if r in p[1]}})
+    settings = {"weights": weights, "margin": margin, "correction": correction, "alpha": alpha,
+                "family": "each target's metric pairs", "resolution": "sequential" if sequential else "fixed",
+                "first_draws": first, "max_draws": int(mc.max_draws) if mc is not None else None,
+                "bootstrap": bootstrap, "seed": seed, "ci_level": 0.95, "equivalence_level": z90,
+                "test": POOL_METHOD, "ci_method": CI_METHOD, "runs": names}
+    return PoolResult(leaderboard, pair_rows, thr, tasks, warnings, notes, settings, plot_bytes)
+
+
+def _oriented_mean(mean: dict[str, float], m: str, lower: Sequence[str]) -> float:
+    return -mean[m] if m in lower else mean[m]

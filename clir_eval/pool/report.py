@@ -1,0 +1,214 @@
+"""report.md, report.html and report.json of ``clir-eval pool``: what cannot be concluded first,
+then per target the leaderboard, the metric pairs and the CLIR thresholds."""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from .core import PoolResult
+
+
+def _f(v: Any, nd: int = 3) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "—"
+    if isinstance(v, str):
+        return v
+    s = f"{v:+.{nd}f}" if isinstance(v, float) and v < 0 else f"{v:.{nd}f}"
+    return s
+
+
+def _ci(ci: Any, nd: int = 3) -> str:
+    if not ci or ci[0] is None:
+        return "—"
+    lo, hi = ci
+    return f"[{_f(lo, nd)}, {'∞' if hi is None else _f(hi, nd)}]"
+
+
+def labels(res: PoolResult) -> dict[str, str]:
+    """Short run labels: the run's name when unique, else its directory."""
+    names = [t["name"] for t in res.tasks]
+    return {t["run"]: (t["name"] if names.count(t["name"]) == 1 else t["run"]) for t in res.tasks}
+
+
+def summaries(res: PoolResult) -> list[dict[str, Any]]:
+    """Per pooled target: significant pairs, equivalent pairs, and the bound every pooled Δτ's 95% CI
+    lies within (the sentence a null result should be read as)."""
+    out = []
+    margin = res.settings["margin"]
+    for t in dict.fromkeys(r["target"] for r in res.leaderboard if r.get("cluster")):
+        pairs = [p for p in res.pairs if p["target"] == t]
+        tested = [p for p in pairs if p["p_adjusted"] is not None]
+        sig = [p for p in tested if p["significant"]]
+        eq = [p for p in tested if p["equivalent"]]
+        ends = [abs(v) for p in tested for v in p["ci"] if v is not None]
+        bound = max(ends) if ends else None
+        n_tasks = max((r["n_tasks"] for r in res.leaderboard if r["target"] == t), default=0)
+        if not tested:
+            text = f"{t}: no metric pair could be tested"
+        elif sig:
+            text = (f"{t}: {len(sig)} of {len(tested)} metric pairs differ ({res.settings['correction']}-adjusted "
+                    f"p < {res.settings['alpha']:g}): " + "; ".join(f"{p['a']} > {p['b']} (Δτ {p['delta']:+.3f})" for p in sig))
+        else:
+            text = (f"{t}: no metric pair differs ({len(tested)} pairs, {res.settings['correction']}-adjusted "
+                    f"p ≥ {res.settings['alpha']:g}) over {n_tasks} runs")
+        if tested:
+            text += (f"; {len(eq)} of {len(tested)} pairs equivalent within ±{margin:g} (90% CI inside); every pooled "
+                     f"Δτ's 95% CI lies within ±{bound:.3f}")
+        out.append({"target": t, "n_pairs": len(tested), "significant": len(sig), "equivalent": len(eq),
+                    "bound": bound, "text": text})
+    return out
+
+
+def to_json(res: PoolResult) -> dict[str, Any]:
+    d = res.to_dict()
+    d["summary"] = summaries(res)
+    return d
+
+
+def markdown(res: PoolResult, plots: dict[str, str] | None = None) -> str:
+    lab = labels(res)
+    s = res.settings
+    L = [f"# Pooled over {len(res.tasks)} run(s)", ""]
+    if res.warnings:
+        L += ["## What these runs cannot show", ""]
+        L += [f"- **{w}**" for w in res.warnings] + [""]
+    L += ["## Answer", ""]
+    L += [f"- {x['text']}" for x in summaries(res)] or ["- nothing pooled"]
+    L += ["", f"Clusters: {s['test']}; {s['correction']} over each target's pairs; α = {s['alpha']:g}; draws "
+          f"{s['first_draws']} per test ({s['resolution']}, up to {s['max_draws']}). Weights: {s['weights']}. "
+          f"Δτ CIs: {s['ci_method']}, {s['bootstrap']} draws. Equivalent = the 90% CI inside ±{s['margin']:g} "
+          "(two one-sided tests at 5%).", ""]
+    if res.notes:
+        L += ["Notes:", ""] + [f"- {n}" for n in res.notes] + [""]
+    L += ["## Runs", "", "| run | name | systems | targets | metrics |", "|---|---|---:|---|---|"]
+    for t in res.tasks:
+        L.append(f"| {t['run']} | {t['name']} | {t['n_systems']} | {', '.join(t['targets'])} | {', '.join(t['metrics'])} |")
+    L.append("")
+    for t in dict.fromkeys(r["target"] for r in res.leaderboard):
+        rows = [r for r in res.leaderboard if r["target"] == t]
+        runs = list(rows[0]["taus"])
+        L += [f"## {t}", "", "| cluster | metric | mean τ | " + " | ".join(lab[r] for r in runs) + " |",
+              "|---:|---|---:|" + "---:|" * len(runs)]
+        for r in rows:
+            taus = [(_f(r["taus"][k]) if r["taus"][k] is not None else "missing") for k in runs]
+            L.append(f"| {r['cluster'] if r['cluster'] else 'apart'} | {r['metric']} | {_f(r['mean_tau'])} | "
+                     + " | ".join(taus) + " |")
+        L += ["", f"Mean τ: weighted mean of the runs' own τ; n = {rows[0]['n_tasks']} runs. 'apart': not in every "
+              "run, not ranked.", ""]
+        pairs = [p for p in res.pairs if p["target"] == t]
+        if pairs:
+            L += [f"| a | b | Δτ | 95% CI | p adjusted | significant | equivalent ±{s['margin']:g} |",
+                  "|---|---|---:|---|---:|---|---|"]
+            for p in pairs:
+                L.append(f"| {p['a']} | {p['b']} | {_f(p['delta'])} | {_ci(p['ci'])} | {_f(p['p_adjusted'])} | "
+                         f"{'yes' if p['significant'] else 'no'} | {'yes' if p['equivalent'] else 'no'} |")
+            L.append("")
+    pooled = [r for r in res.thresholds if "run" not in r]
+    if pooled:
+        L += ["## CLIR thresholds (pooled)", "",
+              "How often a metric's difference between two systems of a run points the way retrieval does, and the "
+              "difference needed for 80/90/95% (fit; — = not reached within the observed differences).", "",
+              "| metric | target | pairs | accuracy (95% CI) | Δ 80% | Δ 90% | Δ 95% | Δ 90% CI |",
+              "|---|---|---:|---|---:|---:|---:|---|"]
+        for r in pooled:
+            da = r["delta_at"]
+            L.append(f"| {r['metric']} | {r['target']} | {r['n_pairs']} | {_f(r['accuracy'])} {_ci(r['accuracy_ci'])} | "
+                     f"{_f(da['0.8'], 2)} | {_f(da['0.9'], 2)} | {_f(da['0.95'], 2)} | {_ci(r['delta_at_ci']['0.9'], 2)} |")
+        L.append("")
+        for m, name in (plots or {}).items():
+            L += [f"![{m}]({name})", ""]
+        per = [r for r in res.thresholds if "run" in r]
+        L += ["### Per run", "", "| run | metric | target | pairs | accuracy | Δ 80% | Δ 90% | Δ 95% |",
+              "|---|---|---|---:|---:|---:|---:|---:|"]
+        for r in per:
+            da = r["delta_at"]
+            L.append(f"| {lab[r['run']]} | {r['metric']} | {r['target']} | {r['n_pairs']} | {_f(r['accuracy'])} | "
+                     f"{_f(da['0.8'], 2)} | {_f(da['0.9'], 2)} | {_f(da['0.95'], 2)} |")
+        L.append("")
+    return "\n".join(L)
+
+
+_CSS = ("body{font-family:sans-serif;max-width:70em;margin:1em auto;padding:0 1em}table{border-collapse:collapse;"
+        "margin:.5em 0}td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}td.l,th.l{text-align:left}"
+        ".warn{background:#fff3cd;border:1px solid #e0c060;padding:.5em 1em}.sig{font-weight:bold}")
+
+
+def html_report(res: PoolResult, plots: dict[str, bytes] | None = None) -> str:
+    """The same content as :func:`markdown`, as one self-contained page (plots inlined)."""
+    lab = labels(res)
+    s = res.settings
+    e = html.escape
+    H = [f"<!doctype html><html><head><meta charset='utf-8'><title>clir-eval pool</title><style>{_CSS}</style>"
+         f"</head><body><h1>Pooled over {len(res.tasks)} run(s)</h1>"]
+    if res.warnings:
+        H.append("<div class='warn'><h2>What these runs cannot show</h2><ul>"
+                 + "".join(f"<li><b>{e(w)}</b></li>" for w in res.warnings) + "</ul></div>")
+    H.append("<h2>Answer</h2><ul>" + "".join(f"<li>{e(x['text'])}</li>" for x in summaries(res)) + "</ul>")
+    H.append(f"<p>Clusters: {e(s['test'])}; {e(s['correction'])} over each target's pairs; α = {s['alpha']:g}. "
+             f"Δτ CIs: {e(s['ci_method'])}. Equivalent = the 90% CI inside ±{s['margin']:g}.</p>")
+    if res.notes:
+        H.append("<details open><summary>Notes</summary><ul>" + "".join(f"<li>{e(n)}</li>" for n in res.notes)
+                 + "</ul></details>")
+
+    def table(head: list[str], rows: list[list[str]], left: int = 1) -> str:
+        h = "<table><tr>" + "".join(f"<th class='{'l' if i < left else ''}'>{e(x)}</th>" for i, x in enumerate(head))
+        for r in rows:
+            h += "<tr>" + "".join(f"<td class='{'l' if i < left else ''}'>{e(str(x))}</td>" for i, x in enumerate(r)) + "</tr>"
+        return h + "</table>"
+
+    H.append("<h2>Runs</h2>" + table(["run", "name", "systems", "targets", "metrics"],
+                                     [[t["run"], t["name"], t["n_systems"], ", ".join(t["targets"]),
+                                       ", ".join(t["metrics"])] for t in res.tasks], 2))
+    for t in dict.fromkeys(r["target"] for r in res.leaderboard):
+        rows = [r for r in res.leaderboard if r["target"] == t]
+        runs = list(rows[0]["taus"])
+        H.append(f"<h2>{e(t)}</h2>" + table(
+            ["cluster", "metric", "mean τ"] + [lab[r] for r in runs],
+            [[r["cluster"] or "apart", r["metric"], _f(r["mean_tau"])]
+             + [(_f(r["taus"][k]) if r["taus"][k] is not None else "missing") for k in runs] for r in rows], 2))
+        pairs = [p for p in res.pairs if p["target"] == t]
+        if pairs:
+            H.append(table(["a", "b", "Δτ", "95% CI", "p adjusted", "significant", f"equivalent ±{s['margin']:g}"],
+                           [[p["a"], p["b"], _f(p["delta"]), _ci(p["ci"]), _f(p["p_adjusted"]),
+                             "yes" if p["significant"] else "no", "yes" if p["equivalent"] else "no"] for p in pairs], 2))
+    pooled = [r for r in res.thresholds if "run" not in r]
+    if pooled:
+        H.append("<h2>CLIR thresholds (pooled)</h2>" + table(
+            ["metric", "target", "pairs", "accuracy", "95% CI", "Δ 80%", "Δ 90%", "Δ 95%"],
+            [[r["metric"], r["target"], r["n_pairs"], _f(r["accuracy"]), _ci(r["accuracy_ci"])]
+             + [_f(r["delta_at"][k], 2) for k in ("0.8", "0.9", "0.95")] for r in pooled], 2))
+        for m, png in (plots or {}).items():
+            H.append(f"<figure><img alt='{e(m)}' src='data:image/png;base64,{base64.b64encode(png).decode()}'>"
+                     f"<figcaption>{e(m)}</figcaption></figure>")
+        per = [r for r in res.thresholds if "run" in r]
+        H.append("<details><summary>Per run</summary>" + table(
+            ["run", "metric", "target", "pairs", "accuracy", "Δ 80%", "Δ 90%", "Δ 95%"],
+            [[lab[r["run"]], r["metric"], r["target"], r["n_pairs"], _f(r["accuracy"])]
+             + [_f(r["delta_at"][k], 2) for k in ("0.8", "0.9", "0.95")] for r in per], 3) + "</details>")
+    H.append("</body></html>")
+    return "".join(H)
+
+
+def plot_name(metric: str) -> str:
+    from ..io.files import safe_filename
+
+    return f"thresholds_{safe_filename(metric)}.png"
+
+
+def write_reports(res: PoolResult, out: Path) -> list[str]:
+    """report.json, report.md, report.html and one thresholds PNG per metric, written as one set."""
+    from ..io.files import write_set
+
+    names = {m: plot_name(m) for m in res.plots}
+    files: dict[str, str | bytes] = {names[m]: png for m, png in res.plots.items()}
+    files["report.md"] = markdown(res, names)
+    files["report.html"] = html_report(res, res.plots)
+    files["report.json"] = json.dumps(to_json(res), indent=1, ensure_ascii=False) + "\n"
+    out.mkdir(parents=True, exist_ok=True)
+    write_set(out, files, last="report.json")
+    return list(files)

@@ -1,0 +1,126 @@
+"""Finished runs read back for pooling: each run's score table as its correlations saw it, its
+correlation rows, and the seeds its verdicts drew each metric pair's PERM-BOTH test with."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any, Mapping
+
+import numpy as np
+
+from ..correlation.driver import ScoreTable, run_table
+from ..correlation.settings import CorrelationSettings, StatsSettings, VerdictSettings
+from ..correlation.verdict import ranking
+from ..errors import UserError
+from ..io.results import read_results
+
+_FIX = "give the output directory of a finished 'clir-eval run'"
+
+
+@dataclass
+class Run:
+    """One finished run: ``taus[target][metric]`` (None: undefined there), ``seeds[(target, a, b)]``
+    the seed of the run's own PERM-BOTH test of a above b, ``informative[target]`` the run's flag."""
+
+    path: str
+    name: str
+    results: Mapping[str, Any]
+    table: ScoreTable
+    raw: ScoreTable
+    kinds: Mapping[str, list[str]]
+    lower: tuple[str, ...]
+    stats: StatsSettings
+    verdict: VerdictSettings
+    targets: list[str]
+    target_kind: dict[str, str]
+    taus: dict[str, dict[str, float | None]]
+    seeds: dict[tuple[str, str, str], int]
+    informative: dict[str, bool] = field(default_factory=dict)
+
+    @property
+    def systems(self) -> tuple[str, ...]:
+        return self.table.systems
+
+    def column(self, name: str, raw: bool = False) -> np.ndarray:
+        return np.asarray((self.raw if raw else self.table).columns[name], float)
+
+
+def _settings(results: Mapping[str, Any], path: Path) -> CorrelationSettings:
+    sec = (results.get("config") or {}).get("correlation")
+    if not isinstance(sec, dict):
+        raise UserError(f"{path}: config.correlation is missing; {_FIX} (written by this version)")
+    known = {f for f in CorrelationSettings.__dataclass_fields__}
+    try:
+        return CorrelationSettings(**{k: v for k, v in sec.items() if k in known})
+    except (TypeError, ValueError, UserError) as e:
+        raise UserError(f"{path}: config.correlation is not valid ({e}); {_FIX}") from None
+
+
+def load_run(out_dir: str | Path) -> Run:
+    """A finished run's output directory read back (a :class:`UserError` naming the file and the
+    fix when it is not one)."""
+    out = Path(out_dir)
+    results = read_results(out)
+    path = out / "results.json"
+    kinds = results["score_kinds"]
+    for key in ("mt", "ir"):
+        if not isinstance(kinds.get(key, []), list):
+            raise UserError(f"{path}: score_kinds.{key} must be a list; {_FIX}")
+    if not kinds.get("mt"):
+        raise UserError(f"{path}: the run has no MT metrics (score_kinds.mt is empty), so it ranks none; {_FIX} "
+                        "with mt: metrics or an external kind: mt table")
+    if not isinstance(results.get("verdicts"), list):
+        raise UserError(f"{path}: verdicts are missing (the run did not finish); {_FIX}")
+    cc = _settings(results, path)
+    cfg = SimpleNamespace(correlation=cc)
+    try:
+        table = run_table(cfg, results["systems"], kinds)  # type: ignore[arg-type]
+        raw = run_table(SimpleNamespace(correlation=SimpleNamespace(round={})), results["systems"], kinds)  # type: ignore[arg-type]
+    except UserError as e:
+        raise UserError(f"{path}: {e}") from None
+    lower = tuple(kinds.get("lower_is_better", []) or [])
+    taus: dict[str, dict[str, float | None]] = {}
+    target_kind: dict[str, str] = {}
+    for c in results["correlations"]:
+        kind = c.get("kind", "mt-ir")
+        if kind not in ("mt-ir", "mt-human"):
+            continue
+        t = c["tau"]
+        taus.setdefault(c["y"], {})[c["x"]] = None if t is None or (isinstance(t, float) and math.isnan(t)) else float(t)
+        target_kind[c["y"]] = kind[3:]
+    # the run's verdict tests, in its order: IR measures then human targets, each target's ranked
+    # metric pairs best first; test i drew with seed + i (correlation/driver.py verdicts)
+    targets = [y for k in ("ir", "human") for y in kinds.get(k, []) if y in taus]
+    seeds: dict[tuple[str, str, str], int] = {}
+    i = 0
+    for y in targets:
+        order = ranking(taus[y], lower)
+        for j, a in enumerate(order):
+            for b in order[j + 1:]:
+                seeds[(y, a, b)] = cc.seed + i
+                i += 1
+    informative = {v.get("target"): bool(v.get("informative", True)) for v in results["verdicts"] if isinstance(v, dict)}
+    # a run without verdicts (permutation: 0) is re-drawn with the default number of draws
+    vs = cc.verdicts() if cc.permutation > 0 else VerdictSettings(correction=cc.correction, resolution=cc.resolution)
+    return Run(str(out), str(results["name"]), results, table, raw, kinds, lower, cc.stats(), vs, targets,
+               target_kind, taus, seeds, informative)
+
+
+def shared_attr(run: Run, attr: str) -> str:
+    """A run's value of ``attr`` for :func:`clir_eval.pool.assign_weights`: ``name`` is the run's
+    name; any other is the attribute every system of the run shares (config ``attrs``)."""
+    if attr == "name":
+        return run.name
+    vals = {str((s.get("attrs") or {}).get(attr)) for s in run.results["systems"].values()
+            if attr in (s.get("attrs") or {})}
+    n_with = sum(1 for s in run.results["systems"].values() if attr in (s.get("attrs") or {}))
+    if len(vals) != 1 or n_with != len(run.results["systems"]):
+        have = sorted({k for s in run.results["systems"].values() for k in (s.get("attrs") or {})})
+        why = "its systems differ in it" if len(vals) > 1 else "not every system has it"
+        raise UserError(f"--weights {attr}: run {run.path} has no single value of {attr!r} ({why}; its systems' "
+                        f"attributes: {', '.join(have) or 'none'}); use --weights equal, name, or an attribute "
+                        "every system of every run shares (systems.attrs in the config)")
+    return vals.pop()

@@ -1,0 +1,258 @@
+"""CLIR thresholds (after Kocmi et al. 2024, "Navigating the Metrics Maze", and their MT-Thresholds
+tool, which does this for human judgements): for every pair of systems within a run, does the
+MT metric's sign agree with the retrieval target's?
+
+- Pairs: every pair of systems as the run lists them (a scored reference is a system), on the
+  runs' full-precision scores (not a ``correlation.round``); pairs tied on the target are left
+  out; a metric tie counts as a disagreement. Accuracy = agreeing pairs / pairs.
+- Fit: each pair oriented so that the metric delta Δ ≥ 0, y = 1 when the target improves in that
+  orientation; P(y = 1 | Δ) = 1 / (1 + exp(-βΔ)) by maximum likelihood (no intercept: a zero
+  delta says nothing, P = .5; this is the fit on both orientations of every pair). The delta
+  needed for accuracy p is logit(p)/β, reported when β > 0 and it lies within the largest
+  observed delta ("not reached" otherwise: null).
+- CIs: bootstrap over systems (within each run, systems drawn with replacement; a drawn pair of
+  distinct systems counts once per copy of each, copies of one system are tied and left out).
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from typing import Any, Sequence
+
+import numpy as np
+
+from .runs import Run
+
+LEVELS = (0.8, 0.9, 0.95)
+NEWTON_STEPS = 60
+SCALE_RATIO = 10  # a metric whose largest |score| differs this much between runs is on different scales
+BETA_MAX = 1e12
+
+
+def pair_deltas(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Every pair i < j of the given order with both values: (i, j, metric delta x_j - x_i,
+    target delta y_j - y_i), pairs tied on the target left out."""
+    ok = np.flatnonzero(~(np.isnan(x) | np.isnan(y)))
+    i, j = np.triu_indices(len(ok), k=1)
+    i, j = ok[i], ok[j]
+    dx, dy = x[j] - x[i], y[j] - y[i]
+    keep = dy != 0
+    return i[keep], j[keep], dx[keep], dy[keep]
+
+
+def accuracy(dx: np.ndarray, dy: np.ndarray, w: np.ndarray | None = None) -> float | None:
+    """Share of (weighted) pairs whose metric delta has the target delta's sign (metric ties disagree)."""
+    agree = (np.sign(dx) == np.sign(dy)) & (dx != 0)
+    if w is None:
+        return float(agree.mean()) if len(agree) else None
+    tot = w.sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (w * agree).sum(axis=-1) / tot  # type: ignore[return-value]
+
+
+def oriented(dx: np.ndarray, dy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(|Δ|, y): y = 1 when the target moves the metric's way (Δ = 0: y = 1 when the target rises)."""
+    s = np.where(dx < 0, -1.0, 1.0)
+    return np.abs(dx), (s * dy > 0).astype(float)
+
+
+def fit_beta(x: np.ndarray, y: np.ndarray, w: np.ndarray | None = None) -> np.ndarray:
+    """Maximum-likelihood slope of P(y=1|x) = 1/(1+exp(-βx)) for each row of pair weights ``w``
+    (k, pairs) (one fit when None): Newton's method from β = 0, the log-likelihood being concave;
+    +inf where no pair with x > 0 has y = 0 (separated: no finite maximum), -inf where none has y = 1."""
+    W = np.ones((1, len(x))) if w is None else np.atleast_2d(np.asarray(w, float))
+    pos = (x > 0)
+    n1 = (W * (pos & (y == 1))).sum(axis=1)
+    n0 = (W * (pos & (y == 0))).sum(axis=1)
+    beta = np.zeros(len(W))
+    scale = float(np.max(x)) if len(x) and np.max(x) > 0 else 1.0
+    xs = x / scale  # fit on a unit scale, report in the metric's units
+    act = np.flatnonzero((n0 > 0) & (n1 > 0))  # rows with a finite maximum
+    for _ in range(NEWTON_STEPS):
+        if not len(act):
+            break
+        Wa = W[act]
+        z = np.clip(beta[act, None] * xs[None, :], -700, 700)
+        p = 1.0 / (1.0 + np.exp(-z))
+        g = (Wa * xs * (y - p)).sum(axis=1)
+        h = (Wa * xs * xs * p * (1 - p)).sum(axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            step = np.where(h > 0, g / h, 0.0)
+        step = np.clip(step, -5.0, 5.0)  # damped: far from the optimum p(1-p) is tiny
+        beta[act] += step
+        act = act[np.abs(step) >= 1e-12 * np.maximum(1.0, np.abs(beta[act]))]
+    beta = beta / scale
+    beta = np.where(n0 == 0, np.where(n1 > 0, np.inf, 0.0), beta)
+    beta = np.where((n1 == 0) & (n0 > 0), -np.inf, beta)
+    return beta if w is not None else beta[:1]
+
+
+def delta_at(beta: float, p: float) -> float | None:
+    """The delta at which the fit reaches accuracy p; None when it never does (β ≤ 0)."""
+    if not beta > 0:
+        return None
+    if math.isinf(beta):
+        return 0.0
+    return math.log(p / (1 - p)) / beta
+
+
+def _counts(n: int, k: int, rng: np.random.Generator) -> np.ndarray:
+    idx = rng.integers(0, n, (k, n))
+    return np.stack([np.bincount(row, minlength=n) for row in idx]).astype(float)
+
+
+def _row(metric: str, target: str, dx: np.ndarray, dy: np.ndarray, W: np.ndarray | None, level: float = 0.95
+         ) -> dict[str, Any]:  # fmt: skip
+    x, y = oriented(dx, dy)
+    acc = accuracy(dx, dy)
+    beta = float(fit_beta(x, y)[0]) if len(x) else float("nan")
+    max_d = float(np.max(x)) if len(x) else None
+    row: dict[str, Any] = {"metric": metric, "target": target, "n_pairs": int(len(dx)), "accuracy": acc,
+                           "beta": beta if math.isfinite(beta) else (None if math.isnan(beta) else
+                                                                     ("inf" if beta > 0 else "-inf")),
+                           "max_delta": max_d, "delta_at": {}, "delta_at_fit": {}, "delta_at_ci": {},
+                           "accuracy_ci": [None, None]}
+    for p in LEVELS:
+        d = delta_at(beta, p) if len(x) else None
+        row["delta_at_fit"][f"{p:g}"] = d
+        row["delta_at"][f"{p:g}"] = d if (d is not None and max_d is not None and d <= max_d) else None
+    if W is not None and len(x):
+        tail = (1 - level) / 2 * 100
+        accs = accuracy(dx, dy, W)
+        accs = np.asarray(accs)[~np.isnan(accs)]
+        if len(accs):
+            row["accuracy_ci"] = [float(v) for v in np.percentile(accs, [tail, 100 - tail])]
+        betas = fit_beta(x, y, W)
+        for p in LEVELS:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                ds = np.where(betas > 0, math.log(p / (1 - p)) / betas, np.inf)
+            ds = ds[~np.isnan(ds)]
+            lo, hi = _percentiles(ds, tail) if len(ds) else (np.nan, np.nan)
+            row["delta_at_ci"][f"{p:g}"] = [float(lo) if np.isfinite(lo) else None,
+                                            float(hi) if np.isfinite(hi) else None]
+    return row
+
+
+def _percentiles(vals: np.ndarray, tail: float) -> tuple[float, float]:
+    """numpy's default (linear) percentiles of values that may hold +inf: a percentile that
+    interpolates towards +inf is +inf (unbounded)."""
+    fin = vals[np.isfinite(vals)]
+    top = float(fin.max()) if len(fin) else 0.0
+    big = np.where(np.isfinite(vals), vals, np.finfo(float).max / 4)
+    lo, hi = np.percentile(big, [tail, 100 - tail])
+    return (float(lo) if lo <= top else np.inf), (float(hi) if hi <= top else np.inf)
+
+
+def threshold_rows(runs: Sequence[Run], bootstrap: int = 1000, seed: int = 13, plots: bool = False
+                   ) -> tuple[list[dict[str, Any]], list[str], dict[str, bytes]]:  # fmt: skip
+    """Per run and pooled threshold rows (pooled rows have no "run"), notes, and one PNG per metric."""
+    rows: list[dict[str, Any]] = []
+    notes: list[str] = []
+    counts = [_counts(len(r.systems), bootstrap, np.random.default_rng([seed, i])) for i, r in enumerate(runs)]
+    pooled: dict[tuple[str, str], list] = {}
+    scale: dict[str, dict[str, float]] = {}
+    for r, C in zip(runs, counts):
+        for t in r.targets:
+            y = r.column(t, raw=True)
+            for m in r.kinds.get("mt", []):
+                if m not in r.taus.get(t, {}):
+                    continue
+                x = (-1.0 if m in r.lower else 1.0) * r.column(m, raw=True)
+                i, j, dx, dy = pair_deltas(x, y)
+                W = C[:, i] * C[:, j]
+                row = _row(m, t, dx, dy, W)
+                rows.append({"run": r.path, **row})
+                pooled.setdefault((m, t), []).append((dx, dy, W))
+                vals = np.abs(x[~np.isnan(x)])
+                if len(vals):
+                    scale.setdefault(m, {})[r.path] = float(np.max(vals))
+    out = []
+    for (m, t), parts in pooled.items():
+        dx = np.concatenate([p[0] for p in parts])
+        dy = np.concatenate([p[1] for p in parts])
+        W = np.concatenate([p[2] for p in parts], axis=1)
+        row = _row(m, t, dx, dy, W)
+        row["n_tasks"] = len(parts)
+        out.append(row)
+    mixed = set()
+    for m, by_run in scale.items():
+        vals = [v for v in by_run.values() if v > 0]
+        if len(vals) > 1 and max(vals) / min(vals) > SCALE_RATIO:
+            mixed.add(m)
+            hi = max(by_run, key=by_run.get)  # type: ignore[arg-type]
+            lo = min(by_run, key=by_run.get)  # type: ignore[arg-type]
+            notes.append(f"thresholds: {m}'s scales differ between runs (largest |score| {by_run[hi]:.3g} in {hi}, "
+                         f"{by_run[lo]:.3g} in {lo}); its deltas are in each run's own units, so its pooled rows give "
+                         "accuracy only (no deltas, \"units\": \"mixed\" where the runs pooled differ): read the "
+                         "per-run rows")
+    for row in out:
+        m = row["metric"]
+        pooled_runs = [r.path for r in runs if (m, row["target"]) in pooled and m in r.kinds.get("mt", [])
+                       and row["target"] in r.targets]
+        vals = [scale.get(m, {}).get(p, 0) for p in pooled_runs]
+        vals = [v for v in vals if v > 0]
+        if m in mixed and len(vals) > 1 and max(vals) / min(vals) > SCALE_RATIO:
+            row["units"] = "mixed"
+            for key in ("delta_at", "delta_at_fit"):
+                row[key] = {k: None for k in row[key]}
+            row["delta_at_ci"] = {k: [None, None] for k in row["delta_at_ci"]}
+            row["beta"] = None
+    notes.append("thresholds: pairs tied on the target are left out; a metric tie counts as a disagreement")
+    figs = _plots(out, pooled) if plots else {}
+    return out + rows, notes, figs
+
+
+def _plots(pooled_rows: list[dict[str, Any]], pooled: dict) -> dict[str, bytes]:
+    """One PNG per metric: per target, the pooled pairs' accuracy in bins of the metric delta
+    (dots, size = pairs) and the fitted curve, with 80/90/95% lines (as MT-Thresholds' plots)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out: dict[str, bytes] = {}
+    by_metric: dict[str, list[dict[str, Any]]] = {}
+    for row in pooled_rows:
+        by_metric.setdefault(row["metric"], []).append(row)
+    for m, rows in by_metric.items():
+        fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=100)
+        for k, row in enumerate(rows):
+            dx = np.concatenate([p[0] for p in pooled[(m, row["target"])]])
+            dy = np.concatenate([p[1] for p in pooled[(m, row["target"])]])
+            x, y = oriented(dx, dy)
+            if not len(x):
+                continue
+            color = f"C{k % 10}"
+            if row.get("units") == "mixed":
+                ax.plot([], [], color=color, label=f"{row['target']}: units differ between runs (see per-run rows)")
+                continue
+            edges = np.unique(np.quantile(x, np.linspace(0, 1, 9)))
+            if len(edges) > 1:
+                b = np.clip(np.searchsorted(edges, x, side="right") - 1, 0, len(edges) - 2)
+                for bi in range(len(edges) - 1):
+                    sel = b == bi
+                    if sel.any():
+                        agree = float(((x[sel] > 0) & (y[sel] == 1)).mean())
+                        ax.scatter([x[sel].mean()], [agree], s=10 + 2 * sel.sum() ** 0.5 * 4, color=color, alpha=0.6)
+            grid = np.linspace(0, float(x.max()), 200)
+            beta = row["beta"]
+            bval = float("inf") if beta == "inf" else (float("-inf") if beta == "-inf" else beta)
+            if bval is not None and math.isfinite(bval):
+                ax.plot(grid, 1 / (1 + np.exp(-bval * grid)), color=color,
+                        label=f"{row['target']} (accuracy {row['accuracy']:.2f}, {row['n_pairs']} pairs)")
+            else:
+                ax.plot([], [], color=color, label=f"{row['target']} (no finite fit)")
+        for p in (0.8, 0.9, 0.95):
+            ax.axhline(p, color="grey", lw=0.6, ls=":")
+        ax.set_xlabel(f"{m} delta between two systems (metric units)")
+        ax.set_ylabel("share of pairs where retrieval agrees")
+        ax.set_ylim(0, 1.02)
+        ax.set_title(f"{m}: does a better score mean better retrieval? (pooled)")
+        ax.legend(fontsize=7, loc="lower right")
+        fig.tight_layout()
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", metadata={"Software": None})
+        plt.close(fig)
+        out[m] = buf.getvalue()
+    return out

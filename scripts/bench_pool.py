@@ -1,0 +1,85 @@
+#!/usr/bin/env python
+"""Benchmark ``clir-eval pool`` on 10 finished runs (target: at most 10 s).
+
+The runs are built first (not timed): configs whose MT and IR scores come from generated tables
+(``external:``), 8 to 30 systems each, 6 MT metrics, 3 IR targets, the default verdict settings
+(1000 PERM-BOTH draws, sequential, Holm). Then ``clir-eval pool RUN... --out DIR`` runs REPEAT
+times as a fresh process (CPU time of the process, user + system, and wall time; median). As the
+reference in the same run, the re-implemented mt-metrics-eval ``AverageCorrMatrix`` + ``AssignRanks``
+(tests/test_pool.py) is timed on the same first 1000 draws per run, which it is given precomputed
+(the draws themselves are the bulk of the pooled test, so the ratio shows what the rest costs).
+
+    python scripts/bench_pool.py [--runs 10] [--repeat 3] [--systems 30]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=10)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--systems", type=int, default=30, help="systems in the largest run (runs have 8 to this)")
+    args = ap.parse_args()
+    import numpy as np
+
+    from test_pool import _mtme_average_corr_matrix, make_run  # noqa: E402  (the tests' run builder)
+
+    from clir_eval.correlation.statistics import ResampleBlock, perm_both_setup, resample_block
+    from clir_eval.pool.runs import load_run
+
+    metrics = ("bleu", "chrf1", "macrof1", "microf1", "ter_neg", "bleurt")
+    with tempfile.TemporaryDirectory() as tmp:
+        t = Path(tmp)
+        sizes = np.linspace(8, args.systems, args.runs).astype(int)
+        runs = [make_run(t, f"r{i:02d}", 100 + i, n=int(n), metrics=metrics, targets=("map", "rbo", "ndcg"),
+                         rseed=13 + i) for i, n in enumerate(sizes)]
+        print(f"{args.runs} runs, {sizes.min()}-{sizes.max()} systems, {len(metrics)} metrics, 3 targets; "
+              f"load {' '.join(Path('/proc/loadavg').read_text().split()[:3])}")
+        walls, cpus = [], []
+        for k in range(args.repeat):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            t0 = time.perf_counter()
+            subprocess.run([sys.executable, "-m", "clir_eval", "pool", *map(str, runs), "--out", str(t / f"p{k}"),
+                            "--format", "json"], check=True, stdout=subprocess.DEVNULL, env={**os.environ})
+            walls.append(time.perf_counter() - t0)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpus.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+        wall, cpu = statistics.median(walls), statistics.median(cpus)
+        # reference: mt-metrics-eval's AverageCorrMatrix on precomputed draws (one target)
+        rl = [load_run(d) for d in runs]
+        draws = []
+        for r in rl:
+            dd = {}
+            for (tt, a, b), seed in r.seeds.items():
+                if tt != "map":
+                    continue
+                s = perm_both_setup(r.column(a), r.column(b), r.column(tt), "kendall", "b")
+                diff = resample_block(ResampleBlock("permutation", s[:3], "kendall", "b", seed, 0, 1000))
+                pair = np.stack([diff, np.zeros_like(diff)], axis=1)
+                dd[(a, b)], dd[(b, a)] = pair, pair[:, [1, 0]]
+            draws.append(dd)
+        t0 = time.perf_counter()
+        _mtme_average_corr_matrix([r.taus["map"] for r in rl], draws, [1 / len(rl)] * len(rl), 0.05)
+        ref = time.perf_counter() - t0
+        print(f"clir-eval pool: {wall:.2f} s wall (median of {args.repeat}; budget 10 s: {wall / 10:.2f}x), "
+              f"{cpu:.2f} CPU-s; the whole command: 3 targets, draws, CIs, thresholds with 1000-draw bootstrap, plots")
+        print(f"mt-metrics-eval AverageCorrMatrix+AssignRanks on precomputed draws, one target: {ref * 1000:.1f} ms "
+              f"(pool / reference per target: {wall / 3 / ref:.0f}x; pool draws its own)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,354 @@
+"""clir-eval pool: pooled leaderboard, metric pairs and CLIR thresholds over finished runs.
+
+The runs are real runs of tiny configs whose scores come from a table (``external:``), so each
+takes about a second; the reference implementations (mt-metrics-eval's AverageCorrMatrix and
+AssignRanks, an independent pair count, scipy's optimiser) are written here from their
+definitions."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from clir_eval.correlation.statistics import ResampleBlock, perm_both_setup, resample_block
+from conftest import assert_one_line_error
+
+METRICS = ("bleu", "chrf1", "macrof1", "microf1")
+
+
+def _table(path: Path, rng: np.random.Generator, n: int, metrics, targets, noise=(0.5, 0.8, 1.1, 1.4)) -> list[str]:
+    names = [f"sys{i:02d}" for i in range(n)]
+    q = rng.normal(size=n)
+    cols = {m: 30 + 10 * (q + rng.normal(size=n) * noise[i % len(noise)]) for i, m in enumerate(metrics)}
+    for t in targets:
+        cols[t] = 0.5 + 0.1 * (q + rng.normal(size=n) * 0.7)
+    head = ["system", *cols]
+    lines = ["\t".join(head)] + ["\t".join([s, *(repr(float(cols[c][i])) for c in cols)]) for i, s in enumerate(names)]
+    path.write_text("\n".join(lines) + "\n")
+    return names
+
+
+def make_run(tmp: Path, name: str, seed: int, n: int = 8, metrics=METRICS, targets=("map", "rbo"),
+             attrs: dict | None = None, resolution: str = "sequential", rseed: int = 13) -> Path:  # fmt: skip
+    """A finished run of a config whose MT and IR scores come from a generated table."""
+    from clir_eval.config.load import load_config
+    from clir_eval.pipeline.run import run_experiment
+
+    d = tmp / name
+    d.mkdir()
+    names = _table(d / "scores.tsv", np.random.default_rng(seed), n, metrics, targets)
+    a = {"lang": name[:2], **(attrs or {})}
+    systems = "\n".join(f"  - {{name: {s}, attrs: {{{', '.join(f'{k}: {v}' for k, v in a.items())}}}}}" for s in names)
+    cfg = d / "c.yaml"
+    cfg.write_text(f"""name: {name}
+seed: {rseed}
+systems:
+{systems}
+external:
+  - file: scores.tsv
+    kind: mt
+    columns: [{', '.join(metrics)}]
+  - file: scores.tsv
+    kind: ir
+    columns: [{', '.join(targets)}]
+correlation:
+  bootstrap: 1000
+  permutation: 1000
+  resolution: {resolution}
+  seed: {rseed}
+""")
+    out = d / "out"
+    run_experiment(load_config(cfg), out, quiet=True)
+    return out
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory) -> list[Path]:
+    tmp = tmp_path_factory.mktemp("pool")
+    return [make_run(tmp, "aa", 1, n=8), make_run(tmp, "bb", 2, n=11, rseed=5), make_run(tmp, "cc", 3, n=9, rseed=7)]
+
+
+def _results(d: Path) -> dict:
+    return json.loads((d / "results.json").read_text())
+
+
+def _tau(res: dict, x: str, y: str) -> float:
+    return next(c["tau"] for c in res["correlations"] if c["x"] == x and c["y"] == y)
+
+
+def test_mean_tau_is_the_mean_of_the_runs_own_tau(runs):
+    from clir_eval.pool import pool
+
+    res = pool(runs, bootstrap=200)
+    rs = [_results(d) for d in runs]
+    rows = [r for r in res.leaderboard if r["cluster"] is not None]
+    assert {(r["target"], r["metric"]) for r in rows} == {(t, m) for t in ("map", "rbo") for m in METRICS}
+    for r in rows:
+        own = [_tau(x, r["metric"], r["target"]) for x in rs]
+        assert r["mean_tau"] == pytest.approx(float(np.mean(own)), abs=1e-15)
+        assert list(r["taus"].values()) == own
+        assert r["n_tasks"] == 3
+    for t in ("map", "rbo"):  # clusters numbered from 1, +1 per new cluster, down the ranking by mean tau
+        trows = [r for r in rows if r["target"] == t]
+        assert [r["mean_tau"] for r in trows] == sorted((r["mean_tau"] for r in trows), reverse=True)
+        cl = [r["cluster"] for r in trows]
+        assert cl[0] == 1 and all(b - a in (0, 1) for a, b in zip(cl, cl[1:]))
+
+
+def test_one_run_pooled_alone_gives_its_own_verdicts(runs):
+    """The pooled draws are the run's own (its seeds, its blocks): p, adjusted p, CI and clusters agree."""
+    from clir_eval.pool import pool
+
+    res = pool([runs[1]], bootstrap=1000)
+    own = _results(runs[1])["verdicts"]
+    for v in own:
+        mine = {(p["a"], p["b"]): p for p in res.pairs if p["target"] == v["target"]}
+        for p in v["pairwise"]:
+            q = mine[(p["a"], p["b"])]
+            assert q["p_value"] == p["p_value"] and q["p_adjusted"] == p["p_adjusted"]
+            assert q["ci"] == p["delta_ci"]
+        cl = {r["metric"]: r["cluster"] for r in res.leaderboard if r["target"] == v["target"]}
+        assert [[m for m in v["ranking"] if cl[m] == i + 1] for i in range(len(v["clusters"]))] == v["clusters"]
+
+
+# ---------------------------------------------------------------------------- mt-metrics-eval, from its definitions
+def _mtme_average_corr_matrix(corrs: list[dict[str, float]], draws, weights, pval):
+    """tasks.py TaskSetResults.AverageCorrs + AverageCorrMatrix (range (-1, 1) mapped to (0, 1)) and
+    data.py AssignRanks, re-implemented from their definitions. ``draws[k][(m1, m2)]``: task k's
+    (corr1, corr2) resampling draws of m1 versus m2."""
+    avg = {}
+    for m in corrs[0]:
+        avg[m] = sum(w * (c[m] + 1) / 2 for c, w in zip(corrs, weights))
+    avg = dict(sorted(avg.items(), key=lambda x: -x[1]))
+    metrics = list(avg)
+    n = len(metrics)
+    sig = np.zeros((n, n))
+    for i in range(n):
+        for j in range(i + 1, n):
+            m1, m2 = metrics[i], metrics[j]
+            diff = avg[m1] - avg[m2]
+            per_task = []
+            for k, w in enumerate(weights):
+                d = draws[k][(m1, m2)]
+                d = w * (d + 1) / 2
+                per_task.append(d[:, 0] - d[:, 1])
+            sig[i, j] = np.mean(np.sum(per_task, axis=0) >= diff)
+    ranks, cur, start = [0] * n, 1, 0
+    for i in range(n):
+        if any(sig[:, i][start:i] <= pval):
+            cur += 1
+            start = i
+        ranks[i] = cur
+    return metrics, ranks, sig
+
+
+def test_clusters_equal_mt_metrics_eval_average_corr_matrix(tmp_path):
+    """Fixed draws, no correction: the pooled clusters are AverageCorrMatrix + AssignRanks fed the
+    same per-run PERM-BOTH draws."""
+    from clir_eval.pool import pool
+    from clir_eval.pool.runs import load_run
+
+    dirs = [make_run(tmp_path, f"r{i}", 20 + i, n=7 + i, resolution="fixed", targets=("map",)) for i in range(3)]
+    res = pool(dirs, correction="none", bootstrap=200, thresholds=False)
+    rl = [load_run(d) for d in dirs]
+    corrs = [r.taus["map"] for r in rl]
+    draws = []
+    for r in rl:
+        dd = {}
+        for (t, a, b), seed in r.seeds.items():
+            setup = perm_both_setup(r.column(a), r.column(b), r.column(t), "kendall", "b")
+            diff = resample_block(ResampleBlock("permutation", setup[:3], "kendall", "b", seed, 0, 1000))
+            # (corr1, corr2) pairs whose difference is the draw; mt-metrics-eval only uses the difference
+            pair = np.stack([diff, np.zeros_like(diff)], axis=1)
+            dd[(a, b)] = pair
+            dd[(b, a)] = pair[:, [1, 0]]  # as TaskResults.Draws for the reversed order
+        draws.append(dd)
+    metrics, ranks, sig = _mtme_average_corr_matrix(corrs, draws, [1 / 3] * 3, 0.05)
+    mine = [r for r in res.leaderboard if r["target"] == "map"]
+    assert [r["metric"] for r in mine] == metrics
+    assert [r["cluster"] for r in mine] == ranks
+    pos = {m: i for i, m in enumerate(metrics)}
+    for p in (p for p in res.pairs if p["target"] == "map"):
+        k = p["draws"]
+        theirs = sig[pos[p["a"]], pos[p["b"]]]
+        assert k == 1000
+        assert abs(p["p_value"] * (k + 1) - 1 - theirs * k) <= 1  # (c+1)/(k+1) against c/k: the same c
+    assert len({r["cluster"] for r in mine}) >= 1
+
+
+def test_assign_weights_as_mt_metrics_eval(runs, tmp_path):
+    """AssignWeights: even over the first attribute's values, then within; mean τ is the weighted mean."""
+    from clir_eval.pool import assign_weights, pool
+    from clir_eval.pool.runs import load_run
+
+    extra = make_run(tmp_path, "aa2", 9, n=6)  # a second run with lang "aa"
+    rl = [load_run(d) for d in [*runs, extra]]
+    assert assign_weights(rl, ["lang"]) == [1 / 6, 1 / 3, 1 / 3, 1 / 6]
+    assert assign_weights(rl, []) == [0.25] * 4
+    res = pool([*runs, extra], weights="lang", bootstrap=200, thresholds=False)
+    row = next(r for r in res.leaderboard if r["target"] == "map" and r["metric"] == "bleu")
+    own = [r.taus["map"]["bleu"] for r in rl]
+    assert row["mean_tau"] == pytest.approx(sum(w * t for w, t in zip([1 / 6, 1 / 3, 1 / 3, 1 / 6], own)), abs=1e-15)
+
+
+def test_different_metric_sets_targets_and_system_counts(tmp_path, runs):
+    from clir_eval.pool import pool
+
+    odd = make_run(tmp_path, "dd", 4, n=5, metrics=("bleu", "chrf1", "ter_like"), targets=("map", "ndcg"))
+    res = pool([*runs, odd], bootstrap=200, thresholds=False)
+    ranked = {r["metric"] for r in res.leaderboard if r["target"] == "map" and r["cluster"] is not None}
+    assert ranked == {"bleu", "chrf1"}
+    apart = {r["metric"]: r for r in res.leaderboard if r["target"] == "map" and r["cluster"] is None}
+    assert set(apart) == {"macrof1", "microf1", "ter_like"}
+    assert apart["ter_like"]["missing"] == [str(d) for d in runs] and apart["ter_like"]["n_tasks"] == 1
+    assert any("ndcg: only in run" in w and "NOT POOLED" in w for w in res.warnings)
+    assert any(n.startswith("rbo: pooled over the 3 runs") and str(odd) in n for n in res.notes)
+    assert any("macrof1 is not in every run" in n for n in res.notes)
+    assert not any(r["target"] == "ndcg" for r in res.leaderboard)
+
+
+# ---------------------------------------------------------------------------- thresholds
+def test_threshold_accuracy_is_an_independent_count(runs):
+    from clir_eval.pool import pool
+
+    res = pool(runs, bootstrap=200)
+    rs = [_results(d) for d in runs]
+    for m in METRICS:
+        for t in ("map", "rbo"):
+            agree = total = 0
+            for d, r in zip(runs, rs):
+                sy = list(r["systems"].values())
+                a_run = t_run = 0
+                for i in range(len(sy)):
+                    for j in range(i + 1, len(sy)):
+                        dt = sy[j]["ir"][t] - sy[i]["ir"][t]
+                        if dt == 0:
+                            continue
+                        dm = sy[j]["mt"][m] - sy[i]["mt"][m]
+                        t_run += 1
+                        a_run += (dm > 0 and dt > 0) or (dm < 0 and dt < 0)
+                row = next(x for x in res.thresholds if x.get("run") == str(d) and x["metric"] == m and x["target"] == t)
+                assert row["n_pairs"] == t_run and row["accuracy"] == pytest.approx(a_run / t_run, abs=1e-15)
+                agree += a_run
+                total += t_run
+            pooled = next(x for x in res.thresholds if "run" not in x and x["metric"] == m and x["target"] == t)
+            assert pooled["n_pairs"] == total and pooled["accuracy"] == pytest.approx(agree / total, abs=1e-15)
+
+
+def test_metric_ties_disagree_and_target_ties_are_left_out():
+    from clir_eval.pool.thresholds import accuracy, pair_deltas
+
+    x = np.array([1.0, 1.0, 2.0, 3.0])
+    y = np.array([0.1, 0.2, 0.2, 0.1])
+    i, j, dx, dy = pair_deltas(x, y)
+    # pairs: (0,1) metric tie, target up: disagreement; (1,2) target tie: out; (0,3) target tie: out
+    assert list(zip(i, j)) == [(0, 1), (0, 2), (1, 3), (2, 3)]
+    assert accuracy(dx, dy) == pytest.approx(1 / 4)  # only (0,2) agrees
+
+
+def test_logistic_fit_equals_scipy():
+    import scipy.optimize
+
+    from clir_eval.pool.thresholds import delta_at, fit_beta, oriented
+
+    rng = np.random.default_rng(5)
+    dx = rng.normal(size=300) * 3
+    dy = np.where(rng.random(300) < 1 / (1 + np.exp(-0.8 * dx)), 1.0, -1.0)
+    x, y = oriented(dx, dy)
+    w = rng.integers(0, 3, size=(4, len(x))).astype(float)
+
+    def nll(b, ww):
+        z = b * x
+        return float(np.sum(ww * (np.logaddexp(0, -z) * y + np.logaddexp(0, z) * (1 - y))))
+
+    ref = scipy.optimize.minimize_scalar(lambda b: nll(b, np.ones_like(x)), bounds=(-20, 20), method="bounded",
+                                         options={"xatol": 1e-12}).x
+    assert fit_beta(x, y)[0] == pytest.approx(ref, rel=1e-6)
+    for row, b in zip(w, fit_beta(x, y, w)):
+        rb = scipy.optimize.minimize_scalar(lambda v: nll(v, row), bounds=(-20, 20), method="bounded",
+                                            options={"xatol": 1e-12}).x
+        assert b == pytest.approx(rb, rel=1e-6)
+    assert delta_at(ref, 0.9) == pytest.approx(math.log(9) / ref)
+    assert delta_at(-0.1, 0.9) is None
+    # separated: every pair with a positive delta agrees -> no finite slope
+    assert fit_beta(np.array([1.0, 2.0]), np.array([1.0, 1.0]))[0] == math.inf
+
+
+# ---------------------------------------------------------------------------- calibration
+def test_pooled_test_and_ci_hold_their_level_under_exchangeable_metrics():
+    """Null simulation keeping the structure (the same systems judged by both metrics, per run):
+    metrics a and b are exchangeable noisy copies of the target, so the pooled one-sided PERM-BOTH
+    test rejects at most about α and the pooled Δτ CI covers the true Δτ = 0."""
+    from clir_eval.correlation.statistics import _draws, _percentile_ci
+    from clir_eval.pool.core import POOLED_KIND, _pooled_block
+
+    rng = np.random.default_rng(3)
+    reps, k, R, n = 60, 400, 3, 9
+    rej = cover = 0
+    for rep in range(reps):
+        parts, obs, tot = [], 0.0, np.zeros(k)
+        for r in range(R):
+            y = rng.normal(size=n)
+            a, b = y + rng.normal(size=n), y + rng.normal(size=n)
+            s = perm_both_setup(a, b, y, "kendall", "b")
+            parts.append((s[:3], "kendall", "b", 100 * rep + r, 1 / R))
+            obs += s[3] / R
+            tot += (_draws("systems", (a, y), "kendall", "b", k, rep, None)
+                    - _draws("systems", (b, y), "kendall", "b", k, rep, None)) / R
+        null = _pooled_block(ResampleBlock(POOLED_KIND, (tuple(parts), obs), "kendall", "b", 0, 0, k))
+        rej += ((null >= obs - 1e-12).sum() + 1) / (k + 1) < 0.05
+        lo, hi = _percentile_ci(list(tot), 0.95)
+        cover += lo <= 0 <= hi
+    assert rej / reps <= 0.05 + 2 * math.sqrt(0.05 * 0.95 / reps)
+    assert cover / reps >= 0.95 - 2 * math.sqrt(0.05 * 0.95 / reps)
+
+
+# ---------------------------------------------------------------------------- CLI
+def test_cli_json_contract_and_reports(runs, tmp_path, cli):
+    out = tmp_path / "pooled"
+    code, stdout, err = cli("pool", *runs, "--out", out, "--format", "json", "--bootstrap", "200")
+    assert code == 0, err
+    d = json.loads(stdout)
+    assert set(d) >= {"leaderboard", "pairs", "thresholds", "tasks"}
+    assert set(d["leaderboard"][0]) >= {"target", "metric", "mean_tau", "cluster", "n_tasks", "taus"}
+    assert set(d["pairs"][0]) >= {"target", "a", "b", "delta", "ci", "p_adjusted", "significant", "equivalent"}
+    assert len(d["pairs"][0]["ci"]) == 2
+    th = d["thresholds"]
+    assert set(th[0]) >= {"metric", "target", "n_pairs", "accuracy", "delta_at"}
+    assert set(th[0]["delta_at"]) == {"0.8", "0.9", "0.95"}
+    assert any("run" not in r for r in th) and any("run" in r for r in th)
+    assert [t["run"] for t in d["tasks"]] == [str(r) for r in runs]
+    for p in d["pairs"]:
+        assert p["delta"] == pytest.approx(
+            next(r["mean_tau"] for r in d["leaderboard"] if r["target"] == p["target"] and r["metric"] == p["a"])
+            - next(r["mean_tau"] for r in d["leaderboard"] if r["target"] == p["target"] and r["metric"] == p["b"]))
+    assert json.loads((out / "report.json").read_text())["leaderboard"] == d["leaderboard"]
+    md = (out / "report.md").read_text()
+    assert md.index("## Answer") < md.index("## map") and "thresholds_bleu.png" in md
+    assert (out / "thresholds_bleu.png").read_bytes()[:4] == b"\x89PNG"
+    assert "<table>" in (out / "report.html").read_text()
+
+
+def test_cli_errors_are_one_line(runs, tmp_path, cli):
+    code, _, err = cli("pool", runs[0], tmp_path)
+    assert_one_line_error(code, err, r"results\.json: not found")
+    bad = tmp_path / "half"
+    bad.mkdir()
+    res = _results(runs[0])
+    del res["verdicts"]
+    (bad / "results.json").write_text(json.dumps(res))
+    code, _, err = cli("pool", runs[0], bad)
+    assert_one_line_error(code, err, r"verdicts are missing")
+    code, _, err = cli("pool", runs[0], runs[0])
+    assert_one_line_error(code, err, "given twice")
+    code, _, err = cli("pool", *runs, "--weights", "nope")
+    assert_one_line_error(code, err, "--weights nope")
+    code, _, err = cli("pool", *runs, "--correction", "sidak")
+    assert_one_line_error(code, err, "--correction")
+    (tmp_path / "afile").write_text("x")
+    code, _, err = cli("pool", *runs, "--out", tmp_path / "afile")
+    assert_one_line_error(code, err, "afile")
