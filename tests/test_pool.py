@@ -46,6 +46,7 @@ def make_run(tmp: Path, name: str, seed: int, n: int = 8, metrics=METRICS, targe
     cfg = d / "c.yaml"
     cfg.write_text(f"""name: {name}
 seed: {rseed}
+jobs: 1
 systems:
 {systems}
 external:

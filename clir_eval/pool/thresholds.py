@@ -57,17 +57,18 @@ def oriented(dx: np.ndarray, dy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.abs(dx), (s * dy > 0).astype(float)
 
 
-def fit_beta(x: np.ndarray, y: np.ndarray, w: np.ndarray | None = None) -> np.ndarray:
+def fit_beta(x: np.ndarray, y: np.ndarray, w: np.ndarray | None = None, start: float = 0.0) -> np.ndarray:
     """Maximum-likelihood slope of P(y=1|x) = 1/(1+exp(-βx)) for each row of pair weights ``w``
-    (k, pairs) (one fit when None): Newton's method from β = 0, the log-likelihood being concave;
+    (k, pairs) (one fit when None): Newton's method from β = ``start`` (0, or the fit on all pairs for
+    bootstrap rows), the log-likelihood being concave;
     +inf where no pair with x > 0 has y = 0 (separated: no finite maximum), -inf where none has y = 1."""
     W = np.ones((1, len(x))) if w is None else np.atleast_2d(np.asarray(w, float))
     pos = (x > 0)
     n1 = (W * (pos & (y == 1))).sum(axis=1)
     n0 = (W * (pos & (y == 0))).sum(axis=1)
-    beta = np.zeros(len(W))
     scale = float(np.max(x)) if len(x) and np.max(x) > 0 else 1.0
     xs = x / scale  # fit on a unit scale, report in the metric's units
+    beta = np.full(len(W), start * scale if math.isfinite(start) else 0.0)
     act = np.flatnonzero((n0 > 0) & (n1 > 0))  # rows with a finite maximum
     for _ in range(NEWTON_STEPS):
         if not len(act):
@@ -81,7 +82,7 @@ def fit_beta(x: np.ndarray, y: np.ndarray, w: np.ndarray | None = None) -> np.nd
             step = np.where(h > 0, g / h, 0.0)
         step = np.clip(step, -5.0, 5.0)  # damped: far from the optimum p(1-p) is tiny
         beta[act] += step
-        act = act[np.abs(step) >= 1e-12 * np.maximum(1.0, np.abs(beta[act]))]
+        act = act[np.abs(step) >= 1e-10 * np.maximum(1.0, np.abs(beta[act]))]
     beta = beta / scale
     beta = np.where(n0 == 0, np.where(n1 > 0, np.inf, 0.0), beta)
     beta = np.where((n1 == 0) & (n0 > 0), -np.inf, beta)
@@ -123,7 +124,7 @@ def _row(metric: str, target: str, dx: np.ndarray, dy: np.ndarray, W: np.ndarray
         accs = np.asarray(accs)[~np.isnan(accs)]
         if len(accs):
             row["accuracy_ci"] = [float(v) for v in np.percentile(accs, [tail, 100 - tail])]
-        betas = fit_beta(x, y, W)
+        betas = fit_beta(x, y, W, start=beta if math.isfinite(beta) else 0.0)
         for p in LEVELS:
             with np.errstate(divide="ignore", invalid="ignore"):
                 ds = np.where(betas > 0, math.log(p / (1 - p)) / betas, np.inf)
