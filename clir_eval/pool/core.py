@@ -75,13 +75,56 @@ def _sign(run: Run, metric: str) -> float:
     return -1.0 if metric in run.lower else 1.0
 
 
+def perm_both_kendall_b(a: np.ndarray, b: np.ndarray, g: np.ndarray, swap: np.ndarray) -> np.ndarray:
+    """τ-b(where(swap, b, a), g) − τ-b(where(swap, a, b), g) for each row of ``swap`` (k, n), the
+    same floats as :func:`clir_eval.correlation.statistics.resample_block` gives for a PERM-BOTH
+    block (undefined τ counts 0). A pair of systems' sign product, and whether it ties in x,
+    depends only on the two systems' swap bits e, f: h(e, f) = h00 + (h10 − h00)e + (h01 − h00)f
+    + (h11 − h10 − h01 + h00)ef, so each draw's integer counts are a constant, a linear and a
+    quadratic form of its bits (one small matrix product; exact in float32 below 2**24);
+    the other orientation is the same with every bit flipped."""
+    n = len(a)
+    iu, ju = np.triu_indices(n, k=1)
+    sy = np.sign(g[iu] - g[ju])
+    ny = int(np.abs(sy).sum())
+    vals = (a, b)  # a system's value when its bit is 0, 1 (first orientation: where(swap, b, a))
+    sx = {(e, f): np.sign(vals[e][iu] - vals[f][ju]) for e in (0, 1) for f in (0, 1)}
+    S1 = swap.astype(np.float32)
+    out = []
+    for S in (S1, 1.0 - S1):  # the second orientation: every bit flipped
+        counts = []
+        for h in ({ef: v * sy for ef, v in sx.items()}, {ef: np.abs(v) for ef, v in sx.items()}):
+            Q = np.zeros((n, n), np.float32)
+            Q[iu, ju] = h[1, 1] - h[1, 0] - h[0, 1] + h[0, 0]
+            L = np.zeros(n)
+            np.add.at(L, iu, h[1, 0] - h[0, 0])
+            np.add.at(L, ju, h[0, 1] - h[0, 0])
+            q = ((S @ Q) * S).sum(axis=1, dtype=np.float64) + S @ L.astype(np.float32)
+            counts.append(np.rint(q).astype(np.int64) + int(h[0, 0].sum()))
+        num, nx = counts
+        with np.errstate(invalid="ignore", divide="ignore"):
+            val = num / np.sqrt(nx * ny)
+        out.append(np.where((nx > 0) & (ny > 0), np.clip(val, -1.0, 1.0), 0.0))
+    return out[0] - out[1]
+
+
+def run_block(data: tuple, method: str, variant: str | None, seed: int, block: int, size: int) -> np.ndarray:
+    """A run's own PERM-BOTH block (its seed, this block number): :func:`perm_both_kendall_b` for
+    Kendall τ-b (the same floats, about ten times faster), else the run engine's block."""
+    a, b, g = data
+    if method == "kendall" and variant == "b" and len(a) < 2048:
+        rng = np.random.default_rng([seed, block])
+        return perm_both_kendall_b(a, b, g, rng.random((size, len(a))) < 0.5)  # as resample_block draws
+    return resample_block(ResampleBlock("permutation", data, method, variant, seed, block, size))
+
+
 def _pooled_block(b: ResampleBlock) -> np.ndarray:
     """One seed block of a pooled test: per run, its own PERM-BOTH block (its seed, this block
     number), oriented and weighted, summed over the runs."""
     parts, _ = b.data
     tot = np.zeros(b.size)
     for data, method, variant, seed, coef in parts:
-        tot = tot + coef * resample_block(ResampleBlock("permutation", data, method, variant, seed, b.block, b.size))
+        tot = tot + coef * run_block(data, method, variant, seed, b.block, b.size)
     return tot
 
 
@@ -162,6 +205,8 @@ def pool(dirs: Sequence[str | Path], weights: str = "equal", margin: float = 0.1
         raise UserError("the runs use different coefficients (" + ", ".join(
             f"{r.path}: {r.stats.method}{'-' + r.stats.variant if r.stats.variant else ''}" for r in runs)
             + "); pool runs whose correlation.method and variant agree")
+    run_names = [r.name for r in runs]
+    lab = {r.path: (r.name if run_names.count(r.name) == 1 else r.path) for r in runs}  # names in notes
     alphas = sorted({r.stats.alpha for r in runs})
     alpha = alphas[0]
     attrs = [] if weights == "equal" else [a.strip() for a in weights.split(",") if a.strip()]
@@ -172,7 +217,7 @@ def pool(dirs: Sequence[str | Path], weights: str = "equal", margin: float = 0.1
     if len(alphas) > 1:
         notes.append(f"the runs use different α ({', '.join(map(str, alphas))}); pooled tests use α = {alpha:g}")
     if len(runs) < 2:
-        warnings.append(f"ONE RUN: nothing is pooled; the leaderboard is {runs[0].path}'s own ranking "
+        warnings.append(f"ONE RUN: nothing is pooled; the leaderboard is {lab[runs[0].path]}'s own ranking "
                         "(its report says the same with its own notes)")
     names = [r.path for r in runs]
 
@@ -181,9 +226,9 @@ def pool(dirs: Sequence[str | Path], weights: str = "equal", margin: float = 0.1
     pooled_targets = []
     for t in all_targets:
         have = [r for r in runs if t in r.targets]
-        lacking = [r.path for r in runs if t not in r.targets]
+        lacking = [lab[r.path] for r in runs if t not in r.targets]
         if len(have) < 2 <= len(runs):
-            warnings.append(f"{t}: only in run {have[0].path}; NOT POOLED (a target one run has is that run's result; "
+            warnings.append(f"{t}: only in run {lab[have[0].path]}; NOT POOLED (a target one run has is that run's result; "
                             "see its own report)")
             continue
         if lacking:
@@ -291,8 +336,8 @@ def pool(dirs: Sequence[str | Path], weights: str = "equal", margin: float = 0.1
                 "cluster": None, "n_tasks": len(got), "taus": {r.path: r.taus[t].get(m) for r in have},
                 "missing": [r.path for r in have if r.taus[t].get(m) is None], "apart": True})
             notes.append(f"{t}: {m} is not in every run (missing or undefined in "
-                         f"{', '.join(r.path for r in have if r.taus[t].get(m) is None)}); listed apart, not ranked")
-        flagged = [r.path for r in have if r.informative.get(t) is False]
+                         f"{', '.join(lab[r.path] for r in have if r.taus[t].get(m) is None)}); listed apart, not ranked")
+        flagged = [lab[r.path] for r in have if r.informative.get(t) is False]
         if flagged:
             notes.append(f"{t}: flagged UNINFORMATIVE in its own report by {', '.join(flagged)} (see those reports); "
                          "their τ enter the pool as they are")

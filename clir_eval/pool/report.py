@@ -163,7 +163,7 @@ def html_report(res: PoolResult, plots: dict[str, bytes] | None = None) -> str:
 
     H.append("<h2>Runs</h2>" + table(["run", "name", "systems", "targets", "metrics"],
                                      [[t["run"], t["name"], t["n_systems"], ", ".join(t["targets"]),
-                                       ", ".join(t["metrics"])] for t in res.tasks], 2))
+                                       ", ".join(t["metrics"])] for t in res.tasks], 5))
     for t in dict.fromkeys(r["target"] for r in res.leaderboard):
         rows = [r for r in res.leaderboard if r["target"] == t]
         runs = list(rows[0]["taus"])

@@ -21,6 +21,7 @@ import math
 from typing import Any, Sequence
 
 import numpy as np
+import scipy.special
 
 from .runs import Run
 
@@ -69,20 +70,29 @@ def fit_beta(x: np.ndarray, y: np.ndarray, w: np.ndarray | None = None, start: f
     scale = float(np.max(x)) if len(x) and np.max(x) > 0 else 1.0
     xs = x / scale  # fit on a unit scale, report in the metric's units
     beta = np.full(len(W), start * scale if math.isfinite(start) else 0.0)
-    act = np.flatnonzero((n0 > 0) & (n1 > 0))  # rows with a finite maximum
+    # the pairs each row weighs (a bootstrap row weighs about 40% of them): one entry per (row, pair)
+    live = np.flatnonzero((n0 > 0) & (n1 > 0))
+    rows, cols = np.nonzero(W[live])
+    rows = live[rows]
+    wv = W[rows, cols]
+    xc, yc = xs[cols], y[cols]
+    wx = wv * xc
+    moving = np.zeros(len(W), bool)
+    moving[live] = True
     for _ in range(NEWTON_STEPS):
-        if not len(act):
+        if not moving.any():
             break
-        Wa = W[act]
-        z = np.clip(beta[act, None] * xs[None, :], -700, 700)
-        p = 1.0 / (1.0 + np.exp(-z))
-        g = (Wa * xs * (y - p)).sum(axis=1)
-        h = (Wa * xs * xs * p * (1 - p)).sum(axis=1)
+        if len(rows) and moving[rows].mean() < 0.7:  # drop the settled rows' entries
+            keep = moving[rows]
+            rows, xc, yc, wx = rows[keep], xc[keep], yc[keep], wx[keep]
+        p = scipy.special.expit(beta[rows] * xc)
+        g = np.bincount(rows, wx * (yc - p), minlength=len(W))
+        h = np.bincount(rows, wx * xc * p * (1 - p), minlength=len(W))
         with np.errstate(invalid="ignore", divide="ignore"):
-            step = np.where(h > 0, g / h, 0.0)
-        step = np.clip(step, -5.0, 5.0)  # damped: far from the optimum p(1-p) is tiny
-        beta[act] += step
-        act = act[np.abs(step) >= 1e-10 * np.maximum(1.0, np.abs(beta[act]))]
+            step = np.where(moving & (h > 0), g / h, 0.0)
+        step = np.minimum(np.maximum(step, -5.0), 5.0)  # damped: far from the optimum p(1-p) is tiny
+        beta += step
+        moving &= np.abs(step) >= 1e-9 * np.maximum(1.0, np.abs(beta))
     beta = beta / scale
     beta = np.where(n0 == 0, np.where(n1 > 0, np.inf, 0.0), beta)
     beta = np.where((n1 == 0) & (n0 > 0), -np.inf, beta)
@@ -183,8 +193,10 @@ def threshold_rows(runs: Sequence[Run], bootstrap: int = 1000, seed: int = 13, p
             mixed.add(m)
             hi = max(by_run, key=by_run.get)  # type: ignore[arg-type]
             lo = min(by_run, key=by_run.get)  # type: ignore[arg-type]
-            notes.append(f"thresholds: {m}'s scales differ between runs (largest |score| {by_run[hi]:.3g} in {hi}, "
-                         f"{by_run[lo]:.3g} in {lo}); its deltas are in each run's own units, so its pooled rows give "
+            names = [r.name for r in runs]
+            lab = {r.path: (r.name if names.count(r.name) == 1 else r.path) for r in runs}
+            notes.append(f"thresholds: {m}'s scales differ between runs (largest |score| {by_run[hi]:.3g} in {lab[hi]}, "
+                         f"{by_run[lo]:.3g} in {lab[lo]}); its deltas are in each run's own units, so its pooled rows give "
                          "accuracy only (no deltas, \"units\": \"mixed\" where the runs pooled differ): read the "
                          "per-run rows")
     for row in out:
