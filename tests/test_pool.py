@@ -370,3 +370,17 @@ def test_fast_perm_both_block_is_the_run_engines_block():
             continue
         ref = resample_block(ResampleBlock("permutation", s[:3], "kendall", "b", 5 + t, t % 4, 700))
         assert np.array_equal(run_block(s[:3], "kendall", "b", 5 + t, t % 4, 700), ref)
+
+
+def test_fast_bootstrap_draws_are_the_run_engines():
+    from clir_eval.correlation.statistics import _draws
+    from clir_eval.pool.core import systems_tau_b_draws
+
+    rng = np.random.default_rng(12)
+    for t in range(40):
+        n = int(rng.integers(3, 35))
+        x, y = rng.normal(size=n), rng.normal(size=n)
+        if t % 3 == 0:
+            x, y = np.round(x), np.round(y)
+        ref = _draws("systems", (x, y), "kendall", "b", 1500, 3 + t, None)
+        assert np.array_equal(systems_tau_b_draws(x, y, 1500, 3 + t), ref, equal_nan=True)

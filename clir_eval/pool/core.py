@@ -118,6 +118,24 @@ def run_block(data: tuple, method: str, variant: str | None, seed: int, block: i
     return resample_block(ResampleBlock("permutation", data, method, variant, seed, block, size))
 
 
+def systems_tau_b_draws(x: np.ndarray, y: np.ndarray, k: int, seed: int) -> np.ndarray:
+    """The run engine's bootstrap-over-systems τ-b draws (``_draws("systems", ...)``: the same seed
+    blocks, the same floats) from each draw's multiplicities of the systems by
+    :func:`clir_eval.correlation.pairsums.tau_draws` (one matrix product per block)."""
+    from ..correlation.pairsums import cell_sums, tau_draws
+    from ..correlation.statistics import resample_blocks
+
+    n = len(x)
+    gs = cell_sums(x, y)
+    out = []
+    for block, size in resample_blocks(k):
+        idx = np.random.default_rng([int(seed), block]).integers(0, n, (size, n))  # as resample_block draws
+        U = np.zeros((size, n))
+        np.add.at(U, (np.repeat(np.arange(size), n), idx.ravel()), 1.0)
+        out.append(tau_draws(gs, U, "b"))
+    return np.concatenate(out)
+
+
 def _pooled_block(b: ResampleBlock) -> np.ndarray:
     """One seed block of a pooled test: per run, its own PERM-BOTH block (its seed, this block
     number), oriented and weighted, summed over the runs."""
@@ -170,6 +188,8 @@ def _tau_draws(run: Run, target: str, metric: str, keep: np.ndarray, k: int, cac
         m = run.table.per_query(target, systems) if (run.table.per_query and run.target_kind.get(target) == "ir") else None
         if m is not None and m.shape[1] >= 2:
             d = _draws("both", (x, m), s.method, s.variant, k, s.seed, None)
+        elif s.method == "kendall" and s.variant == "b":
+            d = systems_tau_b_draws(x, run.column(target)[keep], k, s.seed)
         else:
             d = _draws("systems", (x, run.column(target)[keep]), s.method, s.variant, k, s.seed, None)
         cache[key] = _sign(run, metric) * d
