@@ -100,12 +100,15 @@ def test_mean_tau_is_the_mean_of_the_runs_own_tau(runs):
         assert cl[0] == 1 and all(b - a in (0, 1) for a, b in zip(cl, cl[1:]))
 
 
-def test_one_run_pooled_alone_gives_its_own_verdicts(runs):
-    """The pooled draws are the run's own (its seeds, its blocks): p, adjusted p, CI and clusters agree."""
+def test_one_run_pooled_alone_gives_its_own_verdicts(tmp_path):
+    """The pooled draws are the run's own (its seeds, its blocks): with the run's Monte Carlo draws
+    (resolution fixed) and its sidedness, p, adjusted p, CI and clusters agree."""
     from clir_eval.pool import pool
 
-    res = pool([runs[1]], bootstrap=1000)
-    own = _results(runs[1])["verdicts"]
+    d = make_run(tmp_path, "solo", 2, n=11, rseed=5, resolution="fixed")
+    own = _results(d)["verdicts"]
+    two = "two-sided" in own[0]["test"]
+    res = pool([d], bootstrap=1000, two_sided=two, thresholds=False)
     for v in own:
         mine = {(p["a"], p["b"]): p for p in res.pairs if p["target"] == v["target"]}
         for p in v["pairwise"]:
@@ -154,7 +157,7 @@ def test_clusters_equal_mt_metrics_eval_average_corr_matrix(tmp_path):
     from clir_eval.pool.runs import load_run
 
     dirs = [make_run(tmp_path, f"r{i}", 20 + i, n=7 + i, resolution="fixed", targets=("map",)) for i in range(3)]
-    res = pool(dirs, correction="none", bootstrap=200, thresholds=False)
+    res = pool(dirs, correction="none", bootstrap=200, thresholds=False, two_sided=False)
     rl = [load_run(d) for d in dirs]
     corrs = [r.taus["map"] for r in rl]
     draws = []
@@ -282,13 +285,13 @@ def test_logistic_fit_equals_scipy():
 # ---------------------------------------------------------------------------- calibration
 def test_pooled_test_and_ci_hold_their_level_under_exchangeable_metrics():
     """Null simulation keeping the structure (the same systems judged by both metrics, per run):
-    metrics a and b are exchangeable noisy copies of the target, so the pooled one-sided PERM-BOTH
-    test rejects at most about α and the pooled Δτ CI covers the true Δτ = 0."""
+    metrics a and b are exchangeable noisy copies of the target. The pooled two-sided test rejects at
+    most about α; the pooled Δτ CI covers the true Δτ = 0."""
     from clir_eval.correlation.statistics import _draws, _percentile_ci
     from clir_eval.pool.core import POOLED_KIND, _pooled_block
 
     rng = np.random.default_rng(3)
-    reps, k, R, n = 60, 400, 3, 9
+    reps, k, R, n = 80, 400, 3, 9
     rej = cover = 0
     for rep in range(reps):
         parts, obs, tot = [], 0.0, np.zeros(k)
@@ -301,7 +304,7 @@ def test_pooled_test_and_ci_hold_their_level_under_exchangeable_metrics():
             tot += (_draws("systems", (a, y), "kendall", "b", k, rep, None)
                     - _draws("systems", (b, y), "kendall", "b", k, rep, None)) / R
         null = _pooled_block(ResampleBlock(POOLED_KIND, (tuple(parts), obs), "kendall", "b", 0, 0, k))
-        rej += ((null >= obs - 1e-12).sum() + 1) / (k + 1) < 0.05
+        rej += ((np.abs(null) >= abs(obs) - 1e-12).sum() + 1) / (k + 1) < 0.05
         lo, hi = _percentile_ci(list(tot), 0.95)
         cover += lo <= 0 <= hi
     assert rej / reps <= 0.05 + 2 * math.sqrt(0.05 * 0.95 / reps)

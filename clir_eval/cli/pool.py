@@ -28,6 +28,9 @@ def pool_cmd(
     bootstrap: int = typer.Option(1000, "--bootstrap", help="Bootstrap draws of the Δτ and threshold intervals."),
     seed: int = typer.Option(13, "--seed", help="Seed of the thresholds' bootstrap (the PERM-BOTH draws use each "
                              "run's own seeds)."),
+    one_sided: bool = typer.Option(False, "--one-sided", help="Test a pair one-sided in the direction the pooled "
+                                   "ranking chose, as mt-metrics-eval does (with --correction none: its clusters); "
+                                   "rejects up to about 2α under the null. Default: two-sided."),
     fmt: str = typer.Option("text", "--format", help="text | json | md."),
 ) -> None:
     """Pool finished runs: a metric leaderboard, CLIR thresholds.
@@ -36,10 +39,12 @@ def pool_cmd(
     weights, each pair's pooled Δτ with a 95% CI and an equivalence statement, and for each metric the
     difference between two systems that retrieval agrees with 80/90/95% of the time.
 
+    Give several runs' output directories (clir-eval pool OUT1 OUT2 ...); one run alone is its own ranking.
+
     \b
-    Examples (after 'clir-eval demo --out demo-out' and runs of your own in out/):
-      clir-eval pool demo-out out/ru-en out/is-en --out demo-out/pooled
-      clir-eval pool out/ru-en out/is-en out/nc-cs --margin 0.05 --format json
+    Examples (after 'clir-eval demo --out demo-out'):
+      clir-eval pool demo-out --out demo-out/pooled
+      clir-eval pool demo-out --margin 0.05 --format json
     """
     from ..io.files import check_output_dir
     from ..pool import pool
@@ -50,7 +55,7 @@ def pool_cmd(
     if out is not None:
         check_output_dir(out)
     res = pool([str(r) for r in runs], weights=weights, margin=margin, correction=correction, bootstrap=bootstrap,
-               seed=seed, plots=out is not None)
+               seed=seed, plots=out is not None, two_sided=not one_sided)
     if out is not None:
         write_reports(res, out)
     if fmt == "json":

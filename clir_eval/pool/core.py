@@ -30,7 +30,9 @@ POOLED_KIND = "pooled-perm-both"
 TOL = 1e-12  # as the runs' own tests: a draw within this of the observed difference counts as reaching it
 CORRECTIONS = ("holm", "bh", "none")
 POOL_METHOD = ("PERM-BOTH per run (each run's own seeds and settings), the draws' weighted sum against the weighted "
-               "sum of the runs' observed Δτ, one-sided (a ranked above b); as mt-metrics-eval's AverageCorrMatrix")
+               "sum of the runs' observed Δτ (as mt-metrics-eval's AverageCorrMatrix), {sided}")
+SIDED = {True: "two-sided (|Δ| at least the observed |Δ|)",
+         False: "one-sided in the direction the pooled ranking chose (mt-metrics-eval's; up to about 2α under the null)"}
 CI_METHOD = ("percentile interval of the weighted sum of the runs' bootstrap Δτ draws (BOOT-BOTH over systems and "
              "queries where the run kept per-query values, else over systems), drawn independently per run")
 
@@ -198,13 +200,15 @@ def _tau_draws(run: Run, target: str, metric: str, keep: np.ndarray, k: int, cac
 
 def pool(dirs: Sequence[str | Path], weights: str = "equal", margin: float = 0.1, correction: str = "holm",
          bootstrap: int = 1000, seed: int = 13, thresholds: bool = True, plots: bool = False,
-         map: Callable | None = None) -> PoolResult:  # fmt: skip
+         two_sided: bool = True, map: Callable | None = None) -> PoolResult:  # fmt: skip
     """Pool the finished runs in ``dirs``: leaderboard, pairs, CLIR thresholds (see docs/pooling.md).
 
     ``weights``: ``equal`` or comma-separated attributes (``name`` or an attribute every system of a
     run shares) for :func:`assign_weights`; ``margin``: the equivalence margin in Δτ; ``correction``:
     holm, bh or none over each target's metric pairs; ``bootstrap``: draws of the Δτ CIs and the
-    thresholds' CIs; ``seed``: the thresholds' bootstrap seed."""
+    thresholds' CIs; ``seed``: the thresholds' bootstrap seed; ``two_sided``: p = share of summed draws
+    with |Δ| at least the observed |Δ| (default; holds α), else one-sided in the direction the pooled
+    ranking chose (mt-metrics-eval's AverageCorrMatrix; rejects up to about 2α under the null)."""
     if correction not in CORRECTIONS:
         raise UserError(f"--correction {correction!r}: use one of {', '.join(CORRECTIONS)}")
     if not (isinstance(margin, (int, float)) and 0 < margin <= 2):
@@ -300,9 +304,12 @@ def pool(dirs: Sequence[str | Path], weights: str = "equal", margin: float = 0.1
     for k in tested:
         x = tests[k]
         D = x["obs"]
+        if two_sided:
+            hits = (lambda r, mem, D=D: np.array([int((np.abs(r) >= abs(D) - TOL).sum())]))
+        else:
+            hits = (lambda r, mem, D=D: np.array([int((r >= D - TOL).sum())]))
         streams.append(Stream(POOLED_KIND, x["parts"][0][1], x["parts"][0][2], 0, (pos[k],),
-                              (lambda mem, x=x: (tuple(x["parts"]), x["obs"])),
-                              (lambda r, mem, D=D: np.array([int((r >= D - TOL).sum())]))))
+                              (lambda mem, x=x: (tuple(x["parts"]), x["obs"])), hits))
     families = [[pos[k] for k in range(p[8], p[9]) if k in pos] for p in plans]
     mc = monte_carlo_family(streams, len(tested), families, correction, alpha, first, sequential, _mapper(map)) \
         if tested else None
@@ -399,7 +406,8 @@ def pool(dirs: Sequence[str | Path], weights: str = "equal", margin: float = 0.1
                 "family": "each target's metric pairs", "resolution": "sequential" if sequential else "fixed",
                 "first_draws": first, "max_draws": int(mc.max_draws) if mc is not None else None,
                 "bootstrap": bootstrap, "seed": seed, "ci_level": 0.95, "equivalence_level": z90,
-                "test": POOL_METHOD, "ci_method": CI_METHOD, "runs": names}
+                "test": POOL_METHOD.format(sided=SIDED[two_sided]), "two_sided": two_sided, "ci_method": CI_METHOD,
+                "runs": names}
     return PoolResult(leaderboard, pair_rows, thr, tasks, warnings, notes, settings, plot_bytes)
 
 
