@@ -33,8 +33,9 @@ POOL_METHOD = ("PERM-BOTH per run (each run's own seeds and settings), the draws
                "sum of the runs' observed Δτ (as mt-metrics-eval's AverageCorrMatrix), {sided}")
 SIDED = {True: "two-sided (|Δ| at least the observed |Δ|)",
          False: "one-sided in the direction the pooled ranking chose (mt-metrics-eval's; up to about 2α under the null)"}
-CI_METHOD = ("percentile interval of the weighted sum of the runs' bootstrap Δτ draws (BOOT-BOTH over systems and "
-             "queries where the run kept per-query values, else over systems), drawn independently per run")
+CI_METHOD = ("percentile interval of the weighted sum of the runs' bootstrap-over-systems Δτ draws; where runs kept "
+             "per-query values, the runs' crossed interval (jackknife over systems + the queries' share of the "
+             "bootstrap variances) combined with the squared weights, in the shape of those draws")
 
 
 def assign_weights(runs: Sequence[Run], attrs: Sequence[str], total: float = 1.0) -> list[float]:
@@ -179,23 +180,82 @@ def _run_pair(run: Run, target: str, a: str, b: str) -> tuple | None:
     return (setup[0], setup[1], setup[2]), run.seeds[(target, first, second)], sgn, sgn * setup[3], keep
 
 
-def _tau_draws(run: Run, target: str, metric: str, keep: np.ndarray, k: int, cache: dict) -> np.ndarray:
-    """Oriented bootstrap τ draws of ``metric`` over the systems ``keep`` (the run's seed; BOOT-BOTH
-    where it kept per-query values of the target, else systems), paired across metrics."""
+def _per_query(run: Run, target: str, keep: np.ndarray) -> np.ndarray | None:
+    systems = [sy for sy, kk in zip(run.systems, keep) if kk]
+    m = run.table.per_query(target, systems) if (run.table.per_query and run.target_kind.get(target) == "ir") else None
+    return m if m is not None and m.shape[1] >= 2 else None
+
+
+def _tau_parts(run: Run, target: str, metric: str, keep: np.ndarray, k: int, cache: dict) -> dict[str, np.ndarray]:
+    """Oriented τ resamples of ``metric`` over the systems ``keep`` (the run's seed, so two metrics'
+    draws are paired): ``systems`` (bootstrap over systems); where the run kept per-query values of
+    the target also ``queries``, ``both`` (BOOT-BOTH) and ``jack`` (each system left out) — the
+    parts of the crossed interval (:func:`_interval`)."""
     key = (target, metric, keep.tobytes())
     if key not in cache:
         s = run.stats
         x = run.column(metric)[keep]
-        systems = [sy for sy, kk in zip(run.systems, keep) if kk]
-        m = run.table.per_query(target, systems) if (run.table.per_query and run.target_kind.get(target) == "ir") else None
-        if m is not None and m.shape[1] >= 2:
-            d = _draws("both", (x, m), s.method, s.variant, k, s.seed, None)
-        elif s.method == "kendall" and s.variant == "b":
-            d = systems_tau_b_draws(x, run.column(target)[keep], k, s.seed)
+        y = run.column(target)[keep]
+        sg = _sign(run, metric)
+        if s.method == "kendall" and s.variant == "b":
+            parts = {"systems": systems_tau_b_draws(x, y, k, s.seed)}
         else:
-            d = _draws("systems", (x, run.column(target)[keep]), s.method, s.variant, k, s.seed, None)
-        cache[key] = _sign(run, metric) * d
+            parts = {"systems": _draws("systems", (x, y), s.method, s.variant, k, s.seed, None)}
+        m = _per_query(run, target, keep)
+        if m is not None:
+            from ..correlation.statistics import _coef_batch
+
+            n = len(x)
+            idx = np.array([[j for j in range(n) if j != i] for i in range(n)], dtype=np.intp)
+            parts["queries"] = _draws("queries", (x, m), s.method, s.variant, k, s.seed, None)
+            parts["both"] = _draws("both", (x, m), s.method, s.variant, k, s.seed, None)
+            parts["jack"] = _coef_batch(x[idx], y[idx], s.method, s.variant)
+        cache[key] = {name: sg * v for name, v in parts.items()}
     return cache[key]
+
+
+def _interval(estimate: float, runs: list[tuple[float, dict, dict]], level: float) -> list[float | None]:
+    """The pooled Δτ's interval from the runs' parts (weight, parts of a, parts of b).
+
+    Where no run kept per-query values: the percentile interval of the weighted sum of the runs'
+    bootstrap-over-systems Δτ draws. Otherwise the crossed interval of the run verdicts (systems
+    and queries both random: se² = jackknife variance over systems + the queries' share of the
+    bootstrap variances, 2 V_queries + V_systems − V_both, at least 0), summed over the runs with
+    the squared weights (runs without per-query values add their systems-bootstrap variance), in
+    the shape of the summed systems-bootstrap draws scaled to that se."""
+    tot = sum(w * (pa["systems"] - pb["systems"]) for w, pa, pb in runs)
+    if not any("jack" in pa for _, pa, _ in runs):
+        return list(_percentile_ci(list(tot), level))
+    var = 0.0
+    for w, pa, pb in runs:
+        sys_d = pa["systems"] - pb["systems"]
+        if "jack" in pa:
+            jack = pa["jack"] - pb["jack"]
+            jack = jack[~np.isnan(jack)]
+            if len(jack) < 3:
+                return [None, None]
+            n = len(jack)
+            v_jack = (n - 1) / n * float(((jack - jack.mean()) ** 2).sum())
+            v = {name: float(np.nanvar(pa[name] - pb[name])) for name in ("systems", "queries", "both")}
+            var += w * w * (v_jack + max(0.0, 2 * v["queries"] + v["systems"] - v["both"]))
+        else:
+            var += w * w * float(np.nanvar(sys_d))
+    sd = float(np.nanvar(tot)) ** 0.5
+    draws = tot[~np.isnan(tot)]
+    if not len(draws) or math.isnan(var):
+        return [None, None]
+    se = var ** 0.5
+    if sd > 0:
+        tail = (1 - level) / 2 * 100
+        ql, qh = np.percentile(draws, [tail, 100 - tail])
+        r = se / sd
+        lo, hi = estimate - max(0.0, estimate - ql) * r, estimate + max(0.0, qh - estimate) * r
+    else:
+        import scipy.stats
+
+        z = float(scipy.stats.norm.ppf(1 - (1 - level) / 2))
+        lo, hi = estimate - z * se, estimate + z * se
+    return [max(-2.0, float(lo)), min(2.0, float(hi))]
 
 
 def pool(dirs: Sequence[str | Path], weights: str = "equal", margin: float = 0.1, correction: str = "holm",
@@ -336,13 +396,10 @@ def pool(dirs: Sequence[str | Path], weights: str = "equal", margin: float = 0.1
                            settled=bool(mc.settled[j]), statistic=float(x["obs"]))
                 row["significant"] = row["p_adjusted"] < alpha
                 p_better[(a, b)] = row["p_adjusted"]
-                tot = np.zeros(bootstrap)
-                for wi, r, keep, cache in zip(x["w"], x["runs"], x["keeps"], caches):
-                    da = _tau_draws(r, t, a, keep, bootstrap, cache)
-                    db = _tau_draws(r, t, b, keep, bootstrap, cache)
-                    tot = tot + wi * (da - db)
-                row["ci"] = list(_percentile_ci(list(tot), 0.95))
-                row["ci90"] = list(_percentile_ci(list(tot), z90))
+                parts = [(wi, _tau_parts(r, t, a, keep, bootstrap, cache), _tau_parts(r, t, b, keep, bootstrap, cache))
+                         for wi, r, keep, cache in zip(x["w"], x["runs"], x["keeps"], caches)]
+                row["ci"] = _interval(float(x["obs"]), parts, 0.95)
+                row["ci90"] = _interval(float(x["obs"]), parts, z90)
                 lo, hi = row["ci90"]
                 row["equivalent"] = lo is not None and -margin < lo and hi < margin
             pair_rows.append(row)
