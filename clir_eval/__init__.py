@@ -9,6 +9,7 @@ The Python API (docs/python-api.md)::
     clir_eval.correlate("demo-out/scores.tsv", x="bleu,macrof1", y="map")
     clir_eval.score_mt(hyps, [refs], ["bleu", "macrof1"])
     clir_eval.score_ir("qrels.txt", "run.txt", ["map", "P_10"])
+    clir_eval.pool(["out/ru-en", "out/is-en"]).to_dict()        # finished runs pooled (docs/pooling.md)
 
 ``import clir_eval`` imports nothing else: each name loads :mod:`clir_eval.api` on first use.
 """
@@ -16,7 +17,8 @@ The Python API (docs/python-api.md)::
 from .version import __version__
 
 # name -> the module that defines it (loaded on first access); adding a name is one line here
-_API = {"run": "api", "load": "api", "correlate": "api", "score_mt": "api", "score_ir": "api", "Results": "api"}
+_API = {"run": "api", "load": "api", "correlate": "api", "score_mt": "api", "score_ir": "api", "Results": "api",
+        "pool": "pooling", "PoolResult": "pooling"}
 
 __all__ = ["__version__", *_API]
 

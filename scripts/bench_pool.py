@@ -39,7 +39,7 @@ def main() -> None:
     from test_pool import _mtme_average_corr_matrix, make_run  # noqa: E402  (the tests' run builder)
 
     from clir_eval.correlation.statistics import ResampleBlock, perm_both_setup, resample_block
-    from clir_eval.pool.runs import load_run
+    from clir_eval.pooling.runs import load_run
 
     metrics = ("bleu", "chrf1", "macrof1", "microf1", "ter_neg", "bleurt")
     with tempfile.TemporaryDirectory() as tmp:

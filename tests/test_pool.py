@@ -82,7 +82,7 @@ def _tau(res: dict, x: str, y: str) -> float:
 
 
 def test_mean_tau_is_the_mean_of_the_runs_own_tau(runs):
-    from clir_eval.pool import pool
+    from clir_eval.pooling import pool
 
     res = pool(runs, bootstrap=200)
     rs = [_results(d) for d in runs]
@@ -103,7 +103,7 @@ def test_mean_tau_is_the_mean_of_the_runs_own_tau(runs):
 def test_one_run_pooled_alone_gives_its_own_verdicts(tmp_path):
     """The pooled draws are the run's own (its seeds, its blocks): with the run's Monte Carlo draws
     (resolution fixed) and its sidedness, p, adjusted p, CI and clusters agree."""
-    from clir_eval.pool import pool
+    from clir_eval.pooling import pool
 
     d = make_run(tmp_path, "solo", 2, n=11, rseed=5, resolution="fixed")
     own = _results(d)["verdicts"]
@@ -153,8 +153,8 @@ def _mtme_average_corr_matrix(corrs: list[dict[str, float]], draws, weights, pva
 def test_clusters_equal_mt_metrics_eval_average_corr_matrix(tmp_path):
     """Fixed draws, no correction: the pooled clusters are AverageCorrMatrix + AssignRanks fed the
     same per-run PERM-BOTH draws."""
-    from clir_eval.pool import pool
-    from clir_eval.pool.runs import load_run
+    from clir_eval.pooling import pool
+    from clir_eval.pooling.runs import load_run
 
     dirs = [make_run(tmp_path, f"r{i}", 20 + i, n=7 + i, resolution="fixed", targets=("map",)) for i in range(3)]
     res = pool(dirs, correction="none", bootstrap=200, thresholds=False, two_sided=False)
@@ -186,8 +186,8 @@ def test_clusters_equal_mt_metrics_eval_average_corr_matrix(tmp_path):
 
 def test_assign_weights_as_mt_metrics_eval(runs, tmp_path):
     """AssignWeights: even over the first attribute's values, then within; mean τ is the weighted mean."""
-    from clir_eval.pool import assign_weights, pool
-    from clir_eval.pool.runs import load_run
+    from clir_eval.pooling import assign_weights, pool
+    from clir_eval.pooling.runs import load_run
 
     extra = make_run(tmp_path, "aa2", 9, n=6)  # a second run with lang "aa"
     rl = [load_run(d) for d in [*runs, extra]]
@@ -200,7 +200,7 @@ def test_assign_weights_as_mt_metrics_eval(runs, tmp_path):
 
 
 def test_different_metric_sets_targets_and_system_counts(tmp_path, runs):
-    from clir_eval.pool import pool
+    from clir_eval.pooling import pool
 
     odd = make_run(tmp_path, "dd", 4, n=5, metrics=("bleu", "chrf1", "ter_like"), targets=("map", "ndcg"))
     res = pool([*runs, odd], bootstrap=200, thresholds=False)
@@ -217,7 +217,7 @@ def test_different_metric_sets_targets_and_system_counts(tmp_path, runs):
 
 # ---------------------------------------------------------------------------- thresholds
 def test_threshold_accuracy_is_an_independent_count(runs):
-    from clir_eval.pool import pool
+    from clir_eval.pooling import pool
 
     res = pool(runs, bootstrap=200)
     rs = [_results(d) for d in runs]
@@ -244,7 +244,7 @@ def test_threshold_accuracy_is_an_independent_count(runs):
 
 
 def test_metric_ties_disagree_and_target_ties_are_left_out():
-    from clir_eval.pool.thresholds import accuracy, pair_deltas
+    from clir_eval.pooling.thresholds import accuracy, pair_deltas
 
     x = np.array([1.0, 1.0, 2.0, 3.0])
     y = np.array([0.1, 0.2, 0.2, 0.1])
@@ -257,7 +257,7 @@ def test_metric_ties_disagree_and_target_ties_are_left_out():
 def test_logistic_fit_equals_scipy():
     import scipy.optimize
 
-    from clir_eval.pool.thresholds import delta_at, fit_beta, oriented
+    from clir_eval.pooling.thresholds import delta_at, fit_beta, oriented
 
     rng = np.random.default_rng(5)
     dx = rng.normal(size=300) * 3
@@ -288,7 +288,7 @@ def test_pooled_test_and_ci_hold_their_level_under_exchangeable_metrics():
     metrics a and b are exchangeable noisy copies of the target. The pooled two-sided test rejects at
     most about α; the pooled Δτ CI covers the true Δτ = 0."""
     from clir_eval.correlation.statistics import _draws, _percentile_ci
-    from clir_eval.pool.core import POOLED_KIND, _pooled_block
+    from clir_eval.pooling.core import POOLED_KIND, _pooled_block
 
     rng = np.random.default_rng(3)
     reps, k, R, n = 80, 400, 3, 9
@@ -360,7 +360,7 @@ def test_cli_errors_are_one_line(runs, tmp_path, cli):
 
 def test_fast_perm_both_block_is_the_run_engines_block():
     """The pooled test's Kendall τ-b block gives the run engine's floats bit for bit (ties included)."""
-    from clir_eval.pool.core import run_block
+    from clir_eval.pooling.core import run_block
 
     rng = np.random.default_rng(11)
     for t in range(120):
@@ -377,7 +377,7 @@ def test_fast_perm_both_block_is_the_run_engines_block():
 
 def test_fast_bootstrap_draws_are_the_run_engines():
     from clir_eval.correlation.statistics import _draws
-    from clir_eval.pool.core import systems_tau_b_draws
+    from clir_eval.pooling.core import systems_tau_b_draws
 
     rng = np.random.default_rng(12)
     for t in range(40):
@@ -387,3 +387,12 @@ def test_fast_bootstrap_draws_are_the_run_engines():
             x, y = np.round(x), np.round(y)
         ref = _draws("systems", (x, y), "kendall", "b", 1500, 3 + t, None)
         assert np.array_equal(systems_tau_b_draws(x, y, 1500, 3 + t), ref, equal_nan=True)
+
+
+def test_python_api_name(runs):
+    import clir_eval
+    from clir_eval.pooling import pool
+
+    assert clir_eval.pool is pool and "pool" in clir_eval.__all__
+    res = clir_eval.pool(runs[:2], bootstrap=200, thresholds=False)
+    assert isinstance(res, clir_eval.PoolResult) and res.to_dict()["tasks"][0]["run"] == str(runs[0])

@@ -47,8 +47,8 @@ def pool_cmd(
       clir-eval pool demo-out --margin 0.05 --format json
     """
     from ..io.files import check_output_dir
-    from ..pool import pool
-    from ..pool.report import markdown, summaries, to_json, write_reports
+    from ..pooling import pool
+    from ..pooling.report import markdown, summaries, to_json, write_reports
 
     if fmt not in ("text", "json", "md"):
         raise UserError(f"unknown --format {fmt!r}; use text, json or md")
@@ -67,7 +67,7 @@ def pool_cmd(
 
 
 def _text(res, summary, out: Optional[Path]) -> None:
-    from ..pool.report import _ci, _f, labels
+    from ..pooling.report import _ci, _f, labels
 
     lab = labels(res)
     for w in res.warnings:

@@ -110,7 +110,7 @@ def load_run(out_dir: str | Path) -> Run:
 
 
 def shared_attr(run: Run, attr: str) -> str:
-    """A run's value of ``attr`` for :func:`clir_eval.pool.assign_weights`: ``name`` is the run's
+    """A run's value of ``attr`` for :func:`clir_eval.pooling.assign_weights`: ``name`` is the run's
     name; any other is the attribute every system of the run shares (config ``attrs``)."""
     if attr == "name":
         return run.name
