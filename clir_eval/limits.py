@@ -16,11 +16,14 @@ MAX_KEYWORDS = 1_000  # generated keyword queries: words per query
 MAX_DECIMALS = 15  # rounding of scores before correlating
 MAX_CONFIG_BYTES = 4 * 2**20
 MAX_YAML_NODES = 100_000  # scalars + collections after expanding aliases
-MAX_INPUT_BYTES = 2**30  # a .gz input may expand past this only at a normal compression ratio
+MAX_INPUT_BYTES = 2**20  # a .gz input may expand past this only at a normal compression ratio
 MAX_GZIP_RATIO = 100  # ... namely at most this many bytes of text per compressed byte
+MAX_GZIP_BYTES = 64 * 2**30  # and never past this, whatever its ratio
 MAX_LINE_BYTES = 64 * 2**20  # one line of any text input
 MAX_PARAM_INT = 1_000  # integer metric/measure parameters unless the registry declares its own bound
 MAX_NGRAM_ORDER = 20  # BLEU order, chrF character and word orders
+MAX_PARAM_FLOAT = 1e15  # float metric/measure parameters unless the registry declares its own bound
+MAX_ENV_BYTES = 2**50  # the largest value of a byte bound set through the environment (1 PiB)
 
 
 def _env_int(name: str, default: int) -> int:
@@ -33,6 +36,8 @@ def _env_int(name: str, default: int) -> int:
         raise UserError(f"environment variable {name}={raw!r} must be a positive integer") from None
     if value < 1:
         raise UserError(f"environment variable {name}={raw!r} must be a positive integer")
+    if value > MAX_ENV_BYTES:
+        raise UserError(f"environment variable {name}={raw!r} is too large; the maximum is {MAX_ENV_BYTES} (2**50)")
     return value
 
 
@@ -40,6 +45,11 @@ def input_bytes() -> int:
     """Decompressed bytes a .gz input may reach before its compression ratio is checked
     (``CLIR_EVAL_MAX_INPUT_BYTES`` overrides)."""
     return _env_int("CLIR_EVAL_MAX_INPUT_BYTES", MAX_INPUT_BYTES)
+
+
+def gzip_bytes() -> int:
+    """Decompressed bytes no .gz input may pass, whatever its ratio (``CLIR_EVAL_MAX_GZIP_BYTES`` overrides)."""
+    return _env_int("CLIR_EVAL_MAX_GZIP_BYTES", MAX_GZIP_BYTES)
 
 
 def gzip_ratio() -> int:

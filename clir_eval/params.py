@@ -96,8 +96,8 @@ class Param:
     with the words of a settings field (``ge``, ``gt``, ``le``, ``lt``, ``choices``: one
     :class:`clir_eval.settings.Rule` checks both and words the error); ``check``/``must`` only for a
     condition that is no bound (a non-empty path). An integer parameter without ``le`` is bounded by
-    :data:`clir_eval.limits.MAX_PARAM_INT` and a number must be finite, so no parameter can ask for
-    unbounded time or memory."""
+    :data:`clir_eval.limits.MAX_PARAM_INT`, a float one by :data:`~clir_eval.limits.MAX_PARAM_FLOAT`, and
+    a number must be finite, so no parameter can ask for unbounded time or memory."""
 
     name: str
     type: Callable[[str], Any]
@@ -124,7 +124,9 @@ class Param:
 
             return self.le if self.le is not None else MAX_PARAM_INT
         if self.type is float:
-            return self.le
+            from .limits import MAX_PARAM_FLOAT
+
+            return self.le if self.le is not None else MAX_PARAM_FLOAT
         return None
 
 

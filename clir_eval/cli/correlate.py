@@ -93,6 +93,7 @@ def correlate_cmd(
         raise UserError(f"--lower-is-better {', '.join(unknown)}: not among the --x columns ({', '.join(xs)})")
     rounding = parse_rounding(round_, list(dict.fromkeys(xs + ys)))
     if item_col is not None:
+        _check_item_columns(t, item_col, system_col, xs, ys, group_by)
         text = _item_level(t, xs, ys, item_col, system_col, group_by, rounding, method, variant, alpha, ci, seed,
                            ci_level, permutation, correction, lower, verdicts, fmt)
         if out:
@@ -123,6 +124,25 @@ def correlate_cmd(
 
 ITEM_TSV = ("group", "x", "y", "grouping", "tau", "p_value", "significant", "n", "n_items", "n_systems", "n_groups",
             "ci_items", "ci_systems", "p_test")
+
+
+def _check_item_columns(t, item_col: str, system_col: str, xs, ys, group_by: Optional[str]) -> None:
+    """--item-col and --system-col name two different id columns, neither a score nor a group
+    column, and every row names its system and its item (an empty id is no item)."""
+    if item_col == system_col:
+        raise UserError(f"--item-col {item_col!r} is also the --system-col; name the column of the items (documents, "
+                        "queries, segments) and the column of the systems separately")
+    groups_ = [c.strip() for c in group_by.split(",")] if group_by else []
+    for opt, col in (("--item-col", item_col), ("--system-col", system_col)):
+        if col in xs or col in ys:
+            raise UserError(f"{opt} {col!r} is also among the --x/--y score columns; give the id column")
+        if col in groups_:
+            raise UserError(f"{opt} {col!r} is also a --group-by column; give the id column")
+        i = t.index(col)
+        for row, lineno in zip(t.rows, t.linenos):
+            if not row[i].strip():
+                raise UserError(f"{t.path}:{lineno}: empty {col!r} ({opt}); every row needs the id of its "
+                                f"{'item' if opt == '--item-col' else 'system'}")
 
 
 def _item_level(t, xs, ys, item_col, system_col, group_by, rounding, method, variant, alpha, ci, seed, ci_level,

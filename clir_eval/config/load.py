@@ -257,12 +257,20 @@ def _read_yaml(p: Path) -> Any:
         raise UserError(f"{p}{where}: invalid YAML ({problem}); fix the syntax") from None
 
 
+def _resolved(path: str, what: str) -> str:
+    """``path`` made absolute with its links resolved; a symbolic-link loop is a UserError naming ``what``."""
+    try:
+        return str(Path(path).expanduser().resolve())
+    except (RuntimeError, OSError) as e:  # RuntimeError: a symlink loop (Python < 3.13)
+        raise UserError(f"{what} {path}: cannot resolve the path ({e}); fix the symbolic links") from None
+
+
 def _data_root(s: _Loader, key: str | None, flag: str | None) -> str | None:
     """The data root: the --data-root flag, else $CLIR_EVAL_DATA, else the config's data_root."""
     if flag:
-        return str(Path(flag).expanduser().resolve())
+        return _resolved(flag, "--data-root")
     if os.environ.get("CLIR_EVAL_DATA"):
-        return str(Path(os.environ["CLIR_EVAL_DATA"]).expanduser().resolve())
+        return _resolved(os.environ["CLIR_EVAL_DATA"], "CLIR_EVAL_DATA")
     if key:
         return os.path.normpath(str(s.base / s.expand(key, "data_root")))
     return None

@@ -37,9 +37,7 @@ def groups(table: Table, xs: Sequence[str], ys: Sequence[str], group_by: str | N
     group_cols = [c.strip() for c in group_by.split(",") if c.strip()] if group_by else []
     for col in list(xs) + list(ys) + group_cols + list(rounding):
         table.index(col)
-    labels = table.label_columns(exclude=[*xs, *ys, *group_cols])
-    if labels:  # a system listed twice in a group would be counted twice
-        table.check_unique([*group_cols, *labels], "the row")
+    table.check_no_repeats(group_cols, [*xs, *ys])  # a system listed twice in a group would be counted twice
     values = {c: table.numbers(c, rounding.get(c)) for c in dict.fromkeys(list(xs) + list(ys))}
     rows = tuple(str(i) for i in range(len(table.rows)))
     if not group_cols:

@@ -58,7 +58,11 @@ def _open_regular(p: Path) -> IO[bytes]:
 class InputFile:
     """A binary input file, plain or gzip (``.gz``), read within the bounds of :mod:`..limits`:
     a .gz may expand past :func:`~clir_eval.limits.input_bytes` only at a normal compression
-    ratio, and :meth:`lines` refuses a line longer than :func:`~clir_eval.limits.line_bytes`."""
+    ratio (checked every megabyte from there on, so a bomb is refused after a few megabytes),
+    and never past :func:`~clir_eval.limits.gzip_bytes`; :meth:`lines` refuses a line longer
+    than :func:`~clir_eval.limits.line_bytes`."""
+
+    _STEP = 1 << 20  # decompressed bytes between two checks of the ratio
 
     def __init__(self, path: PathLike):
         self.path = Path(path)
@@ -68,12 +72,22 @@ class InputFile:
         self._bytes = 0
         self._limit = limits.input_bytes()
         self._ratio = limits.gzip_ratio()
+        self._total = limits.gzip_bytes()
+        self._next = min(self._limit, self._total)  # the next check
 
     def _count(self, n: int) -> None:
         if not self.gz:
             return
         self._bytes += n
-        if self._bytes > self._limit and self._bytes > self._ratio * max(self._raw.tell(), 1):
+        if self._bytes <= self._next:
+            return
+        self._next = self._bytes + self._STEP
+        if self._bytes > self._total:
+            raise UserError(
+                f"{self.path}: expands to more than {self._total} bytes (the bound on any .gz input); check the "
+                "file, or raise the bound with CLIR_EVAL_MAX_GZIP_BYTES"
+            )
+        if self._bytes > self._ratio * max(self._raw.tell(), 1):
             raise UserError(
                 f"{self.path}: expands to more than {self._limit} bytes at over {self._ratio} times its compressed "
                 f"size (a damaged or malicious .gz); check the file, or raise the bound with "

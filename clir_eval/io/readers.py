@@ -125,7 +125,32 @@ def _json_line(path: PathLike, lineno: int, line: str) -> dict:
         raise UserError(f"{path}:{lineno}: invalid JSON ({e.msg}, column {e.colno})") from None
     if not isinstance(obj, dict):
         raise UserError(f"{path}:{lineno}: expected a JSON object per line, found {type(obj).__name__}")
+    if _SURROGATE_ESCAPE.search(line):  # a \uD800-\uDFFF escape not part of a pair is no character
+        _check_no_surrogate(path, lineno, obj)
     return obj
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _check_no_surrogate(path: PathLike, lineno: int, value) -> None:
+    """Refuse a lone UTF-16 surrogate (e.g. ``"\\ud800"`` without its pair) in any string of a JSON
+    value: it is no Unicode character and cannot be written as UTF-8."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _check_no_surrogate(path, lineno, k)
+            _check_no_surrogate(path, lineno, v)
+    elif isinstance(value, list):
+        for v in value:
+            _check_no_surrogate(path, lineno, v)
+    elif isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as e:
+            raise UserError(
+                f"{path}:{lineno}: a lone surrogate \\u{ord(value[e.start]):04x} in a JSON string (half of a "
+                "UTF-16 pair, no character); fix the escape or re-export the file as UTF-8"
+            ) from None
 
 
 def _json_id(path: PathLike, lineno: int, obj: dict, keys: Sequence[str], what: str) -> str:
@@ -480,20 +505,35 @@ def _expand_paths(path) -> list[Path]:
         s = str(item)
         p = Path(s)
         if p.is_dir():
-            files = sorted(f for f in p.iterdir() if f.is_file() and not f.name.startswith("."))
+            files = sorted(f for f in p.iterdir() if not f.name.startswith(".") and not f.is_dir())
             if not files:
                 raise UserError(f"query directory {p} contains no files")
-            out.extend(files)
+            out.extend(_regular(f, f"query directory {p}") for f in files)
         elif not p.exists() and any(c in s for c in "*?["):
-            matches = sorted(Path(m) for m in _glob.glob(s) if Path(m).is_file())
+            matches = sorted(Path(m) for m in _glob.glob(s) if not Path(m).is_dir())
             if not matches:
                 raise UserError(f"no query files match {s!r}")
-            out.extend(matches)
+            out.extend(_regular(f, f"query files {s!r}") for f in matches)
         else:
             out.append(p)
     if not out:
         raise UserError("no query files given")
     return out
+
+
+def _regular(f: Path, where: str) -> Path:
+    """``f``, a file of a query directory or glob: a regular file (through a link), never skipped silently."""
+    import os
+    import stat
+
+    try:
+        mode = os.stat(f).st_mode
+    except OSError as e:
+        raise UserError(f"{where}: cannot read {f} ({e.strerror}); remove it or fix the link") from None
+    if not stat.S_ISREG(mode):
+        raise UserError(f"{where}: {f} is not a regular file (a FIFO, device or socket); remove it from the "
+                        "directory or give the query files one by one")
+    return f
 
 
 def _guess_query_format(path: Path) -> str:
@@ -536,6 +576,7 @@ def read_queries(path, fmt: str | None = None, fields: Sequence[str] | str = ("t
         raise UserError(f"unknown query format {fmt!r}; choose one of {', '.join(QUERY_FORMATS)}")
     queries: dict[str, str] = {}
     where: dict[str, str] = {}
+    blank: list[str] = []
     for p in _expand_paths(path):
         f = fmt.lower() if fmt else _guess_query_format(p)
         if f == "trec":
@@ -547,12 +588,20 @@ def read_queries(path, fmt: str | None = None, fields: Sequence[str] | str = ("t
         for lineno, qid, text in rows:
             if _bad_id(qid):
                 raise UserError(f"{p}:{lineno}: bad query id {qid!r}; ids must be non-empty without whitespace")
+            if not text.strip():
+                blank.append(f"{p}:{lineno}: {qid!r}")
             if qid in queries:
                 raise UserError(f"{p}:{lineno}: duplicate query id {qid!r} (first at {where[qid]})")
             queries[qid] = text
             where[qid] = f"{p}:{lineno}"
     if not queries:
         raise UserError(f"no queries found in {path}")
+    if blank:
+        import sys
+
+        more = f" and {len(blank) - 1} more" if len(blank) > 1 else ""
+        sys.stderr.write(f"note: {len(blank)} of {len(queries)} queries have no text ({blank[0]}{more}); a blank "
+                         "query retrieves nothing and scores 0 on every measure -- give it a text or remove it\n")
     return queries
 
 

@@ -59,7 +59,7 @@ def read_results(out_dir: str | Path) -> dict:
     path = Path(out_dir) / "results.json"
     if not Path(out_dir).is_dir():
         raise UserError(f"{out_dir}: not a directory; give the output directory of 'clir-eval run'")
-    if not path.is_file():
+    if not path.exists() and not path.is_symlink():
         raise UserError(f"{path}: not found; run 'clir-eval run CONFIG --out {out_dir}' first")
     from .files import read_text
 

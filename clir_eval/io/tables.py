@@ -28,6 +28,15 @@ from ..stats import round_half_up
 from .files import PathLike, iter_lines
 
 MISSING = frozenset({"", "na", "n/a", "nan", "null", "none", "-"})
+SYSTEM_COLUMNS = frozenset({"system", "systems", "sys", "system_id", "systemid", "system_name", "model", "name", "id"})
+
+
+def to_float(cell: str) -> float:
+    """``float(cell)`` without Python's extensions to the number syntax: a digit separator
+    (``1_0`` is not 10) is a ValueError, as in every other tool that reads these tables."""
+    if "_" in cell:
+        raise ValueError(cell)
+    return float(cell)
 
 
 def score_cell(cell: str, path: PathLike, lineno: int, col: str) -> float | None:
@@ -37,7 +46,7 @@ def score_cell(cell: str, path: PathLike, lineno: int, col: str) -> float | None
     if cell.lower() in MISSING:
         return None
     try:
-        v = float(cell)
+        v = to_float(cell)
     except ValueError:
         v = math.inf
     if math.isnan(v):
@@ -53,7 +62,7 @@ def _is_number(cell: str) -> bool:
     if cell.lower() in MISSING:
         return True
     try:
-        float(cell)
+        to_float(cell)
     except ValueError:
         return False
     return True
@@ -92,7 +101,7 @@ class Table:
                 out[k] = math.nan
                 continue
             try:
-                v = float(cell)
+                v = to_float(cell)
             except ValueError:
                 raise UserError(
                     f"{self.path}:{lineno}: column {column!r} has non-numeric value {cell!r}; "
@@ -126,6 +135,31 @@ class Table:
                     "keep one row per system and group (remove the repeated row)"
                 )
             first[key] = lineno
+
+    def check_no_repeats(self, group_cols: Sequence[str], used: Sequence[str]) -> None:
+        """Refuse a system listed twice in a group of a per-system table (it would count twice
+        in n and the p-value). The rows are keyed by their label columns (:meth:`label_columns`)
+        and a column named like a system id (``system``, ``sys``, ``model``, ...) even when its ids
+        are numbers; two rows of one system with the same ``used`` scores are a repeat whatever
+        their other text columns say; a table with no label column at all (only numbers) may not
+        hold two identical rows, since nothing tells the systems apart."""
+        labels = self.label_columns(exclude=[*used, *group_cols])
+        named = [c for c in self.columns if c.strip().lower() in SYSTEM_COLUMNS and c not in (*used, *group_cols)]
+        keys = list(dict.fromkeys([*labels, *named]))
+        if keys:
+            self.check_unique([*group_cols, *keys], "the row")
+            if named:
+                self.check_unique([*group_cols, *named, *dict.fromkeys(used)], "the system with the same scores")
+            return
+        first: dict[tuple[str, ...], int] = {}
+        for row, lineno in zip(self.rows, self.linenos):
+            if row in first:
+                raise UserError(
+                    f"{self.path}:{lineno}: this row repeats line {first[row]} and no column names the systems, so "
+                    "it would be counted twice; remove the repeated row (or add a 'system' column if these are "
+                    "two systems with equal scores)"
+                )
+            first[row] = lineno
 
     def select(self, keep: Sequence[bool]) -> "Table":
         """The rows where ``keep`` is true."""

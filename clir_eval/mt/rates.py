@@ -107,10 +107,10 @@ def _human(s: float) -> str:
 
 def count_lines(path: str) -> int:
     """Lines of a plain or gzipped text file (a last line without a newline counts)."""
-    import gzip
+    from ..io.files import InputFile  # a FIFO or device refused, a .gz within the input bounds
 
     n, last = 0, b"\n"
-    with (gzip.open(path, "rb") if str(path).endswith(".gz") else open(path, "rb")) as fh:
+    with InputFile(path) as fh:
         while block := fh.read(1 << 20):
             n += block.count(b"\n")
             last = block[-1:]

@@ -6,6 +6,7 @@ import contextlib
 import json
 import os
 import socket
+import stat
 import time
 from pathlib import Path
 from typing import Any, Iterator, Mapping
@@ -38,10 +39,118 @@ def prepare_out(out_dir: str | os.PathLike) -> Path:
     return _writable_dir(out, "--out", out, parents=False)
 
 
+@contextlib.contextmanager
+def claimed_out(out_dir: str | os.PathLike) -> Iterator[Path]:
+    """:func:`prepare_out` and :func:`locked` together: a run refused or failed inside leaves no
+    trace of the claim -- the lock file it created is removed, and so is ``out_dir`` itself when
+    this call created it and it is still empty (cache entries already written stay)."""
+    out = Path(out_dir)
+    new = not os.path.lexists(out)
+    prepare_out(out)
+    try:
+        with locked(out):
+            _check_outputs(out)
+            yield out
+    except BaseException:
+        if new:
+            _remove_empty_dirs(out)
+        raise
+
+
+def _check_outputs(out: Path) -> None:
+    """Before any work: the files a run replaces are regular files or absent (a FIFO or
+    directory named results.json is refused now, not after the whole run)."""
+    from ..io.files import _check_target
+    from .. import report
+
+    for name in ("results.json", *report.REPORT_FILES):
+        _check_target(out / name)
+
+
+def _remove_empty_dirs(top: Path) -> None:
+    """Remove ``top`` and the directories below it that are empty (bottom up); files stay."""
+    for dirpath, _dirs, _files in sorted(os.walk(top), key=lambda w: -len(w[0])):
+        with contextlib.suppress(OSError):
+            os.rmdir(dirpath)
+
+
 def _stamp(fd: int) -> None:
     """Record who holds a lock file (shown to a run that finds it taken)."""
     os.ftruncate(fd, 0)
     os.pwrite(fd, f"pid {os.getpid()} on {socket.gethostname()} since {time.strftime('%Y-%m-%d %H:%M:%S')}".encode(), 0)
+
+
+def _open_lock(path: Path, flag: str, shown: Any) -> tuple[int, bool]:
+    """Open (creating it) the lock file ``path``: never through a symbolic link (O_NOFOLLOW, so a
+    link planted there cannot make a run write outside its directory), and only a regular file.
+    Returns the descriptor and whether this call created the file."""
+    nofollow = getattr(os, "O_NOFOLLOW", 0)
+    flags = os.O_RDWR | nofollow | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    for _ in range(100):
+        try:
+            return os.open(path, flags | os.O_CREAT | os.O_EXCL, 0o644), True
+        except FileExistsError:
+            pass
+        except OSError as e:
+            raise UserError(f"{flag} {shown}: cannot create the lock file {path} ({e.strerror}); "
+                            "check the directory's permissions") from None
+        try:
+            fd = os.open(path, flags)
+        except FileNotFoundError:
+            continue  # removed meanwhile by the run that held it
+        except OSError as e:
+            if os.path.islink(path):
+                raise UserError(f"{flag} {shown}: the lock file {path} is a symbolic link; clir-eval never writes "
+                                "through one -- remove the link and re-run") from None
+            raise UserError(f"{flag} {shown}: cannot open the lock file {path} ({e.strerror}); remove it and re-run") from None
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise UserError(f"{flag} {shown}: the lock file {path} is not a regular file; remove it and re-run")
+        os.set_blocking(fd, True)
+        return fd, False
+    raise UserError(f"{flag} {shown}: cannot create the lock file {path}; re-run")  # pragma: no cover
+
+
+def _same_file(fd: int, path: Path) -> bool:
+    """Whether ``path`` still names the open file ``fd`` (a lock file removed and re-created by
+    another run while this one waited for it is not the lock any more)."""
+    try:
+        st = os.stat(path, follow_symlinks=False)
+    except OSError:
+        return False
+    mine = os.fstat(fd)
+    return (st.st_dev, st.st_ino) == (mine.st_dev, mine.st_ino)
+
+
+@contextlib.contextmanager
+def _hold(path: Path, flag: str, shown: Any, busy) -> Iterator[None]:
+    """Hold an exclusive ``flock`` on the lock file ``path``; ``busy(fd, holder)`` is called when
+    another process holds it and must either raise or return after blocking on the lock. The
+    file is removed on release when this call created it (the directory is left as found)."""
+    import fcntl
+
+    while True:
+        fd, created = _open_lock(path, flag, shown)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip() or "another process"
+                busy(fd, holder)
+            if _same_file(fd, path):
+                break
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)
+    try:
+        _stamp(fd)
+        yield
+    finally:
+        if created and _same_file(fd, path):
+            with contextlib.suppress(OSError):
+                os.unlink(path)  # still holding the lock: a run that opened it meanwhile re-opens
+        os.close(fd)
 
 
 @contextlib.contextmanager
@@ -51,30 +160,34 @@ def locked(out: Path) -> Iterator[None]:
     The lock is an ``flock`` on ``out/.clir-eval.lock``: the kernel releases it when the
     process ends however it ends, so a killed run never leaves a stale lock behind."""
     try:
-        import fcntl
+        import fcntl  # noqa: F401
     except ImportError:  # pragma: no cover - no flock (Windows): unlocked
         yield
         return
-    path = out / LOCK_FILE
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip() or "another process"
-            raise UserError(
-                f"--out {out}: another clir-eval run is writing into this directory ({holder}); "
-                "wait for it to finish or choose another --out"
-            ) from None
-        _stamp(fd)
+
+    def busy(fd: int, holder: str) -> None:
+        raise UserError(
+            f"--out {out}: another clir-eval run is writing into this directory ({holder}); "
+            "wait for it to finish or choose another --out"
+        )
+
+    with _hold(out / LOCK_FILE, "--out", out, busy):
         yield
-    finally:
-        os.close(fd)
 
 
 def prepare_cache(cache_dir: str | os.PathLike) -> Path:
     """Create a shared cache directory (``--cache``/``$CLIR_EVAL_CACHE``), writable; return its absolute path."""
     return _writable_dir(Path(cache_dir).absolute(), "--cache", cache_dir, parents=True)
+
+
+def prepare_default_cache(out: Path) -> Path:
+    """``out/cache``, the cache of a run without ``--cache``: never a symbolic link (that would
+    write outside ``--out``)."""
+    cache = out / "cache"
+    if os.path.islink(cache):
+        raise UserError(f"--out {out}: {cache} is a symbolic link; clir-eval writes only inside --out -- remove "
+                        "the link, or pass the directory it points to as --cache")
+    return prepare_cache(cache)
 
 
 @contextlib.contextmanager
@@ -95,22 +208,17 @@ def cache_locked(root: Path, log) -> Iterator[None]:
         finally:
             _HELD[key] -= 1
         return
-    fd = os.open(root / CACHE_LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip() or "another process"
-            log(f"--cache {root}: another clir-eval run is using this cache ({holder}); waiting for it to finish")
-            fcntl.flock(fd, fcntl.LOCK_EX)
-        _stamp(fd)
+
+    def busy(fd: int, holder: str) -> None:
+        log(f"--cache {root}: another clir-eval run is using this cache ({holder}); waiting for it to finish")
+        fcntl.flock(fd, fcntl.LOCK_EX)
+
+    with _hold(root / CACHE_LOCK_FILE, "--cache", root, busy):
         _HELD[key] = 1
         try:
             yield
         finally:
             _HELD.pop(key, None)
-    finally:
-        os.close(fd)
 
 
 def write_outputs(results: dict, out: Path, t_start: float, progress: Any = None,
@@ -151,6 +259,8 @@ def _optional_files() -> tuple[str, ...]:
 
 def _previous_results(path: Path) -> dict | None:
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None  # never opened: a FIFO would block (write_set refuses it)
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None

@@ -27,7 +27,7 @@ from ..mt.analyses import run_analyses
 from .cache import Cache, tool_versions
 from .executor import Beside, Executor, LocalExecutor, WorkerLost, get_executor, runs_elsewhere
 from .inputs import Resolved, resolve_inputs
-from .output import cache_locked, locked, prepare_cache, prepare_out, write_outputs
+from .output import cache_locked, claimed_out, prepare_cache, prepare_default_cache, write_outputs
 from .progress import Progress
 from .memory import available_memory, bound_jobs, build_memory
 from .shards import drop_stale_spans
@@ -60,9 +60,8 @@ def run_experiment(
     ex = get_executor(executor or cfg.executor, jobs or cfg.jobs or os.cpu_count() or 1)
     if shard_docs is not None:
         cfg = replace(cfg, shard_docs=shard_docs)
-    out = prepare_out(out_dir)
-    with locked(out):
-        root = prepare_cache(cache_dir if cache_dir is not None else out / "cache")
+    with claimed_out(out_dir) as out:  # a refused run leaves no new --out behind
+        root = prepare_cache(cache_dir) if cache_dir is not None else prepare_default_cache(out)
         with cache_locked(root, log or _note):  # also when OUT/cache is another run's --cache
             return _run(cfg, out, ex, quiet, log or _warn, {"jobs": jobs, "executor": executor, "log": log,
                                                             "shard_docs": shard_docs, "cache_dir": cache_dir and root}, root)

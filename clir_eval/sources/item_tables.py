@@ -31,11 +31,9 @@ class ExternalItems:
 
 
 def file_sha256(path: str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+    from ..io.files import file_checksum  # a FIFO or device refused, never read
+
+    return file_checksum(path, "sha256")
 
 
 def item_tables(cfg: Config) -> list[ExternalTable]:

@@ -190,13 +190,12 @@ def _size_mb(path: str | None) -> float | None:
 
 def _count_lines(path: str) -> int | None:
     """Non-empty lines of a plain or gzipped file (documents of a jsonl/tsv/lines collection); None if unreadable."""
-    import gzip
+    from ..io.files import READ_ERRORS, InputFile
 
     try:
-        opener = gzip.open if str(path).endswith(".gz") else open
-        with opener(path, "rb") as fh:
-            return sum(1 for line in fh if line.strip())
-    except OSError:
+        with InputFile(path) as fh:  # a FIFO, a device or a .gz bomb refused as run refuses it
+            return sum(1 for _, line in fh.lines() if line.strip())
+    except READ_ERRORS:
         return None
 
 
