@@ -19,6 +19,7 @@ MAX_YAML_NODES = 100_000  # scalars + collections after expanding aliases
 MAX_INPUT_BYTES = 2**20  # a .gz input may expand past this only at a normal compression ratio
 MAX_GZIP_RATIO = 100  # ... namely at most this many bytes of text per compressed byte
 MAX_GZIP_BYTES = 64 * 2**30  # and never past this, whatever its ratio
+MAX_MEMORY_BYTES = 4 * 2**30  # the estimated peak memory of a computation that grows with its input and options
 MAX_LINE_BYTES = 64 * 2**20  # one line of any text input
 MAX_PARAM_INT = 1_000  # integer metric/measure parameters unless the registry declares its own bound
 MAX_NGRAM_ORDER = 20  # BLEU order, chrF character and word orders
@@ -45,6 +46,12 @@ def input_bytes() -> int:
     """Decompressed bytes a .gz input may reach before its compression ratio is checked
     (``CLIR_EVAL_MAX_INPUT_BYTES`` overrides)."""
     return _env_int("CLIR_EVAL_MAX_INPUT_BYTES", MAX_INPUT_BYTES)
+
+
+def memory_bytes() -> int:
+    """Memory a computation may be estimated to need before it starts; more is refused up front,
+    naming the bound (``CLIR_EVAL_MAX_MEMORY_BYTES`` overrides)."""
+    return _env_int("CLIR_EVAL_MAX_MEMORY_BYTES", MAX_MEMORY_BYTES)
 
 
 def gzip_bytes() -> int:

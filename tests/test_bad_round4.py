@@ -371,3 +371,16 @@ def test_item_col_equal_to_system_col(tmp_path, cli):
     assert_one_line_error(code, err, r"--item-col 'system' is also the --system-col")
     code, _, err = cli("correlate", "--table", t, "--x", "bleu", "--y", "map", "--item-col", "map")
     assert_one_line_error(code, err, r"--item-col 'map' is also among the --x/--y score columns")
+
+
+@pytest.mark.parametrize("option, value", [("--ci", "100000"), ("--permutation", "100000")])
+def test_item_col_memory_bound_is_checked_up_front(tmp_path, cli, option, value):
+    """12 systems x 1000 items at the largest --ci or --permutation would need ~9-20 GiB: refused before any
+    draw, naming the bound (scripts/bench_memory_bounds.py measures what is accepted)."""
+    t = tmp_path / "items.tsv"
+    t.write_text("system\titem\tbleu\tmap\n" + "".join(f"s{s}\ti{i}\t{(s * 31 + i * 17) % 97}\t{(s * 7 + i) % 89}\n"
+                                                       for s in range(12) for i in range(1000)))
+    argv = ["correlate", "--table", t, "--x", "bleu", "--y", "map", "--item-col", "item", option, value]
+    code, _, err = cli(*argv)
+    assert_one_line_error(code, err, r"--item-col: 12 systems x 1000 items with .* would need about \d+\.\d GiB, over "
+                                     r"the bound of 4\.0 GiB; .*CLIR_EVAL_MAX_MEMORY_BYTES")

@@ -94,6 +94,7 @@ def correlate_cmd(
     rounding = parse_rounding(round_, list(dict.fromkeys(xs + ys)))
     if item_col is not None:
         _check_item_columns(t, item_col, system_col, xs, ys, group_by)
+        _check_item_memory(t, item_col, system_col, group_by, ci, permutation, variant if method == "kendall" else None)
         text = _item_level(t, xs, ys, item_col, system_col, group_by, rounding, method, variant, alpha, ci, seed,
                            ci_level, permutation, correction, lower, verdicts, fmt)
         if out:
@@ -143,6 +144,47 @@ def _check_item_columns(t, item_col: str, system_col: str, xs, ys, group_by: Opt
             if not row[i].strip():
                 raise UserError(f"{t.path}:{lineno}: empty {col!r} ({opt}); every row needs the id of its "
                                 f"{'item' if opt == '--item-col' else 'system'}")
+
+
+def item_memory(systems: int, items: int, ci: int, permutation: int, variant: str | None) -> int:
+    """Estimated peak bytes of the item-level analysis of one group (``systems`` x ``items`` cells):
+    the CI draws over items build items x items pair matrices (float64; a few at a time) and
+    ci x items multiplicities, the permutation test permutation x systems x items indices, and
+    acc23 all pairs of the flattened cells; measured by scripts/bench_memory_bounds.py."""
+    S, I = max(systems, 1), max(items, 1)
+    need = 18 * permutation * S * I  # int64 indices and their permuted copy
+    if ci > 0:  # pair matrices, and a dozen draws x items arrays of float64 (items' τ per draw, ...)
+        need = max(need, 8 * (4 * I * I + 12 * ci * max(S, I)))
+    if variant == "acc23":  # all pairs of the flattened cells: indices, signs, products
+        cells = S * I
+        need = max(need, 64 * (cells * (cells - 1) // 2))
+    return 300 * 2**20 + need
+
+
+def _check_item_memory(t, item_col: str, system_col: str, group_by: Optional[str], ci: int, permutation: int,
+                       variant: Optional[str]) -> None:
+    """Refuse up front, naming the bound, an item-level analysis estimated to need more memory than
+    :func:`clir_eval.limits.memory_bytes` (4 GiB unless raised)."""
+    from ..limits import memory_bytes
+
+    cols = [c.strip() for c in group_by.split(",") if c.strip()] if group_by else []
+    gi, si, ii = [t.index(c) for c in cols], t.index(system_col), t.index(item_col)
+    per: dict[tuple, tuple[set, set]] = {}
+    for row in t.rows:
+        sys_, items = per.setdefault(tuple(row[i] for i in gi), (set(), set()))
+        sys_.add(row[si].strip())
+        items.add(row[ii].strip())
+    bound = memory_bytes()
+    for key, (sys_, items) in per.items():
+        need = item_memory(len(sys_), len(items), ci, permutation, variant)
+        if need > bound:
+            where = f" in group {'/'.join(key)!r}" if key else ""
+            raise UserError(
+                f"--item-col: {len(sys_)} systems x {len(items)} items{where} with --ci {ci}, --permutation "
+                f"{permutation}{', acc23' if variant == 'acc23' else ''} would need about {need / 2**30:.1f} GiB, over "
+                f"the bound of {bound / 2**30:.1f} GiB; lower --ci / --permutation, split the items with --group-by, "
+                "or raise the bound with CLIR_EVAL_MAX_MEMORY_BYTES"
+            )
 
 
 def _item_level(t, xs, ys, item_col, system_col, group_by, rounding, method, variant, alpha, ci, seed, ci_level,

@@ -42,7 +42,7 @@ import scipy  # scipy.stats loads on first use (a worker drawing resamples never
 
 from ..settings import default
 from .kendall_rows import kendall_rows
-from .pairsums import group_sums, quad_forms, tau_draws, tau_draws_many
+from .pairsums import group_sums, quad_forms, tau_draws
 from .settings import CorrelationSettings, StatsSettings
 from .statistics import _coef_batch, _percentile_ci, check_method, correlate
 
@@ -194,7 +194,8 @@ def _draw_coefs(X: np.ndarray, Y: np.ndarray, grouping: str, s: ItemSettings, ax
         per = np.stack([tau_draws(group_sums(X[:, j:j + 1], Y[:, j:j + 1], 0), U, s.variant)
                         for j in range(X.shape[1])], axis=1)
     else:  # system grouping, items resampled; per system across the drawn items
-        per = tau_draws_many([group_sums(X[i:i + 1], Y[i:i + 1], 1) for i in range(X.shape[0])], U, s.variant)
+        per = np.stack([tau_draws(group_sums(X[i:i + 1], Y[i:i + 1], 1), U, s.variant)  # one items x items
+                        for i in range(X.shape[0])], axis=1)  # matrix at a time (the same exact sums)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return np.nanmean(per, axis=1)

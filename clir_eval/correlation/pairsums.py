@@ -55,10 +55,14 @@ def _ties(cells: tuple, *ranks: np.ndarray) -> np.ndarray:
     key = ranks[0].astype(np.int64)
     for r in ranks[1:]:
         key = key * (int(r.max(initial=0)) + 1) + r
+    from scipy import sparse
+
     _, v = np.unique(key, return_inverse=True)
-    counts = np.zeros((G, int(v.max(initial=-1)) + 1))
-    np.add.at(counts, (np.repeat(np.arange(G), n), v.ravel()), pres.astype(float))
-    return counts @ counts.T
+    # groups x values, sparse: at most n values per group (a dense one is G x distinct values, which
+    # for continuous scores is G x all cells); integer counts, so the product is exact either way
+    counts = sparse.csr_array((pres.astype(float), (np.repeat(np.arange(G), n), v.ravel())),
+                              shape=(G, int(v.max(initial=-1)) + 1))
+    return np.asarray((counts @ counts.T).toarray(), dtype=float)
 
 
 def group_sums(X: np.ndarray, Y: np.ndarray, axis: int) -> GroupSums:
@@ -82,15 +86,17 @@ def group_sums(X: np.ndarray, Y: np.ndarray, axis: int) -> GroupSums:
     pres = present.ravel().astype(np.int8)
     c = np.zeros((G, G))
     N = G * n
-    step = max(1, 4_000_000 // max(1, n * N))  # groups per chunk: at most ~4M cell pairs at a time
-    for g0 in range(0, G, step):
-        g1 = min(G, g0 + step)
-        a = slice(g0 * n, g1 * n)
+    step = max(1, 4_000_000 // max(1, N))  # cells per chunk: at most ~4M cell pairs at a time
+    group_of = np.arange(N) // max(n, 1)  # the cells are grouped: cell g * n + j is in group g
+    for a0 in range(0, N, step):
+        a = slice(a0, min(N, a0 + step))
         prod = np.sign(rx[a, None] - rx[None, :]).astype(np.int8)  # (cells of the chunk, all cells)
         prod *= np.sign(ry[a, None] - ry[None, :]).astype(np.int8)
         prod *= pres[None, :]
-        per_cell = prod.reshape(-1, G, n).sum(axis=2, dtype=np.int64) * pres[a, None]
-        c[g0:g1] = per_cell.reshape(g1 - g0, n, G).sum(axis=1)
+        per_cell = prod.reshape(-1, G, n).sum(axis=2, dtype=np.int64) * pres[a, None]  # (cells, G)
+        g = group_of[a]
+        starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])  # integer sums: exact in any order
+        c[g[starts]] += np.add.reduceat(per_cell, starts, axis=0)
 
     has_x = np.zeros((G, len(vx)), bool)
     has_y = np.zeros((G, len(vy)), bool)
@@ -114,9 +120,19 @@ def quad_forms(U: np.ndarray, Ms: list[np.ndarray], W: np.ndarray) -> np.ndarray
     exact32 = W.size == 0 or float(np.max(W)) < 4096
     dt = np.float32 if exact32 else np.float64
     Uc = np.ascontiguousarray(U, dtype=dt)
-    UM = Uc @ np.concatenate(Ms, axis=1).astype(dt)  # (k, len(Ms) * G)
-    q = np.matmul(UM.reshape(k, -1, G), Uc[:, :, None])[..., 0]
-    return q.astype(np.float64)
+    out = []
+    # one product per matrix and at most ~2**25 entries of U @ M at a time (never all matrices
+    # side by side: that copy was len(Ms) x G x G); integer entries, so the sums are exact in any order
+    step = max(1, 2**25 // max(1, max(M.shape[1] for M in Ms)))
+    for M in Ms:
+        Md = M.astype(dt, copy=False)
+        m = M.shape[1] // G
+        q = np.empty((k, m))
+        for a in range(0, k, step):
+            UM = Uc[a:a + step] @ Md  # (c, m * G)
+            q[a:a + step] = np.matmul(UM.reshape(len(UM), m, G), Uc[a:a + step, :, None])[..., 0]
+        out.append(q)
+    return np.concatenate(out, axis=1).astype(np.float64)
 
 
 def tau_draws(gs: GroupSums, U: np.ndarray, variant: str | None = "b") -> np.ndarray:

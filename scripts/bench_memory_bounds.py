@@ -1,0 +1,126 @@
+"""Peak memory (RSS) and wall time of the commands whose memory grew with an input or an option
+(gzip bombs, the item-level bootstrap, mt-score's bootstrap, per-type report and TER): each case
+runs as its own process and its peak RSS is read from the kernel (wait4), so the numbers are those
+of the command alone.
+
+    python scripts/bench_memory_bounds.py [--before DIR] [--lines N] [--items N,N,..] [--cases a,b,..]
+
+``--before DIR``: also run every case with the clir_eval package of another checkout (DIR on
+PYTHONPATH) and print the ratio after/before. A refused case prints its one error line. The
+bound every case must keep: 4 GiB, or a refusal up front that names the bound.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+BOUND = 4 * 2**30
+
+
+_WRAP = ("import resource, subprocess, sys; p = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL); "
+         "print(p.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+
+
+def run(argv: list[str], pythonpath: str | None) -> tuple[float, int, int, str]:
+    """(wall seconds, peak RSS bytes, exit code, last stderr line) of ``clir-eval argv``, run under a
+    fresh wrapper process whose only child it is (so RUSAGE_CHILDREN's peak is this command's)."""
+    env = dict(os.environ)
+    if pythonpath:
+        env["PYTHONPATH"] = pythonpath
+    t0 = time.perf_counter()
+    p = subprocess.run([sys.executable, "-c", _WRAP, sys.executable, "-m", "clir_eval", *map(str, argv)],
+                       capture_output=True, text=True, env=env)
+    wall = time.perf_counter() - t0
+    code, kb = p.stdout.split()
+    lines = p.stderr.strip().splitlines()
+    return wall, int(kb) * 1024, int(code), (lines[-1] if lines else "")
+
+
+def text_lines(n: int, seed: int) -> str:
+    rng = random.Random(seed)
+    words = [f"w{i}" for i in range(30000)]
+    return "".join(" ".join(rng.choice(words) for _ in range(rng.randint(5, 30))) + "\n" for _ in range(n))
+
+
+def cases(d: Path, lines: int, items: list[int], systems: int) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    bomb = d / "bomb.txt.gz"  # 1 GiB of zeros in ~1 MB
+    with gzip.open(bomb, "wb", 6) as fh:
+        block = b"\0" * (1 << 24)
+        for _ in range(64):
+            fh.write(block)
+    ok = d / "ok.txt"
+    ok.write_text("the cat sat\n")
+    out["bomb-mt-score"] = ["mt-score", "--hyp", bomb, "--ref", ok, "--metrics", "bleu"]
+    nl = d / "bomb-lines.tsv.gz"  # 300 MiB of short lines at ~400x (a retrieve --queries bomb)
+    with gzip.open(nl, "wb", 6) as fh:
+        for _ in range(300):
+            fh.write(b"q\tx\n" * (1 << 18))
+    docs = d / "docs.jsonl"
+    docs.write_text('{"id": "d1", "text": "a cat"}\n{"id": "d2", "text": "a dog"}\n{"id": "d3", "text": "fish"}\n')
+    out["bomb-retrieve-queries"] = ["retrieve", "--docs", docs, "--queries", nl, "--out", d / "x.run"]
+    dz = d / "docs-bomb.jsonl.gz"  # 300 MiB of one document line repeated (~400x)
+    with gzip.open(dz, "wb", 6) as fh:
+        line = b'{"id": "d", "text": "the cat sat on the mat the dog barks"}\n'
+        fh.write(line * (300 * 2**20 // len(line)))
+    out["bomb-retrieve-docs"] = ["retrieve", "--docs", dz, "--queries", d / "q.tsv", "--out", d / "x.run"]
+    (d / "q.tsv").write_text("q1\tcat\n")
+    hyp, ref = d / "hyp.txt", d / "ref.txt"
+    hyp.write_text(text_lines(lines, 1))
+    ref.write_text(text_lines(lines, 2))
+    out["mt-bootstrap-max"] = ["mt-score", "--hyp", hyp, "--ref", ref, "--bootstrap", "100000"]
+    out["mt-bootstrap-100"] = ["mt-score", "--hyp", hyp, "--ref", ref, "--bootstrap", "100"]
+    out["mt-report"] = ["mt-score", "--hyp", hyp, "--ref", ref, "--metrics", "macrof1", "--report", d / "rep.tsv"]
+    out["mt-ter"] = ["mt-score", "--hyp", hyp, "--ref", ref, "--metrics", "ter"]
+    rng = random.Random(3)
+    for n in items:
+        t = d / f"items{n}.tsv"
+        with open(t, "w") as fh:
+            fh.write("system\titem\tbleu\tmap\n")
+            for s in range(systems):
+                for i in range(n):
+                    fh.write(f"s{s}\ti{i}\t{rng.random():.4f}\t{rng.random():.4f}\n")
+        for ci, perm in ((200, 100), (40000, 100), (100000, 100), (0, 100000), (0, 10000)):
+            out[f"item-ci{ci}-perm{perm}-{n}"] = ["correlate", "--table", t, "--x", "bleu", "--y", "map", "--item-col",
+                                                 "item", "--ci", str(ci), "--permutation", str(perm)]
+        out[f"item-acc23-{n}"] = ["correlate", "--table", t, "--x", "bleu", "--y", "map", "--item-col", "item",
+                                  "--variant", "acc23", "--permutation", "100"]
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--before", help="another checkout: its clir_eval is run on the same cases")
+    ap.add_argument("--lines", type=int, default=100_000, help="lines of the mt-score cases")
+    ap.add_argument("--items", default="1000,3000,5000", help="items of the item-level cases (12 systems)")
+    ap.add_argument("--systems", type=int, default=12)
+    ap.add_argument("--cases", default="", help="comma list of case-name prefixes to run (default: all)")
+    args = ap.parse_args()
+    here = str(Path(__file__).resolve().parent.parent)
+    with tempfile.TemporaryDirectory() as tmp:
+        todo = cases(Path(tmp), args.lines, [int(x) for x in args.items.split(",") if x], args.systems)
+        wanted = [c for c in args.cases.split(",") if c]
+        print(f"{'case':28s} {'code':>8s} {'wall s':>8s} {'peak MiB':>9s}" + ("  before: wall s, peak MiB, ratio"
+                                                                            if args.before else ""))
+        for name, argv in todo.items():
+            if wanted and not any(name.startswith(w) for w in wanted):
+                continue
+            wall, rss, code, last = run(argv, here)
+            line = f"{name:28s} {code:8d} {wall:8.1f} {rss / 2**20:9.0f}"
+            if args.before:
+                bw, brss, bcode, _ = run(argv, args.before)
+                line += f"  {bw:8.1f} {brss / 2**20:9.0f} (rc {bcode})  x{rss / max(brss, 1):.2f}"
+            flag = "" if rss <= BOUND else "  OVER 4 GiB"
+            print(line + flag + (f"\n    {last}" if code else ""), flush=True)
+
+
+if __name__ == "__main__":
+    main()
