@@ -76,9 +76,12 @@ def cases(d: Path, lines: int, items: list[int], systems: int) -> dict[str, list
     hyp, ref = d / "hyp.txt", d / "ref.txt"
     hyp.write_text(text_lines(lines, 1))
     ref.write_text(text_lines(lines, 2))
-    out["mt-bootstrap-max"] = ["mt-score", "--hyp", hyp, "--ref", ref, "--bootstrap", "100000"]
-    out["mt-bootstrap-100"] = ["mt-score", "--hyp", hyp, "--ref", ref, "--bootstrap", "100"]
-    out["mt-report"] = ["mt-score", "--hyp", hyp, "--ref", ref, "--metrics", "macrof1", "--report", d / "rep.tsv"]
+    small_h, small_r = d / "hyp-small.txt", d / "ref-small.txt"  # the largest --bootstrap on a smaller test set
+    small_h.write_text(text_lines(min(lines, 5000), 1))
+    small_r.write_text(text_lines(min(lines, 5000), 2))
+    out["mt-bootstrap-max-5k-lines"] = ["mt-score", "--hyp", small_h, "--ref", small_r, "--bootstrap", "100000"]
+    out["mt-bootstrap-1000"] = ["mt-score", "--hyp", hyp, "--ref", ref, "--bootstrap", "1000"]
+    out["mt-report"] = ["mt-score", "--hyp", hyp, "--ref", ref, "--report", d / "rep.tsv"]
     out["mt-ter"] = ["mt-score", "--hyp", hyp, "--ref", ref, "--metrics", "ter"]
     rng = random.Random(3)
     for n in items:

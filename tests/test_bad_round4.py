@@ -384,3 +384,21 @@ def test_item_col_memory_bound_is_checked_up_front(tmp_path, cli, option, value)
     code, _, err = cli(*argv)
     assert_one_line_error(code, err, r"--item-col: 12 systems x 1000 items with .* would need about \d+\.\d GiB, over "
                                      r"the bound of 4\.0 GiB; .*CLIR_EVAL_MAX_MEMORY_BYTES")
+
+
+@pytest.mark.parametrize("option", [["--bootstrap", "100000"], ["--report", "REPORT"]])
+def test_mt_score_memory_bound_is_checked_up_front(tmp_path, cli, monkeypatch, option):
+    """Every segment's statistics in memory (the bootstrap, the per-type report) is estimated from the
+    text's size before reading it; past the bound (lowered here to 220 MB) it is refused naming the bound,
+    while streamed scoring of the same files runs."""
+    h, r = tmp_path / "h.txt.gz", tmp_path / "r.txt"
+    text = "".join(f"the cat number {i} sat on the mat and the dog barked at it {i % 7}\n" for i in range(20000))
+    h.write_bytes(gzip.compress(text.encode()))
+    r.write_text(text)
+    monkeypatch.setenv("CLIR_EVAL_MAX_MEMORY_BYTES", "220000000")
+    argv = [str(tmp_path / "rep.tsv") if a == "REPORT" else a for a in option]
+    code, _, err = cli("mt-score", "--hyp", h, "--ref", r, *argv)
+    assert_one_line_error(code, err, r"scoring 2 MiB of text with every segment's statistics in memory .* would need "
+                                     r"about 0\.\d GiB, over the bound of 0\.2 GiB; .*CLIR_EVAL_MAX_MEMORY_BYTES")
+    assert not (tmp_path / "rep.tsv").exists()
+    assert cli("mt-score", "--hyp", h, "--ref", r, "--metrics", "bleu")[0] == 0

@@ -79,6 +79,7 @@ def mt_score_cmd(
         if scores is not None:
             _print_scores({name: sc.to_dict() for name, sc in scores.items()}, fmt)
             return
+    check_memory(ms, [hyp, *ref, *([src] if src else [])], report=bool(report))
     hyps, refs = read_segments(hyp, ref)
     sources = read_source(src, len(hyps), hyp) if src else None
     stats = collect_stats(ms, hyps, refs, sources=sources)
@@ -94,6 +95,61 @@ def mt_score_cmd(
     if report:
         _write_report(report, ms, hyps, refs)
     _print_scores(out, fmt)
+
+
+def text_bytes(path: str) -> int:
+    """The (decompressed) size of a text input: a .gz's own record of its size (mod 2**32), at
+    least three times its compressed size."""
+    import os
+
+    size = os.stat(path).st_size
+    if not str(path).endswith(".gz") or size < 18:
+        return size
+    with open(path, "rb") as fh:  # regular: checked by the readers before (a FIFO never gets here)
+        fh.seek(-4, os.SEEK_END)
+        isize = int.from_bytes(fh.read(4), "little")
+    return max(isize, 3 * size)
+
+
+def memory_need(metrics, text: int, report: bool) -> int:
+    """Estimated peak bytes of scoring ``text`` bytes of hypotheses and references with every
+    segment's statistics in memory (the bootstrap, --report, --src, metrics that do not stream):
+    per byte of text about 24 bytes for the costliest metric's statistics pass (10 for TER), 6
+    more per further statistics pass, 30 for the per-type report; measured by
+    scripts/bench_memory_bounds.py. Neural metrics (their model's memory) are not counted."""
+    from ..mt.neural import NeuralMetric
+
+    passes = {m.stats_key(): (10 if m.name.startswith("ter") else 24) for m in metrics
+              if not isinstance(m, NeuralMetric)}
+    per_byte = (max(passes.values()) + 6 * (len(passes) - 1)) if passes else 0
+    if report:
+        per_byte = max(per_byte, 30)
+    return 200 * 2**20 + per_byte * text
+
+
+def check_memory(metrics, paths, *, report: bool) -> None:
+    """Refuse up front, naming the bound, a scoring estimated (:func:`memory_need`) to need more
+    memory than :func:`clir_eval.limits.memory_bytes` (4 GiB unless raised)."""
+    from ..limits import memory_bytes
+
+    for p in paths:
+        _check_input(p)
+    text = sum(text_bytes(p) for p in paths)
+    need, bound = memory_need(metrics, text, report), memory_bytes()
+    if need > bound:
+        raise UserError(
+            f"scoring {text / 2**20:.0f} MiB of text with every segment's statistics in memory (--bootstrap, "
+            f"--report, --src or a metric that does not stream) would need about {need / 2**30:.1f} GiB, over the "
+            f"bound of {bound / 2**30:.1f} GiB; score without those options (streamed in chunks), split the test "
+            "set, or raise the bound with CLIR_EVAL_MAX_MEMORY_BYTES"
+        )
+
+
+def _check_input(path: str) -> None:
+    """A FIFO, device or missing file is refused as the readers refuse it (before its size is read)."""
+    from ..io.files import InputFile
+
+    InputFile(path).close()
 
 
 def _print_scores(out: dict[str, Any], fmt: str) -> None:
@@ -142,6 +198,7 @@ def mt_compare_cmd(
     build(SignificanceSettings, bootstrap=bootstrap, ar_trials=ar_trials, correction=correction, seed=seed)
     ms = load_metrics(split_list(metrics), tokenize=tokenize, lowercase=lowercase)
     set_runtime(ms, device=check_device(device), batch_size=check_option(MTSettings, "batch_size", batch_size))
+    check_memory(ms, [*hyp, *ref, *([src] if src else [])], report=False)
     base, refs = read_segments(hyp[0], ref)
     systems = [(h, read_segments(h, ref)[0]) for h in hyp[1:]]
     sources = read_source(src, len(base), hyp[0]) if src else None
