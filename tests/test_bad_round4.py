@@ -95,9 +95,12 @@ def test_lock_files_are_removed_after_a_run(tmp_path, cli):
 
 # ---- 6. a refused run leaves no new --out
 
-@pytest.mark.parametrize("case", ["cache-file", "cache-dev-null", "item-metric-unknown"])
+@pytest.mark.parametrize("case", ["cache-file", "cache-dev-null", "item-metric-unknown", "score-name-clash"])
 def test_refused_run_leaves_no_new_out(tmp_path, cli, case):
-    extra = {"item-metric-unknown": {"item_level": {"metrics": ["nosuch"]}}}.get(case, {})
+    extra = {"item-metric-unknown": {"item_level": {"metrics": ["nosuch"]}},
+             "score-name-clash": {"external": [{"file": "ext.tsv", "kind": "mt", "match": {"system": "{name}"},
+                                                "columns": ["bleu"]}]}}.get(case, {})
+    (tmp_path / "ext.tsv").write_text("system\tbleu\na\t1\nb\t2\nc\t3\n")
     cfg = _config(tmp_path, **extra)
     out = tmp_path / "out"
     argv = ["run", cfg, "--out", out, "-q", "--jobs", "1"]
@@ -107,7 +110,7 @@ def test_refused_run_leaves_no_new_out(tmp_path, cli, case):
     elif case == "cache-dev-null":
         argv += ["--cache", "/dev/null"]
     code, _, err = cli(*argv)
-    assert_one_line_error(code, err, r"--cache|nosuch")
+    assert_one_line_error(code, err, r"--cache|nosuch|score name 'bleu' is already used")
     assert not out.exists()
 
 

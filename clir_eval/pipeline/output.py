@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import socket
 import stat
 import time
@@ -43,7 +44,8 @@ def prepare_out(out_dir: str | os.PathLike) -> Path:
 def claimed_out(out_dir: str | os.PathLike) -> Iterator[Path]:
     """:func:`prepare_out` and :func:`locked` together: a run refused or failed inside leaves no
     trace of the claim -- the lock file it created is removed, and so is ``out_dir`` itself when
-    this call created it and it is still empty (cache entries already written stay)."""
+    this call created it: all of it after a refusal (a UserError: the user fixes the input and
+    starts again), only while empty otherwise (an interrupted run's cache entries stay, to resume)."""
     out = Path(out_dir)
     new = not os.path.lexists(out)
     prepare_out(out)
@@ -51,8 +53,10 @@ def claimed_out(out_dir: str | os.PathLike) -> Iterator[Path]:
         with locked(out):
             _check_outputs(out)
             yield out
-    except BaseException:
-        if new:
+    except BaseException as e:
+        if new and isinstance(e, UserError):
+            shutil.rmtree(out, ignore_errors=True)
+        elif new:
             _remove_empty_dirs(out)
         raise
 
