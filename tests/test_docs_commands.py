@@ -36,6 +36,12 @@ def test_documented_demo_commands_run(cli, tmp_path, monkeypatch):
     monkeypatch.delenv("CLIR_EVAL_CACHE", raising=False)
     code, _, err = cli("demo", "--out", "demo-out", "--quiet")
     assert code == 0, err
+    # the summary line getting-started.md quotes is the demo report's
+    quoted = re.search(r"the \*\*summary line\*\* gives\s+the answer at each level and where they disagree:\n\n"
+                       r"```text\n(.*?)```", (ROOT / "docs" / "getting-started.md").read_text(encoding="utf-8"), re.S)
+    md = (tmp_path / "demo-out" / "report.md").read_text(encoding="utf-8")
+    summary = next(p for p in md.split("\n\n") if p.startswith("**System level**")).replace("**", "")
+    assert quoted and " ".join(quoted.group(1).split()) == " ".join(summary.split()), summary
     for page, cmd in cmds:
         code, out, err = cli(*shlex.split(cmd, comments=True)[1:])
         assert code == 0, f"docs/{page}: {cmd}\n{err}"

@@ -57,3 +57,14 @@ def test_the_docs_extra_holds_only_the_sites_tools_and_the_readme_installs_it():
     assert docs == {"mkdocs", "mkdocs-material"}  # mkdocs.yml: theme material, its markdown extensions
     assert docs <= {name(r) for r in extras["test"]}  # the docs tests build the site
     assert "pip install -e '.[docs]' && mkdocs serve" in (ROOT / "README.md").read_text()
+
+
+def test_architecture_lists_every_field_of_an_external_table():
+    from dataclasses import fields
+
+    from clir_eval.sources.settings import ExternalTable
+
+    (row,) = [ln for ln in (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8").splitlines()
+              if ln.startswith("|") and "`ExternalTable`" in ln]
+    listed = set(re.findall(r"`(\w+)`", row.split("|")[3]))
+    assert listed == {f.name for f in fields(ExternalTable)} - {"where"}  # where: the YAML path, for messages
