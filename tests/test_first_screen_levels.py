@@ -110,3 +110,17 @@ def test_a_target_without_any_ranked_metric_says_so_instead_of_an_empty_cluster_
     assert "no ranking: no MT metric has a defined τ" in line and not line.rstrip().endswith("clusters")
     md = markdown(res)
     assert "clusters none ranked" not in md and "clusters none (no MT metric has a defined τ" in md
+
+
+def test_the_english_row_is_explained_in_one_line_when_relevance_is_its_own_top_k(tiny):
+    from clir_eval.report.tables import english_note
+
+    res = copy.deepcopy(tiny)
+    res["english"]["ir"].update({"map": 1.0, "P_5": 0.9, "rbo": 0.99999999})
+    note = english_note(res)
+    assert note.startswith("The English side's row is a ceiling by construction: the relevant documents are its "
+                           "own top 5, so it scores 1 on map, rbo")
+    assert "P_5 is 0.90 because some queries share a term with fewer than 5 documents" in note
+    assert note in markdown(res) and "ceiling by construction" in html_report(res, plots=False)
+    res["signature"]["relevance"] = "file:qrels.txt|sha1:0"
+    assert english_note(res) is None and "ceiling by construction" not in markdown(res)

@@ -294,8 +294,12 @@ def _scores_html(results: Mapping[str, Any]) -> str:
         rows.append([(english_label(results), "")] + [(fmt_num(eng["ir"].get(n), digits[(k, n)]) if k == "ir" else "", "")
                                                         for k, n in cols])
     acc = queries_blocks(results)
+    from .tables import english_note
+
+    note = english_note(results) if eng and eng.get("ir") else None
     return ("<h2 id='scores'>System scores</h2><p class='note'>Systems in natural order; each column shows as many "
             "decimals as it needs to tell the systems apart.</p>" + _table_html(["system", *(n for _, n in cols)], rows)
+            + (_blocks_html([Para(note)]) if note else "")
             + (f"<h2>{html.escape(acc[0].text)}</h2>" + _table_html(list(acc[1].header), acc[1].rows) if acc else ""))
 
 

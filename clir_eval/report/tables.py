@@ -429,7 +429,35 @@ def scores_blocks(results: Mapping[str, Any]) -> list[Block]:
     if eng and eng.get("ir"):
         rows.append([(english_label(results), "em")]
                     + [(fmt_num(eng["ir"].get(n), 4) if k == "ir" else "", "") for k, n in cols])
-    return [Heading("System scores"), table_block(["system", *(n for _, n in cols)], rows, "l" + "n" * len(cols))]
+    note = english_note(results)
+    return ([Heading("System scores"), table_block(["system", *(n for _, n in cols)], rows, "l" + "n" * len(cols))]
+            + ([Para(note)] if note else []))
+
+
+def english_note(results: Mapping[str, Any]) -> str | None:
+    """One line on the English side's row when relevance is its own top k (pseudo-qrels): why it is a ceiling,
+    and why a measure stays below 1 for it."""
+    import re
+
+    rel = str((results.get("signature") or {}).get("relevance") or "")
+    eng = (results.get("english") or {}).get("ir") or {}
+    m = re.match(r"pseudo:top_k=(\d+)", rel)
+    if not m or not eng:
+        return None
+    k = int(m.group(1))
+    ones = [n for n, v in eng.items() if v is not None and abs(v - 1.0) < 1e-6]  # float sums: RBO 0.9999999...
+    below = []
+    for n, v in eng.items():
+        if v is None or v > 1.0 - 1e-6:
+            continue
+        cut = re.fullmatch(r"P(?:_|@)(\d+)", n)
+        why = (f"some queries share a term with fewer than {k} documents, and the empty ranks count as misses "
+               "(`clir-eval validate` counts them)" if cut and int(cut.group(1)) == k
+               else f"its cut-off or definition differs from the top {k}")
+        below.append(f"{n} is {v:.2f} because {why}")
+    return (f"The English side's row is a ceiling by construction: the relevant documents are its own top {k}"
+            + (f", so it scores 1 on {', '.join(ones)}" if ones else "") + ("; " + "; ".join(below) if below else "")
+            + ".")
 
 
 # --------------------------------------------------------------------------- correlate
