@@ -155,3 +155,23 @@ def test_streams_keep_their_old_signature():
     """Built-in streams without ``patterns`` are Monte Carlo (the signature callers used before)."""
     st = Stream("permutation", "kendall", "b", 1, (0,), lambda mem: (), lambda r, mem: r)
     assert st.patterns == 0
+
+
+def test_the_report_says_how_many_decisions_are_open_and_what_settles_them():
+    from clir_eval.report.verdicts import verdict_tests
+
+    pair = {"a": "x", "b": "y", "delta": 0.1, "p_value": 0.003, "p_adjusted": 0.045, "significant": True,
+            "settled": False, "exact": False, "resamples": 6000}
+    res = {"mode": "sequential", "first": 1000, "max": 6000, "draws": [1000, 6000], "exact": 0, "floor": 0.0025,
+           "unsettled": 1, "settle_draws": 10000}
+    v = {"target": "t", "pairwise": [pair], "resolution": res, "alpha": 0.05, "method": "kendall"}
+    text = verdict_tests([v])
+    assert "1 decision not settled at the maximum (marked †" in text and "--permutation 10000" in text
+    assert "draws used 1000–6000" in text
+    res.update(unsettled=0, settle_draws=None, draws=[1000, 1000])
+    pair.update(settled=True)
+    text = verdict_tests([v])
+    assert "not settled" not in text and "each used 1000" in text and "1000–1000" not in text
+    res.update(exact=1, draws=None)
+    pair.update(exact=True)
+    assert "every test exact" in verdict_tests([v])

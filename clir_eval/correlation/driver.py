@@ -460,8 +460,8 @@ def williams_p(r_ag: float, r_bg: float, r_ab: float, n: int) -> float | None:
 
 
 def _pair_test_stream(k: int, setup: tuple, s: StatsSettings, seed: int, exact: bool = True):
-    """Two-sided PERM-BOTH of one pair as a stream of the verdict engine: the draws whose |Δ| reaches
-    the observed |Δ|. Which metric is "a" is chosen by the data (the one ranked above), so a one-sided p in
+    """Two-sided PERM-BOTH of one pair as a stream of the verdict engine (a two-sided test): the draws
+    whose |Δ| reaches the observed |Δ|. Which metric is "a" is chosen by the data (the one ranked above), so a one-sided p in
     that direction would reject twice as often as α under the null. Exact (every swap pattern, see
     :func:`.statistics.perm_both_exact_kind`) where ``exact`` and that is cheap, else Monte Carlo. Exact:
     swapping every system negates Δ, so for |Δ| > 0 the two tails hold equally many patterns and the count

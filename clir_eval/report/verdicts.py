@@ -215,6 +215,13 @@ def verdict_tests(vds: Sequence[Mapping[str, Any]]) -> str:
         elif used:
             said.append(f"{res[0]['first']} draws per test (fixed)")
         floor = max(r["floor"] for r in res)
+        open_ = sum(r.get("unsettled") or 0 for r in res)
+        if open_:
+            need = max((r.get("settle_draws") or 0 for r in res), default=0)
+            said.append(f"{open_} decision{'' if open_ == 1 else 's'} not settled at the maximum (marked †, decided by "
+                        "the estimate; " + (f"about {need} draws per test would settle "
+                                            f"{'it' if open_ == 1 else 'them'}: --permutation {need}" if need else
+                                            "a p on its threshold: no number of draws settles it") + ")")
         parts.append(f"PERM-BOTH: {'; '.join(said) or 'no test'}; smallest attainable adjusted p {floor:.2g}.")
     d = next((v["discriminability"] for v in vds if (v.get("discriminability") or {}).get("test")), None)
     if d:
