@@ -52,7 +52,7 @@ def correlate_cmd(
                                         "better (e.g. TER): ranked by -tau."),
     item_col: Optional[str] = typer.Option(None, "--item-col", help="Item-level table: one row per system and "
                                            "item (document, query, segment) named by this column; reports the "
-                                           "groupings none, item, system (docs/item-level.md)."),
+                                           "groupings none, item, system, within (docs/item-level.md)."),
     system_col: str = typer.Option("system", "--system-col", help="With --item-col: the column naming the system."),
     fmt: str = typer.Option("json", "--format", help="json | tsv | md | latex (booktabs tables, the md content)."),
     out: Optional[str] = typer.Option(None, "--out", help="Write here (atomically) instead of stdout."),
@@ -96,7 +96,7 @@ def correlate_cmd(
         _check_item_columns(t, item_col, system_col, xs, ys, group_by)
         _check_item_memory(t, item_col, system_col, group_by, ci, permutation, variant if method == "kendall" else None)
         text = _item_level(t, xs, ys, item_col, system_col, group_by, rounding, method, variant, alpha, ci, seed,
-                           ci_level, permutation, correction, lower, verdicts, fmt)
+                           ci_level, permutation, correction, lower, verdicts, fmt, family, resolution)
         if out:
             with atomic_write(out, parents=False) as fh:
                 fh.write(text)
@@ -188,14 +188,14 @@ def _check_item_memory(t, item_col: str, system_col: str, group_by: Optional[str
 
 
 def _item_level(t, xs, ys, item_col, system_col, group_by, rounding, method, variant, alpha, ci, seed, ci_level,
-                permutation, correction, lower, verdicts, fmt) -> str:  # fmt: skip
+                permutation, correction, lower, verdicts, fmt, family="target", resolution="sequential") -> str:  # fmt: skip
     """The --item-col output: JSON rows (and verdicts) with "grouping", or TSV."""
     from ..correlation.items import ItemSettings, correlate_item_table, item_table_groups
 
     if fmt not in ("json", "tsv"):
         raise UserError(f"--item-col prints --format json or tsv, not {fmt!r}")
     s = ItemSettings(method, None if method != "kendall" else variant, alpha, ci, permutation,
-                     seed, ci_level, correction)
+                     seed, ci_level, correction, family, resolution)
     rows, vds = correlate_item_table(item_table_groups(t, xs, ys, item_col, system_col, group_by, rounding), s,
                                      lower, verdicts)
     if fmt == "tsv":

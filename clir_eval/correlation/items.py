@@ -38,13 +38,12 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
-import scipy  # scipy.stats loads on first use (a worker drawing resamples never needs it)
 
 from ..settings import default
 from .kendall_rows import kendall_rows
 from .pairsums import group_sums, quad_forms, tau_draws
 from .settings import CorrelationSettings, StatsSettings
-from .statistics import _coef_batch, _percentile_ci, check_method, correlate
+from .statistics import RESAMPLE_BLOCK, _coef_batch, _percentile_ci, check_method
 
 # version of the item-level computation: change it when a change alters its results (cached
 # results of another version are not reused)
@@ -54,10 +53,15 @@ from .statistics import _coef_batch, _percentile_ci, check_method, correlate
 # (up to the order of the items) is computed once (:func:`distinct_analyses`), so later rows' generators are numbered
 # without it; 6: answers name only the significantly separated pairs; 7: a table's items are "items" in answers;
 # 8: items whose target is constant (no defined coefficient in any draw) are left out of the draws' arithmetic
-# (the same draws; the means over the other items may differ in the last bit)
-ITEM_PROCEDURE = "8"
-GROUPINGS = ("none", "item", "system")
-VERDICT_GROUPING = "item"
+# (the same draws; the means over the other items may differ in the last bit); 9: tests valid for the crossed
+# systems x items design: the ``within`` grouping (system-centred scores), ``item`` and ``within`` p-values from system
+# labels permuted jointly across items, ``none``/``system`` descriptive (no p-value), verdicts on ``within`` with
+# whole-system swaps (two-sided, exact or sequential Monte Carlo), the family and resolution of the correlation section
+ITEM_PROCEDURE = "9"
+GROUPINGS = ("none", "item", "system", "within")
+TESTED_GROUPINGS = ("item", "within")  # groupings whose p-value holds its level for the crossed design
+VERDICT_GROUPING = "within"
+EXACT_MAX = 5040  # enumerate every joint permutation / swap pattern when there are at most this many
 Mapper = Callable[[Callable[[tuple], Any], list], list]  # map(function, jobs) -> results in order, e.g. an executor's
 BATCH_MAX_N = 40  # rows up to this length: all-pairs sign matrices; longer: O(n log n) merge counts
 
@@ -86,6 +90,8 @@ class ItemSettings:
     seed: int = default(CorrelationSettings, "seed")
     level: float = default(StatsSettings, "level")
     correction: str = default(CorrelationSettings, "correction")
+    family: str = default(CorrelationSettings, "family")
+    resolution: str = default(CorrelationSettings, "resolution")
 
     def __post_init__(self) -> None:
         method, variant = check_method(self.method, self.variant)
@@ -130,6 +136,8 @@ def group_coefs(X: np.ndarray, Y: np.ndarray, grouping: str, method: str, varian
         return coef_rows(X, Y, method, variant)
     if grouping == "none":
         return coef_rows(X.reshape(1, -1), Y.reshape(1, -1), method, variant)
+    if grouping == "within":
+        return coef_rows(*(R.T for R in system_centred(X, Y)), method, variant)
     raise ValueError(f"unknown grouping {grouping!r}; use one of {', '.join(GROUPINGS)}")
 
 
@@ -141,6 +149,43 @@ def _varying(Y: np.ndarray) -> np.ndarray:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # an item without a defined cell: NaN bounds, not varying
         return np.nanmax(Y, axis=0) > np.nanmin(Y, axis=0)
+
+
+def system_centred(X: np.ndarray, Y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The ``within`` component of an item-level analysis: (X, Y) on the items whose target varies across
+    systems (the items with a coefficient), each system's row minus its own mean over those items (its defined
+    cells). Subtracting item means as well (double centring) would not change any within-item ranking, so a
+    within-item τ of these values is the τ of the system-and-item-centred residuals: does a system score lower
+    on the items where it retrieves worse than its own average? A system's overall quality cancels. Each row
+    depends only on its own system's values, so permuting or swapping whole systems commutes with centring."""
+    v = _varying(Y)
+    X, Y = np.asarray(X, float)[:, v], np.asarray(Y, float)[:, v]
+    if not v.any():
+        return X, Y
+    return _snapped(X - _row_means(X)), _snapped(Y - _row_means(Y))
+
+
+SNAP = 1e9  # centred values are kept on a grid of 1/SNAP of the matrix's largest |value|
+
+
+def _snapped(R: np.ndarray) -> np.ndarray:
+    """Centred values in units of the matrix's largest |value|, rounded to 1/:data:`SNAP`: two cells that are
+    tied in real arithmetic (x - m_s = x' - m_t) stay tied whatever the rounding of the row means (retrieval
+    scores such as 1/2, 1/3 make such ties common); orders that differ by more than that are kept. A
+    coefficient is unchanged by the common scale."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        scale = np.nanmax(np.abs(R)) if R.size and not np.isnan(R).all() else 0.0
+    return np.rint(R / scale * SNAP) / SNAP if scale > 0 else R
+
+
+def _row_means(X: np.ndarray) -> np.ndarray:
+    """Each row's mean over its defined cells, summed in sorted order so that it does not depend on the
+    order of the items (the same analysis with its items in another order gives the same bits); NaN for a
+    row without a defined cell."""
+    n = (~np.isnan(X)).sum(axis=1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.nansum(np.sort(X, axis=1), axis=1, keepdims=True) / np.where(n > 0, n, np.nan)
 
 
 def _mean(v: np.ndarray) -> float | None:
@@ -176,6 +221,9 @@ def _draw_coefs(X: np.ndarray, Y: np.ndarray, grouping: str, s: ItemSettings, ax
     columns (axis 1, items) with replacement. Kendall coefficients are computed from pair sums
     (:mod:`.pairsums`), exactly those of the resampled data; Pearson/Spearman recompute."""
     k = s.bootstrap
+    if grouping == "within":  # centring is per system: resampled systems or items keep their centred values
+        X, Y = system_centred(X, Y)
+        grouping = "item"
     averaged_axis = {"item": 1, "system": 0}.get(grouping)
     if averaged_axis == axis:  # resampling the averaged groups: resample their coefficients
         return _resampled_means(group_coefs(X, Y, grouping, s.method, s.variant), rng, k)
@@ -338,58 +386,25 @@ def _swapped_tau_b(a: np.ndarray, b: np.ndarray, Y: np.ndarray, swap: np.ndarray
     return ca, cb
 
 
-def _p_value(X: np.ndarray, Y: np.ndarray, grouping: str, obs: float, per_group: np.ndarray, s: ItemSettings,
-             rng: np.random.Generator) -> tuple[float | None, str]:  # fmt: skip
-    if grouping == "none":
-        c = correlate(X.ravel(), Y.ravel(), s.method, s.variant, s.alpha)
-        return c.p_value, (f"scipy Kendall test on the {c.n} flattened (system, item) pairs ({c.p_method}); it treats "
-                           "them as independent, which they are not" if s.method == "kendall" else
-                           f"{s.method} test on the {c.n} flattened (system, item) pairs, taken as independent")
-    if grouping == "system":
-        v = per_group[~np.isnan(per_group)]
-        if len(v) < 2 or np.ptp(v) == 0:
-            return None, "t-test over systems: fewer than 2 systems with a defined coefficient, or all equal"
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            p = float(scipy.stats.ttest_1samp(v, 0.0).pvalue)
-        return p, f"one-sample t-test of the {len(v)} systems' coefficients against 0 (two-sided)"
-    raise ValueError("the item grouping's p-value comes from target_permutation_tests")
-
-
 PERMUTATION_TEST = ("permutation within items: each item's target values shuffled across its systems (the same k "
                     "permutations for every metric against this target), k={k}, two-sided, p=(c+1)/(k+1)")
 
 
 def target_permutation_tests(Xs: Sequence[np.ndarray], Y: np.ndarray, taus: Sequence[float], s: ItemSettings,
                              key: tuple[int, int]) -> list[tuple[float | None, str]]:  # fmt: skip
-    """The ``item`` grouping's permutation test of every metric in ``Xs`` against the target ``Y``
-    (observed averages ``taus``): one set of k permutations of the systems within each item, drawn
-    from the generator seeded ``key`` and applied to ``Y``; each metric's average coefficient is
-    recomputed on every permuted target, p = (c+1)/(k+1), two-sided. Permuting the target instead
-    of the metric is the same test for each metric (the coefficient of (x, y∘π) is that of
-    (x∘π⁻¹, y), and π⁻¹ is as uniform as π); sharing the permutations only makes the metrics'
-    p-values dependent on each other, each stays exact."""
+    """NOT VALID for a run's data (kept for :mod:`.design` until it moves to :func:`joint_permutation_tests`):
+    each item's target shuffled across its systems independently of the other items, which treats one system in
+    two items as two independent units (Clark 1973); with system effects it rejects far above α. The run's
+    ``item`` p-values come from :func:`joint_permutation_tests`. Two-sided, p = (c+1)/(k+1)."""
     k = s.permutation
     if k < 1:
-        return [(None, "no permutation test (permutation: 0)")] * len(Xs)
+        return [(None, NOT_TESTED)] * len(Xs)
     S, I = Y.shape
     rng = np.random.default_rng(list(key))
     perm = rng.permuted(np.broadcast_to(np.arange(S, dtype=np.int64)[:, None], (k, S, I)).copy(), axis=1)
-    if not (v := _varying(Y)).all() and v.any():  # items without a coefficient under any permutation
-        perm, Y, Xs = perm[:, :, v], Y[:, v], [X[:, v] for X in Xs]
-        I = Y.shape[1]
-    fast = [j for j, X in enumerate(Xs) if _full_tau_b(s, X, Y)]
-    coefs: dict[int, np.ndarray] = dict(zip(fast, _permuted_target_tau_b(perm, [Xs[j] for j in fast], Y))) if fast else {}
-    if len(fast) < len(Xs):
-        Yp = np.take_along_axis(np.broadcast_to(Y, (k, S, I)), perm, axis=1)
-        for j in set(range(len(Xs))) - set(fast):
-            coefs[j] = item_coefs(Yp, Xs[j], s.method, s.variant)  # symmetric: coefficient of (Yp, X) = of (X, Yp)
     out = []
-    for j, tau in enumerate(taus):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            means = np.nanmean(coefs[j], axis=1)
-        hits = int((np.abs(means) >= abs(tau) - 1e-12).sum())
+    for m, tau in zip(_perm_means(perm, Xs, Y, s), taus):
+        hits = int((np.abs(m) >= abs(tau) - 1e-12).sum())
         out.append(((hits + 1) / (k + 1), PERMUTATION_TEST.format(k=k)))
     return out
 
@@ -415,6 +430,172 @@ def _permuted_target_tau_b(perm: np.ndarray, Xs: Sequence[np.ndarray], Y: np.nda
         sy = np.sign(Rp[:, :, iu] - Rp[:, :, ju])  # (I, c, pairs)
         num[:, a:a + step] = np.rint(np.matmul(sy, sx)).astype(np.int64).transpose(2, 1, 0)
     return [_tau_b_of(num[j], nx[None, :, j], ny[None], S) for j in range(len(Xs))]
+
+
+# --------------------------------------------------------------------------- tests valid for the crossed design
+# Every item is judged by the same systems, so the systems are the units of replication for anything that
+# compares systems (Clark 1973: items, here systems, as a random factor). Each test below draws one permutation
+# or one swap pattern of the SYSTEMS and applies it in every item alike (restricted permutations: Anderson & ter
+# Braak 2003), so no draw treats one system in two items as two independent units.
+NOT_TESTED = "not tested (permutation: 0)"
+DESCRIPTIVE = {
+    "none": "descriptive: no p-value (the flattened (system, item) pairs share systems and items, so no test that "
+            "treats them as independent holds its level; it mixes item difficulty with translation quality)",
+    "system": "descriptive: no p-value (the systems' coefficients across items share the items, so a test over "
+              "systems does not hold its level; it mostly reflects which items are easy for every system)",
+}
+
+
+def joint_permutations(S: int, k: int, rng: np.random.Generator) -> tuple[np.ndarray, bool]:
+    """((draws, S) permutations of S systems, exact): every permutation when there are at most
+    :data:`EXACT_MAX` (the identity among them), else ``k`` uniform ones from ``rng``."""
+    if math.factorial(S) <= EXACT_MAX:
+        import itertools
+
+        return np.array(list(itertools.permutations(range(S))), np.int64).reshape(-1, S), True
+    return rng.permuted(np.broadcast_to(np.arange(S, dtype=np.int64), (k, S)).copy(), axis=1), False
+
+
+def swap_patterns(S: int, k: int, rng: np.random.Generator) -> tuple[np.ndarray, bool]:
+    """((draws, S) bool swap patterns, one bit per system, exact): with at most :data:`EXACT_MAX` patterns
+    once system 0 is kept unswapped, every such pattern (a pattern and its complement give Δτ and −Δτ, so
+    they stand for all 2^S), else ``k`` fair coin flips per system (:func:`swap_bits`)."""
+    if S >= 1 and 2 ** (S - 1) <= EXACT_MAX:
+        n = 2 ** (S - 1)
+        bits = (np.arange(n)[:, None] >> np.arange(S - 1)[None]) & 1
+        return np.concatenate([np.zeros((n, 1), bool), bits.astype(bool)], axis=1), True
+    return swap_bits(rng, (k, S)), False
+
+
+def _perm_means(perm: np.ndarray, Xs: Sequence[np.ndarray], Y: np.ndarray, s: ItemSettings) -> list[np.ndarray]:
+    """Per metric, the item-averaged coefficient of X against Y permuted within items by ``perm`` (k, S, I)
+    (cell (b, s, i) of the permuted target is Y[perm[b, s, i], i]); items whose target is constant left out."""
+    k, S, I = perm.shape
+    if not (v := _varying(Y)).all() and v.any():  # items without a coefficient under any permutation
+        perm, Y, Xs = perm[:, :, v], Y[:, v], [X[:, v] for X in Xs]
+        I = Y.shape[1]
+    fast = [j for j, X in enumerate(Xs) if _full_tau_b(s, X, Y)]
+    coefs: dict[int, np.ndarray] = dict(zip(fast, _permuted_target_tau_b(perm, [Xs[j] for j in fast], Y))) if fast else {}
+    if len(fast) < len(Xs):
+        Yp = np.take_along_axis(np.broadcast_to(Y, (k, S, I)), perm, axis=1)
+        for j in set(range(len(Xs))) - set(fast):
+            coefs[j] = item_coefs(Yp, Xs[j], s.method, s.variant)  # symmetric: coefficient of (Yp, X) = of (X, Yp)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return [np.nanmean(coefs[j], axis=1) for j in range(len(Xs))]
+
+
+def joint_test_text(grouping: str, n: int, exact: bool) -> str:
+    what = ("system-centred scores (each system's values minus its own mean)" if grouping == "within" else "scores")
+    how = f"exact: all {n} permutations" if exact else f"k={n} Monte Carlo permutations, p=(c+1)/(k+1)"
+    return (f"system labels of the target permuted jointly across items (the same permutation in every item; "
+            f"Anderson & ter Braak 2003), {how}, two-sided; null: the systems' {what} of the metric are unrelated "
+            f"to those of the target")
+
+
+def joint_permutation_tests(Xs: Sequence[np.ndarray], Y: np.ndarray, taus: Sequence[float | None], s: ItemSettings,
+                            key: tuple[int, ...], grouping: str = "item") -> list[tuple[float | None, str]]:  # fmt: skip
+    """Valid p-values for the crossed systems x items design: the ``item`` (or, with ``grouping="within"``,
+    the ``within``) grouping's item-averaged coefficient of every metric in ``Xs`` against the target ``Y``
+    (systems x items; observed values ``taus``), tested by permuting the target's system labels JOINTLY
+    across items, the same permutation in every item. Under the null that a system's row of metric values
+    (for ``within``: of system-centred values, :func:`system_centred`) is unrelated to its row of target
+    values, with systems exchangeable, every permutation of the rows is equally likely, so the test is exact
+    whatever the item effects (easy items easy for every metric and target) and, for ``within``, whatever
+    the systems' overall qualities have in common. Exact enumeration for up to 7 systems (7! = 5040), else
+    ``s.permutation`` draws from ``default_rng(key)``, p = (c+1)/(k+1); two-sided (|τ'| ≥ |τ|). One set of
+    permutations serves every metric (their p-values are dependent, each exact). ``s.permutation`` 0: not
+    tested. Pure function: every argument is data, the result depends on nothing else."""
+    if s.permutation < 1:
+        return [(None, NOT_TESTED)] * len(Xs)
+    S, I = Y.shape
+    perms, exact = joint_permutations(S, s.permutation, np.random.default_rng(list(key)))
+    if grouping == "within":
+        Xs = [system_centred(X, Y)[0] for X in Xs]
+        Y = system_centred(Y, Y)[1]
+        I = Y.shape[1]
+    P = np.broadcast_to(perms[:, :, None], (len(perms), S, I))
+    means = _perm_means(P, Xs, Y, s) if I else [np.full(len(perms), np.nan) for _ in Xs]
+    text = joint_test_text(grouping, len(perms), exact)
+    out: list[tuple[float | None, str]] = []
+    for m, tau in zip(means, taus):
+        if tau is None:
+            out.append((None, text))
+            continue
+        hits = int((np.abs(m) >= abs(tau) - 1e-12).sum())
+        out.append((hits / len(m) if exact else (hits + 1) / (len(m) + 1), text))
+    return out
+
+
+def _z(v: np.ndarray) -> np.ndarray:
+    sd = np.nanstd(v)
+    return (v - np.nanmean(v)) / (sd if sd > 0 else 1.0)
+
+
+def swap_setup(Xa: np.ndarray, Xb: np.ndarray, Y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The data of :func:`system_swap_deltas` for two metrics (oriented: higher = better) and a target: each
+    metric's system-centred values (:func:`system_centred`, on the cells defined in all three) z-scored over
+    its cells, and the system-centred target."""
+    keep = ~(np.isnan(Xa) | np.isnan(Xb) | np.isnan(Y))
+    Yk = np.where(keep, Y, np.nan)
+    ra, ry = system_centred(np.where(keep, Xa, np.nan), Yk)
+    rb, _ = system_centred(np.where(keep, Xb, np.nan), Yk)
+    return _z(ra), _z(rb), ry
+
+
+def system_swap_deltas(a: np.ndarray, b: np.ndarray, Y: np.ndarray, W: np.ndarray, s: ItemSettings) -> np.ndarray:
+    """Δτ (item-averaged coefficient of a against Y minus that of b) after each swap pattern of ``W``
+    (draws, systems): where W[d, i] the whole row of system i is swapped between a and b, in every item alike
+    (PERM-BOTH, Deutsch et al. 2021, with the system as the unit, as the systems are the units that the same
+    items share). Exact integer counts (:func:`_swapped_tau_b`) for full τ-b."""
+    S, I = Y.shape
+    if I == 0:
+        return np.zeros(len(W))
+    sw = np.broadcast_to(W[:, :, None], (len(W), S, I))
+    if _full_tau_b(s, a, b, Y):
+        ca, cb = _swapped_tau_b(a, b, Y, sw)
+    else:
+        ca = item_coefs(np.where(sw, b, a), Y, s.method, s.variant)
+        cb = item_coefs(np.where(sw, a, b), Y, s.method, s.variant)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return np.nan_to_num(np.nanmean(ca, axis=1) - np.nanmean(cb, axis=1), nan=0.0)
+
+
+def system_swap_test(Xa: np.ndarray, Xb: np.ndarray, Y: np.ndarray, s: ItemSettings, rng: np.random.Generator
+                     ) -> tuple[float | None, float | None]:  # fmt: skip
+    """One pair of metrics (oriented: higher = better) on the ``within`` grouping, valid for the crossed design:
+    (Δτ = within-τ(a) − within-τ(b), two-sided p). Whole-system swaps of the two metrics' system-centred,
+    z-scored values (:func:`swap_setup`, :func:`system_swap_deltas`), one bit per system, the same in every
+    item; exact over all 2^(S−1) patterns up to 13 systems (p = share with |Δτ'| ≥ |Δτ|), else ``s.permutation``
+    draws, p = (c+1)/(k+1). Two-sided because a verdict orders the pair by its observed Δτ before testing it.
+    Valid where the two metrics' system-centred rows are exchangeable within each system under the null (as
+    PERM-BOTH's own condition at system level). The run's verdicts draw the same test in seed blocks and
+    sequentially (:func:`item_verdicts`); this single call is for other callers (study design)."""
+    a, b, ry = swap_setup(Xa, Xb, Y)
+    ta, tb = _mean(group_coefs(a, ry, "item", s.method, s.variant)), _mean(group_coefs(b, ry, "item", s.method, s.variant))
+    if ta is None or tb is None or s.permutation < 1:
+        return None, None
+    delta = ta - tb
+    W, exact = swap_patterns(Y.shape[0], s.permutation, rng)
+    hits = int((np.abs(system_swap_deltas(a, b, ry, W, s)) >= abs(delta) - 1e-12).sum())
+    return float(delta), hits / len(W) if exact else (hits + 1) / (len(W) + 1)
+
+
+def _swap_draws(a: np.ndarray, b: np.ndarray, Y: np.ndarray, delta: float, s: ItemSettings, key: tuple[int, ...],
+                blocks: Sequence[tuple[int, int]]) -> tuple[int, int]:  # fmt: skip
+    """(hits, draws) of one pair over the given seed blocks (block j: ``default_rng([*key, j])``, ``size`` swap
+    patterns), or over every pattern (``blocks`` empty and 2^(S−1) <= EXACT_MAX): hits count |Δτ'| ≥ |Δτ|."""
+    S = Y.shape[0]
+    if not blocks:
+        W, _ = swap_patterns(S, 0, np.random.default_rng(0))
+        return int((np.abs(system_swap_deltas(a, b, Y, W, s)) >= abs(delta) - 1e-12).sum()), len(W)
+    hits = n = 0
+    for j, size in blocks:
+        W = swap_bits(np.random.default_rng([*key, j]), (size, S))
+        hits += int((np.abs(system_swap_deltas(a, b, Y, W, s)) >= abs(delta) - 1e-12).sum())
+        n += size
+    return hits, n
 
 
 def distinct_analyses(mats: Sequence[ItemMatrix]) -> tuple[list[ItemMatrix], dict[tuple[str, str], tuple[str, str]]]:
@@ -487,17 +668,18 @@ def correlate_matrix(m: ItemMatrix, s: ItemSettings, seed: int, map: Mapper | No
 
 
 def plan_rows(m: ItemMatrix, s: ItemSettings, seed: int) -> tuple[list[dict[str, Any]], list[tuple]]:
-    """The rows of one item kind with their coefficients and the p-values that need no draws
-    (``none``, ``system``), one job (:func:`run_jobs`) per row for its CIs from the row's own
-    generator (seed ``[seed, i]``, i the row's number), and one job per target for the ``item``
-    rows' permutation tests (:func:`target_permutation_tests`, seed ``[seed, rows + t]``, t the
+    """The rows of one item kind with their coefficients (``none`` and ``system`` descriptive, without a
+    p-value), one job (:func:`run_jobs`) per row for its CIs from the row's own generator (seed ``[seed, i]``,
+    i the row's number), and one job per target and tested grouping (``item``, ``within``) for its rows' joint
+    permutation tests (:func:`joint_permutation_tests`, seed ``[seed, rows + t]``, t the
     target's number)."""
     rows: list[dict[str, Any]] = []
     jobs: list[tuple] = []
-    tests: list[tuple[np.ndarray, list[int]]] = []  # per target: its item rows to test
+    tests: list[tuple[np.ndarray, str, list[int]]] = []  # per target and tested grouping: its rows to test
     i = 0
     for y, Y in m.y.items():
-        tests.append((Y, []))
+        tested = {g: (Y, g, []) for g in TESTED_GROUPINGS}
+        tests += tested.values()
         for x, X in m.x.items():
             for grouping in GROUPINGS:
                 key = (seed, i)
@@ -514,18 +696,17 @@ def plan_rows(m: ItemMatrix, s: ItemSettings, seed: int) -> tuple[list[dict[str,
                 if tau is None:
                     row.update(p_value=None, significant=None, reason="no group with a defined coefficient")
                     continue
-                if grouping == "item":  # filled in by the target's permutation tests
+                if grouping in tested:  # filled in by the target's joint permutation tests
                     row.update(p_value=None, p_test=None, significant=None)
-                    tests[-1][1].append(len(rows) - 1)
-                else:  # these tests draw nothing
-                    p, test = _p_value(X, Y, grouping, tau, per, s, None)
-                    row.update(p_value=p, p_test=test, significant=None if p is None else bool(p < s.alpha))
+                    tested[grouping][2].append(len(rows) - 1)
+                else:  # descriptive: no test holds its level for the crossed design
+                    row.update(p_value=None, p_test=DESCRIPTIVE[grouping], significant=None)
                 if s.bootstrap > 0:
                     jobs.append((len(rows) - 1, (_row_draws, X, Y, grouping, s, key, tau)))
-    for t, (Y, tested) in enumerate(tests):
-        if tested:
-            jobs.append((tuple(tested), (target_permutation_tests, [m.x[rows[r]["mt_metric"]] for r in tested], Y,
-                                         [rows[r]["tau"] for r in tested], s, (seed, i + t))))
+    for t, (Y, grouping, tested_rows) in enumerate(tests):
+        if tested_rows:
+            jobs.append((tuple(tested_rows), (joint_permutation_tests, [m.x[rows[r]["mt_metric"]] for r in tested_rows],
+                                              Y, [rows[r]["tau"] for r in tested_rows], s, (seed, i + t), grouping)))
     return rows, jobs
 
 
@@ -575,7 +756,9 @@ def run_jobs(jobs: Sequence[tuple], map: Mapper | None = None) -> list:
 
 def perm_both_items(Xa: np.ndarray, Xb: np.ndarray, Y: np.ndarray, s: ItemSettings, rng: np.random.Generator
                     ) -> tuple[float | None, float | None]:  # fmt: skip
-    """PERM-BOTH within items for the ``item`` grouping: (delta = avg τ(a) - avg τ(b), one-sided p)."""
+    """NOT VALID for a run's data (kept for :mod:`.design` until it moves to :func:`system_swap_test`): PERM-BOTH
+    with an independent swap per (system, item) cell, which treats one system in two items as two independent
+    units (Clark 1973). (delta = avg τ(a) - avg τ(b), one-sided p) of the ``item`` grouping."""
     keep = ~(np.isnan(Xa) | np.isnan(Xb) | np.isnan(Y))
     a, b = np.where(keep, Xa, np.nan), np.where(keep, Xb, np.nan)
 
@@ -614,60 +797,159 @@ def swap_bits(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
 
 def item_verdicts(mats: Sequence[ItemMatrix], rows: Sequence[Mapping[str, Any]], lower: Sequence[str],
                   s: ItemSettings, seed: int, map: Mapper | None = None) -> list[dict[str, Any]]:  # fmt: skip
-    """Per (item kind, target), ``item`` grouping: metrics ranked, PERM-BOTH within items on every
-    pair, p adjusted over all pairs of all targets (one family), clusters, and the answer in words."""
+    """Per (item kind, target), ``within`` grouping: metrics ranked, every pair tested by whole-system swaps
+    (:func:`system_swap_test`'s test: exact, or sequential Monte Carlo with the resolution guard of the
+    system-level verdicts), p adjusted per family (``s.family``: each target's pairs, or all), clusters, and
+    the answer in words."""
     plan, jobs = plan_verdicts(mats, rows, lower, s, seed)
-    return finish_verdicts(plan, jobs, run_jobs(jobs, map), rows, lower, s)
+    return finish_verdicts(plan, jobs, run_jobs(jobs, map), rows, lower, s, map)
+
+
+@dataclass(frozen=True)
+class PairPlan:
+    """The verdicts to build: per (item kind, target) its ranking, and per pair of metrics its data for
+    :func:`system_swap_deltas` (None where Δτ is undefined) and whether its patterns are enumerated."""
+
+    verdicts: list[tuple[ItemMatrix, str, list[str]]]
+    pairs: list[tuple[int, str, str, float | None, tuple | None, tuple[int, int]]]  # verdict, a, b, Δτ, data, key
+    exact: bool
+    first: int
+    systems: int
 
 
 def plan_verdicts(mats: Sequence[ItemMatrix], rows: Sequence[Mapping[str, Any]], lower: Sequence[str],
-                  s: ItemSettings, seed: int) -> tuple[list[tuple], list[tuple]]:  # fmt: skip
-    """The metrics' ranking per (item kind, target) from the rows' coefficients, and one
-    PERM-BOTH job per pair of metrics (seed ``[seed, pair number]``)."""
+                  s: ItemSettings, seed: int) -> tuple[PairPlan, list[tuple]]:  # fmt: skip
+    """The metrics' ranking per (item kind, target) from the ``within`` rows' coefficients, each pair's
+    swap-test data, and the first round of jobs: per pair every swap pattern (up to 13 systems) or the first
+    ``s.permutation`` draws in seed blocks (pair i's block j from ``default_rng([seed, i, j])``)."""
+    from .statistics import resample_blocks
     from .verdict import ranking
 
     sign = lambda name: -1.0 if name in lower else 1.0  # noqa: E731
-    plan, jobs = [], []
+    verdicts, pairs = [], []
+    S = max((len(m.systems) for m in mats), default=0)
+    exact = S >= 1 and 2 ** (S - 1) <= EXACT_MAX
     for m in mats:
         for y, Y in m.y.items():
             taus = {r["mt_metric"]: r["tau"] for r in rows
                     if r["items"] == m.items and r["target"] == y and r["grouping"] == VERDICT_GROUPING}
             order = ranking(taus, lower)
-            plan.append((m, y, order))
+            verdicts.append((m, y, order))
             for i, a in enumerate(order):
                 for b in order[i + 1:]:
-                    jobs.append(((len(plan) - 1, a, b),
-                                 (_pair_test, sign(a) * m.x[a], sign(b) * m.x[b], Y, s, (seed, len(jobs)))))
+                    da, db, ry = swap_setup(sign(a) * m.x[a], sign(b) * m.x[b], Y)
+                    ta = _mean(group_coefs(da, ry, "item", s.method, s.variant))
+                    tb = _mean(group_coefs(db, ry, "item", s.method, s.variant))
+                    ok = ta is not None and tb is not None
+                    pairs.append((len(verdicts) - 1, a, b, ta - tb if ok else None, (da, db, ry) if ok else None,
+                                  (seed, len(pairs))))
+    plan = PairPlan(verdicts, pairs, exact, s.permutation, S)
+    blocks = [] if exact else resample_blocks(s.permutation)
+    jobs = [(k, (_swap_draws, *data, d, s, key, blocks)) for k, (_, _, _, d, data, key) in enumerate(pairs)
+            if data is not None and s.permutation > 0]
     return plan, jobs
 
 
-def _pair_test(Xa: np.ndarray, Xb: np.ndarray, Y: np.ndarray, s: ItemSettings, key: tuple[int, int]):
-    return perm_both_items(Xa, Xb, Y, s, np.random.default_rng(list(key)))
+def _families(plan: PairPlan, s: ItemSettings) -> list[list[int]]:
+    tested = [k for k, p in enumerate(plan.pairs) if p[4] is not None]
+    if s.family == "all":
+        return [tested]
+    return [[k for k in tested if plan.pairs[k][0] == v] for v in range(len(plan.verdicts))]
 
 
-def finish_verdicts(plan: list[tuple], jobs: list[tuple], results: Sequence[tuple], rows: Sequence[Mapping[str, Any]],
-                    lower: Sequence[str], s: ItemSettings) -> list[dict[str, Any]]:  # fmt: skip
-    """The verdicts of :func:`plan_verdicts` from its jobs' (delta, p) and the finished rows."""
+def _open(lo: np.ndarray, hi: np.ndarray, families: Sequence[Sequence[int]], s: ItemSettings) -> np.ndarray:
+    """Pairs whose decision could still change: rejected with every p at its upper bound it would not be,
+    at its lower bounds it would (Holm and BH are monotone), as :func:`.significance.open_decisions`."""
     from .significance import adjust
+
+    out = np.zeros(len(lo), bool)
+    for fam in families:
+        if fam:
+            idx = np.asarray(fam, int)
+            out[idx] = (np.asarray(adjust(lo[idx], s.correction)) < s.alpha) & ~(
+                np.asarray(adjust(hi[idx], s.correction)) < s.alpha)
+    return out
+
+
+def _bounds(hits: np.ndarray, draws: np.ndarray, exact: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(p, lower, upper): exact p where every pattern was enumerated, else (c+1)/(k+1) within its
+    Clopper-Pearson interval (:func:`.significance.clopper_pearson`)."""
+    from .significance import clopper_pearson
+
+    safe = np.maximum(draws, 1)
+    if exact:
+        p = hits / safe
+        return p, p, p
+    p = (hits + 1) / (safe + 1)
+    lo, hi = clopper_pearson(hits, safe)
+    return p, np.minimum(lo, p), np.maximum(hi, p)
+
+
+def finish_verdicts(plan: PairPlan, jobs: list[tuple], results: Sequence[tuple], rows: Sequence[Mapping[str, Any]],
+                    lower: Sequence[str], s: ItemSettings, map: Mapper | None = None) -> list[dict[str, Any]]:  # fmt: skip
+    """The verdicts of :func:`plan_verdicts` from its first round's (hits, draws): with resolution
+    ``sequential`` (and Monte Carlo draws), pairs whose decision is still open within their family get more
+    draws, doubling in whole seed blocks up to :func:`.significance.max_draws` for the largest family, as the
+    system-level verdicts (:func:`.significance.monte_carlo_family`); then p adjusted per family, clusters,
+    answers, and how many decisions stayed unsettled."""
+    from .significance import _new_blocks, adjust, max_draws
     from .verdict import clusters
 
-    tests = [(*key, d, p) for (key, _), (d, p) in zip(jobs, results)]
-    tested = [k for k, t in enumerate(tests) if t[4] is not None]
-    adjusted = dict(zip(tested, adjust([tests[k][4] for k in tested], s.correction))) if tested else {}
+    n = len(plan.pairs)
+    hits, draws = np.zeros(n, np.int64), np.zeros(n, np.int64)
+    for (k, _), (h, d) in zip(jobs, results):
+        hits[k], draws[k] = h, d
+    fams = _families(plan, s)
+    tested = np.array([p[4] is not None and s.permutation > 0 for p in plan.pairs], bool)
+    cap = max_draws(max((len(f) for f in fams), default=1), s.alpha, s.correction, plan.first)
+    target = plan.first
+    while not plan.exact and s.resolution == "sequential" and target < cap and tested.any():
+        _, lo, hi = _bounds(hits, draws, False)
+        active = _open(lo, hi, fams, s) & tested
+        if not active.any():
+            break
+        nxt = min(cap, plan.first + math.ceil((2 * target - plan.first) / RESAMPLE_BLOCK) * RESAMPLE_BLOCK)
+        more = [(k, (_swap_draws, *plan.pairs[k][4], plan.pairs[k][3], s, plan.pairs[k][5],
+                     _new_blocks(int(draws[k]), nxt, plan.first))) for k in np.flatnonzero(active)]
+        for (k, _), (h, d) in zip(more, run_jobs(more, map)):
+            hits[k] += h
+            draws[k] += d
+        target = nxt
+    p, lo, hi = _bounds(hits, draws, plan.exact)
+    settled = ~_open(lo, hi, fams, s) | ~tested
+    adjusted: dict[int, float] = {}
+    for fam in fams:
+        if fam and tested[fam].all():
+            adjusted.update(zip(fam, adjust([float(p[k]) for k in fam], s.correction)))
+    floor = (1 / 2 ** (plan.systems - 1) if plan.exact else
+             1 / (cap + 1) if s.resolution == "sequential" else 1 / (plan.first + 1))
+    how = ("exact: every swap pattern" if plan.exact else
+           f"sequential Monte Carlo: {plan.first} draws, more where a decision was open, up to {cap} per pair"
+           if s.resolution == "sequential" else f"Monte Carlo: {plan.first} draws per pair")
+    test = ("whole-system swaps of the two metrics' system-centred, z-scored scores (PERM-BOTH of Deutsch et al. "
+            "2021 with one swap bit per system, the same in every item), two-sided, " + how +
+            (", p = share of patterns with |Δτ'| ≥ |Δτ|" if plan.exact else ", p = (c+1)/(k+1)"))
     out = []
-    for pi, (m, y, order) in enumerate(plan):
-        pairwise = [{"a": a, "b": b, "delta": d, "p_value": p, "p_adjusted": adjusted.get(k),
-                     "significant": adjusted.get(k) is not None and adjusted[k] < s.alpha}
-                    for k, (pj, a, b, d, p) in enumerate(tests) if pj == pi]
+    for vi, (m, y, order) in enumerate(plan.verdicts):
+        pairwise = []
+        for k, (pv, a, b, d, data, _) in enumerate(plan.pairs):
+            if pv != vi:
+                continue
+            ok = bool(tested[k])
+            pa = adjusted.get(k)
+            pairwise.append({"a": a, "b": b, "delta": d, "p_value": float(p[k]) if ok else None,
+                             "p_adjusted": pa, "significant": pa is not None and pa < s.alpha,
+                             "draws": int(draws[k]), "settled": bool(settled[k])})
         groups = clusters(order, {(r["a"], r["b"]): r["p_adjusted"] for r in pairwise}, s.alpha)
         mine = {r["mt_metric"]: r for r in rows
                 if r["items"] == m.items and r["target"] == y and r["grouping"] == VERDICT_GROUPING}
         winner = groups[0][0] if groups and len(groups[0]) == 1 and len(order) > 1 else None
         out.append({
             "items": m.items, "grouping": VERDICT_GROUPING, "target": y, "ranking": order, "clusters": groups,
-            "winner": winner, "pairwise": pairwise,
-            "test": f"PERM-BOTH within items (Deutsch et al. 2021), one-sided, k={s.permutation}, p=(c+1)/(k+1)",
-            "correction": s.correction, "alpha": s.alpha,
+            "winner": winner, "pairwise": pairwise, "test": test if s.permutation > 0 else NOT_TESTED,
+            "correction": s.correction, "family": s.family, "alpha": s.alpha, "resolution": s.resolution,
+            "exact": plan.exact, "p_floor": floor,
+            "unsettled": sum(1 for r in pairwise if not r["settled"]),
             "n_items": max((r["n_items"] for r in mine.values()), default=0),
             "n_systems": max((r["n_systems"] for r in mine.values()), default=0),
             "answer": _answer(m.items, y, order, groups, winner, mine, lower, s, pairwise),
@@ -677,14 +959,16 @@ def finish_verdicts(plan: list[tuple], jobs: list[tuple], results: Sequence[tupl
 
 def _answer(items: str, y: str, order: Sequence[str], groups, winner, mine: Mapping[str, Mapping[str, Any]],
             lower: Sequence[str], s: ItemSettings, pairwise: Sequence[Mapping[str, Any]] = ()) -> str:
-    """One line: who predicts the target within items, or how tightly the CIs bound every metric. A
-    metric is said to be above another only where that pair's adjusted PERM-BOTH p is below α."""
+    """One line on the ``within`` component: which metric tells on which items a system does worse than its
+    own average, or how tightly the CIs bound every metric. A metric is said to be above another only where
+    that pair's adjusted p is below α."""
     from .verdict import oriented
 
     # a run's item kinds are documents and queries; a table's (correlate --item-col) are its items
     unit, one = {"documents": ("documents", "document"), "queries": ("queries", "query")}.get(items, ("items", "item"))
+    what = f"on which {unit} a system does worse than its own average"
     if not order:
-        return f"{y} over {unit}: no metric has a defined item-level coefficient"
+        return f"{y} over {unit}: no metric has a defined within-{one} coefficient"
     sig = [x for x in order if mine[x].get("significant") and oriented(mine[x]["tau"], x, lower) > 0]
     cis = [mine[x].get("ci_items") for x in order]
     bound = max((max(abs(c[0]), abs(c[1])) for c in cis if c), default=None)
@@ -693,19 +977,21 @@ def _answer(items: str, y: str, order: Sequence[str], groups, winner, mine: Mapp
     if winner is not None and winner in sig:
         below = [b for a, b in above if a == winner]
         rest = len(order) - 1 - len(below)
-        return (f"{y} over {unit}: {winner} predicts it best within {unit} (τ = {mine[winner]['tau']:+.3f}; "
-                f"significantly above {', '.join(below)}" + (f"; not separated from {rest} other metric(s))" if rest else ")"))
+        return (f"{y} over {unit}: {winner} tells best {what} (within-{one} τ of system-centred scores "
+                f"{mine[winner]['tau']:+.3f}; significantly above {', '.join(below)}"
+                + (f"; not separated from {rest} other metric(s))" if rest else ")"))
     if zero_in_all and bound is not None:
-        return (f"{y} over {unit}: no metric predicts it beyond ±{bound:.3f} "
-                f"({s.level:.0%} CI over {unit} of every metric's within-{one} τ contains 0)")
+        return (f"{y} over {unit}: no metric tells {what} beyond ±{bound:.3f} "
+                f"({s.level:.0%} CI over {unit} of every metric's within-{one} τ of system-centred scores contains 0)")
     if sig and above:
         pairs = ", ".join(f"{a} > {b}" for a, b in above)
-        return (f"{y} over {unit}: {', '.join(groups[0])} rank first within {unit}; the pairs separated "
+        return (f"{y} over {unit}: {', '.join(groups[0])} rank first on telling {what}; the pairs separated "
                 f"significantly: {pairs} (no other pair)")
     if sig:
-        return (f"{y} over {unit}: {', '.join(sig)} correlate significantly within {unit}, but the metrics "
+        return (f"{y} over {unit}: {', '.join(sig)} tell {what} (within-{one} τ significant), but the metrics "
                 f"cannot be separated")
-    return f"{y} over {unit}: no significant item-level correlation and the intervals are too wide to rule one out"
+    return (f"{y} over {unit}: no significant within-{one} correlation of system-centred scores, and the intervals "
+            "are too wide to rule one out")
 
 
 # --------------------------------------------------------------------------- correlate --item-col

@@ -189,13 +189,13 @@ def item_correlations(mats: Sequence[Any], s: Any, seed: int, lower: Sequence[st
     distinct, same = distinct_analyses(mats)
     planned = [plan_rows(m, s, seed + k) for k, m in enumerate(distinct)]
     rows = [r for rs, _ in planned for r in rs]
-    plan, vjobs = plan_verdicts(distinct, rows, lower, s, seed + len(mats)) if s.permutation > 0 else ([], [])
+    plan, vjobs = plan_verdicts(distinct, rows, lower, s, seed + len(mats)) if s.permutation > 0 else (None, [])
     results = run_jobs([j for _, js in planned for j in js] + vjobs, map)
     at = 0
     for rs, js in planned:
         finish_rows(rs, js, results[at:at + len(js)], s)
         at += len(js)
-    verdicts = finish_verdicts(plan, vjobs, results[at:], rows, lower, s) if s.permutation > 0 else []
+    verdicts = finish_verdicts(plan, vjobs, results[at:], rows, lower, s, map) if plan is not None else []
     rows, verdicts = repeated_rows(rows, verdicts, mats, same, lower, s)
     out = {"correlations": rows, "verdicts": verdicts,
            "same": [{"items": k[0], "target": k[1], "same_as": {"items": v[0], "target": v[1]}} for k, v in same.items()]}
@@ -217,7 +217,8 @@ def item_level_block(cfg: Config, outputs: Sequence[Mapping[str, Any]], systems:
     t0 = time.perf_counter()
     cc, il = cfg.correlation, cfg.item_level
     s = ItemSettings(cc.method, cc.variant, cc.alpha, cc.bootstrap if il.bootstrap is None else il.bootstrap,
-                     cc.permutation if il.permutation is None else il.permutation, cc.seed, CI_LEVEL, cc.correction)
+                     cc.permutation if il.permutation is None else il.permutation, cc.seed, CI_LEVEL, cc.correction,
+                     cc.family, cc.resolution)
     doc_mat, q_mat = matrices(outputs, systems, sys_results, ir_measures, ext)
     scored = set(outputs[0]["mt"]) if outputs else set()
     _, neural, left_out = item_metric_names(cfg, segmented=True)
@@ -228,8 +229,11 @@ def item_level_block(cfg: Config, outputs: Sequence[Mapping[str, Any]], systems:
                      "source gives with the MT test set's document boundaries)" if m.uses_source else
                      f"{m.name}: not scored per document")
     notes += _external_notes(ext, doc_mat)
-    notes.append("grouping none mixes item difficulty with translation quality (an easy item is easy for every "
-                 "system): read it as a description, not as evidence that a metric predicts retrieval")
+    notes.append("groupings none and system are descriptive (no p-value): none mixes item difficulty with translation "
+                 "quality (an easy item is easy for every system), system mostly reflects which items are easy; item "
+                 "mixes the systems' overall quality (as many independent units as systems) with the within-item part; "
+                 "within (each system's scores minus its own mean) is the part item level adds: on which items a "
+                 "system does worse than its own average")
     corr = item_correlations([doc_mat, q_mat], s, cc.seed, lower, cache, mapper)
     rows, verdicts = corr["correlations"], corr["verdicts"]
     notes += [f"{d['target']} over {d['items']}: the same (system, item) values as {d['same_as']['target']} over "
@@ -254,6 +258,7 @@ def item_level_block(cfg: Config, outputs: Sequence[Mapping[str, Any]], systems:
         "groupings": list(GROUPINGS), "verdict_grouping": VERDICT_GROUPING,
         "settings": {"method": s.method, "variant": s.variant, "alpha": s.alpha, "bootstrap": s.bootstrap,
                      "permutation": s.permutation, "seed": cc.seed, "level": s.level, "correction": s.correction,
+                     "family": s.family, "resolution": s.resolution,
                      "ties": _ties(s)},
         "english": {"mean_rr": float(np.mean(english["rr"])) if english["rr"] else None, "pairs": len(english["pairs"])},
         "signals": signals,

@@ -29,12 +29,17 @@ def item_level_blocks(results: Mapping[str, Any]) -> list[Block]:
         f"({items['queries']['n']}), over {len(b['systems'])} systems. Document: its MT score against the same "
         "English-side document vs its retrievability (mean reciprocal rank over the queries that judge it "
         "relevant). Query: the mean MT score of its relevant documents vs the query's IR measures. "
-        f"Groupings as in mt-metrics-eval: `item` = correlation across systems within each item, averaged (the "
-        f"verdicts use it); `none` = all (system, item) pairs flattened (mixes item difficulty with translation "
-        f"quality); `system` = across items within each system, averaged.")]
+        "An item-level τ mixes two things: (a) whether the systems' overall quality by the metric agrees with "
+        "their overall quality by the target (as many independent units as systems), and (b) whether a system "
+        "scores lower on the items where it retrieves worse than its own average (the part item level adds). "
+        "`within` = (b): correlation across systems within each item of each system's scores minus its own mean, "
+        "averaged over items (the answers and verdicts use it); `item` = (a) and (b) together, as in mt-metrics-eval; "
+        "`none` (all (system, item) pairs flattened; mixes item difficulty with translation quality) and `system` "
+        "(across items within each system) are descriptive, without a p-value. Every test permutes or swaps whole "
+        "systems, the same way in every item, since every item is judged by the same systems.")]
     vds = b.get("verdicts") or []
     if vds:
-        blocks.append(Bullets(tuple(v["answer"] for v in vds), lead="**Answers (grouping `item`):**"))
+        blocks.append(Bullets(tuple(v["answer"] for v in vds), lead="**Answers (grouping `within`: on which items a system does worse than its own average):**"))
         blocks.append(Para(_resolution(vds, st)))
     for kind in ("documents", "queries"):
         rows = [r for r in b["correlations"] if r["items"] == kind]
@@ -44,23 +49,31 @@ def item_level_blocks(results: Mapping[str, Any]) -> list[Block]:
         for r in rows:
             by.setdefault((r["target"], r["mt_metric"]), {})[r["grouping"]] = r
         table = []
+        k = st.get("permutation") or 0
         for (target, metric), g in by.items():
-            it = g.get("item", {})
-            mark = "" if it.get("significant") else " ×"
+            it, wi = g.get("item", {}), g.get("within", {})
             table.append(((target, ""), (metric, ""),
-                          (_t(it.get("tau")) + mark + _ci(it.get("ci_items")), ""),
+                          (_t(wi.get("tau")) + _mark(wi, k) + _ci(wi.get("ci_items")), ""),
+                          (_t(it.get("tau")) + _mark(it, k) + _ci(it.get("ci_items")), ""),
                           (_ci(it.get("ci_systems")).strip(), ""),
                           (_t(g.get("none", {}).get("tau")), ""), (_t(g.get("system", {}).get("tau")), "")))
+        tested = (f"× = p ≥ {st['alpha']:g} (system labels permuted jointly across items)" if k else
+                  "not tested (item_level.permutation: 0)")
         blocks.append(Heading(f"Item level over {kind}", 3))
-        blocks.append(table_block(["target", "MT metric", "τ item [CI items]", "CI systems", "τ none", "τ system"],
-                                  table, "llrrrr", caption=(
-            f"{st['method']} {st.get('variant') or ''} ({st['ties']}); × = p ≥ {st['alpha']:g} "
-            f"(permutation within items). CIs: {st['level']:.0%} percentile bootstrap, {st['bootstrap']} draws "
-            f"resampling items, and separately systems; seed {st['seed']}.")))
+        blocks.append(table_block(["target", "MT metric", "τ within [CI items]", "τ item [CI items]", "CI systems (item)",
+                                   "τ none (descriptive)", "τ system (descriptive)"],
+                                  table, "llrrrrr", caption=(
+            f"{st['method']} {st.get('variant') or ''} ({st['ties']}); {tested}. CIs: {st['level']:.0%} percentile "
+            f"bootstrap, {st['bootstrap']} draws resampling items, and separately systems; seed {st['seed']}.")))
     notes = b.get("notes") or []
     if notes:
         blocks.append(Bullets(tuple(notes), lead="Item-level notes:"))
     return blocks
+
+
+def _mark(row: Mapping[str, Any], k: int) -> str:
+    """× where the row's test did not reject; nothing where it was not tested (permutation 0) or rejected."""
+    return " ×" if k and row.get("p_value") is not None and not row.get("significant") else ""
 
 
 def level_summary(results: Mapping[str, Any]) -> str | None:
@@ -82,12 +95,14 @@ def level_summary(results: Mapping[str, Any]) -> str | None:
         won = [f"{v['target']} ({v['items']}) → {v['winner']}" for v in iv if v.get("winner")]
         bounded = [v for v in iv if "beyond ±" in v.get("answer", "")]
         parts.append(f"**Item level** ({b['items']['documents']['n']} documents, {b['items']['queries']['n']} queries, "
-                     f"within items across systems): {len(won)} of {len(iv)} target(s) name a single best metric"
+                     f"which items a system does worse on than its own average): {len(won)} of {len(iv)} target(s) name a single best metric"
                      f"{': ' + ', '.join(won) if won else ''}"
                      + (f"; for {len(bounded)} the intervals bound every metric near 0" if bounded else "") + ".")
     clash = level_disagreements(results)
     if clash:
-        parts.append("**The levels disagree**: " + "; ".join(clash) + ".")
+        parts.append("**The levels disagree**: " + "; ".join(clash) + " (the item level's verdicts rank the metrics on "
+                     "which items a system does worse than its own average, a different question from the systems' "
+                     "overall ranking, so both can hold).")
     return " ".join(parts)
 
 
@@ -118,19 +133,20 @@ def level_disagreements(results: Mapping[str, Any]) -> list[str]:
 
 
 def _resolution(vds, st) -> str:
-    """The test behind the answers and what its number of permutations bounds: the smallest p it can give,
-    and how many significant pairs sit at that floor (more permutations could change them)."""
-    k = st.get("permutation") or 0
+    """The test behind the answers, its family and what bounds it: the smallest p it can reach, and how many
+    decisions the draws left unsettled."""
     pairs = [p for v in vds for p in v.get("pairwise", [])]
-    text = (f"Test: {vds[0].get('test', 'PERM-BOTH within items')}, {st.get('correction', 'holm')}-adjusted over all "
-            f"{len(pairs)} metric pairs of the item-level targets, α = {st['alpha']:g}.")
-    if k:
-        floor = 1 / (k + 1)
-        at = [p for p in pairs if p.get("significant") and p.get("p_value") is not None and p["p_value"] <= floor + 1e-12]
-        n_sig = sum(bool(p.get('significant')) for p in pairs)
-        text += (f" With k = {k} permutations no p is below 1/(k+1) = {floor:.4f}"
-                 + (f"; {len(at)} of {n_sig} significant pairs sit at that floor" if n_sig else "")
-                 + (" (no draw as extreme as the observed difference): more permutations (item_level.permutation) could "
-                    "change whether they pass the correction." if at else "."))
+    fam = vds[0].get("family", "target")
+    text = (f"Test: {vds[0].get('test', 'whole-system swaps')}; {st.get('correction', 'holm')}-adjusted "
+            + ("over each target's metric pairs" if fam == "target" else f"over all {len(pairs)} metric pairs")
+            + f", α = {st['alpha']:g}.")
+    floor = vds[0].get("p_floor")
+    if floor is not None:
+        text += f" No p can be below {floor:.2g} ({'with every swap pattern of the ' + str(vds[0].get('n_systems')) + ' systems' if vds[0].get('exact') else 'at the cap of draws'})."
+    unsettled = sum(v.get("unsettled") or 0 for v in vds)
+    if unsettled:
+        text += (f" {unsettled} decision(s) stayed unsettled at the cap of draws (their p is within its Monte Carlo "
+                 "error of α): more draws (item_level.permutation) would settle them.")
+    elif pairs:
+        text += " Every decision is settled (exact, or its Monte Carlo interval lies on one side of α)."
     return text
-
