@@ -15,6 +15,7 @@ rejects at α = 0.05 with its Monte Carlo standard error:
 - with --uncentred: the pair of an unrelated metric with system effects against pure noise (both effects,
   12 systems x 150 items), tested by whole-system swaps of the uncentred values on the ``item`` grouping
   (not used by the harness: not valid) and of the centred values on ``within`` (the verdicts' test);
+  also the earlier ``item`` test (each item's target shuffled on its own) on unrelated system effects;
 - power: within-item parts correlated 0.4 at 12 systems x 150 items: the within test, and the verdict naming
   the metric the single winner against an unrelated one.
 """
@@ -98,6 +99,15 @@ def uncentred(n: int, seed: int) -> None:
         for name, (a, b, y) in (("item (uncentred)", (_z(A), _z(B), Y)), ("within (centred)", swap_setup(A, B, Y))):
             d = system_swap_deltas(a, b, y, W, s)
             hits[name] += np.mean(np.abs(d) >= abs(d[0]) - 1e-12) < 0.05  # W[0] is the identity
+    # the earlier test: each item's target shuffled on its own (system effects unrelated, 12 x 150, k = 199)
+    from clir_eval.correlation.items import target_permutation_tests
+
+    old = 0
+    for k in range(n):
+        Xs, Y = generate(rng, 12, 150, 1, True, True)
+        [(p, _)] = target_permutation_tests(Xs, Y, [grouped(Xs[0], Y, "item")[0]], ItemSettings(permutation=199), (k, 3))
+        old += p < 0.05
+    print(f"per-item shuffles (the earlier item test, not used): {rate(old, n)}")
     print("unrelated metric vs noise, whole-system swaps (exact, 2^11 patterns): "
           + "  ".join(f"{k}: {rate(h, n)}" for k, h in hits.items()) + f"  ({n} data sets, seed {seed})")
 

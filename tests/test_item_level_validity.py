@@ -142,3 +142,34 @@ def test_a_driving_metric_is_alone_in_the_first_cluster_whatever_the_number_of_t
     for v in vds:
         assert v["clusters"][0] == ["driver"] and v["winner"] == "driver", v["clusters"]
         assert v["unsettled"] == 0
+
+
+def test_permutation_0_leaves_the_rows_untested_and_the_report_says_so():
+    """item_level.permutation 0: the item and within rows have no p-value and say "not tested"; the
+    descriptive groupings say why they have none; the report marks no τ with × (which means p ≥ α) and says
+    the rows were not tested."""
+    from clir_eval.report.blocks import blocks_markdown
+    from clir_eval.report.items import item_level_blocks
+
+    rng = np.random.default_rng(3)
+    Xs, Y = generate(rng, 8, 40, 1, True, True, rho_within=0.3, driven=1)
+    m = ItemMatrix("documents", tuple(f"s{i}" for i in range(8)), tuple(f"d{j}" for j in range(40)), {"chrf1": Xs[0]},
+                   {"retrievability": Y})
+    from clir_eval.correlation.items import correlate_matrix
+
+    rows = correlate_matrix(m, ItemSettings(permutation=0, bootstrap=0), 1)
+    by = {r["grouping"]: r for r in rows}
+    for g in ("item", "within"):
+        assert by[g]["p_value"] is None and by[g]["significant"] is None and "not tested" in by[g]["p_test"]
+    for g in ("none", "system"):
+        assert by[g]["p_value"] is None and by[g]["p_test"].startswith("descriptive")
+    block = {"settings": {"method": "kendall", "variant": "b", "ties": "τ-b", "alpha": 0.05, "bootstrap": 0,
+                          "permutation": 0, "level": 0.95, "seed": 1, "correction": "holm"},
+             "items": {"documents": {"n": 40}, "queries": {"n": 0}}, "systems": list(m.systems),
+             "correlations": rows, "verdicts": []}
+    md = blocks_markdown(item_level_blocks({"item_level": block}))
+    assert "×" not in md and "not tested (item_level.permutation: 0)" in md
+    rows = correlate_matrix(m, ItemSettings(permutation=99, bootstrap=0), 1)
+    block["correlations"], block["settings"]["permutation"] = rows, 99
+    md = blocks_markdown(item_level_blocks({"item_level": block}))
+    assert ("×" in md) == any(r["p_value"] is not None and r["p_value"] >= 0.05 for r in rows)
