@@ -59,8 +59,8 @@ SCENARIOS = {"system effects only": (True, False), "item effects only": (False, 
 def test_row_p_values_hold_their_level(scenario):
     """The ``item`` grouping's test (null: the metric's and the target's system rows unrelated) and the
     ``within`` grouping's (null: their system-centred rows unrelated; here the systems' overall qualities
-    agree at 0.8, which must not count) reject at most α + 2 MC se over 150 data sets each. The old
-    per-item shuffles rejected 80-90% here with system effects."""
+    agree at 0.8, which must not count) reject at most α + 2 MC se over 150 data sets each. The earlier
+    per-item shuffles rejected about 70% with system effects (scripts/sim_item_level.py --uncentred)."""
     system, item = SCENARIOS[scenario]
     rng = np.random.default_rng(list(map(ord, scenario)))
     s = ItemSettings(permutation=99)
