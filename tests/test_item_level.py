@@ -461,25 +461,30 @@ def test_swap_bits_are_seeded_fair_coin_flips():
     assert abs(a.mean() - 0.5) < 0.01 and abs(a[:, 0].mean() - a[:, -1].mean()) < 0.03
 
 
-def test_report_says_which_significant_pairs_sit_at_the_permutation_floor():
-    """The item-level answers are followed by the test, its family and what k bounds: a significant pair
-    whose p is 1/(k+1) (no draw as extreme) is counted as sitting at that floor."""
+def test_report_says_the_item_level_tests_floor_and_unsettled_decisions():
+    """Under the item-level answers the report names the test, its family, the smallest p it can reach
+    (every swap pattern of S systems: 2^-(S-1); else the cap of draws) and how many decisions the draws
+    left unsettled, or that every decision is settled."""
     from clir_eval.report.blocks import blocks_markdown
     from clir_eval.report.items import item_level_blocks
 
-    k = 99
-    pair = lambda p, sig: {"a": "x", "b": "y", "delta": 0.1, "p_value": p, "p_adjusted": p, "significant": sig}
-    vds = [{"items": "documents", "target": "t", "answer": "t: x above y", "test": f"PERM-BOTH within items, k={k}",
-            "pairwise": [pair(1 / (k + 1), True), pair(0.02, True), pair(0.5, False)]}]
+    pair = lambda p, sig, settled=True: {"a": "x", "b": "y", "delta": 0.1, "p_value": p, "p_adjusted": p,  # noqa: E731
+                                         "significant": sig, "settled": settled}
+    vds = [{"items": "documents", "target": "t", "answer": "t: x above y", "test": "whole-system swaps (exact)",
+            "family": "target", "exact": True, "p_floor": 1 / 2 ** 11, "n_systems": 12, "unsettled": 0,
+            "pairwise": [pair(0.001, True), pair(0.02, True), pair(0.5, False)]}]
     block = {"settings": {"method": "kendall", "variant": "b", "ties": "τ-b", "alpha": 0.05, "bootstrap": 10,
-                          "permutation": k, "level": 0.95, "seed": 1, "correction": "holm"},
+                          "permutation": 1000, "level": 0.95, "seed": 1, "correction": "holm"},
              "items": {"documents": {"n": 5}, "queries": {"n": 0}}, "systems": ["a", "b", "c"],
              "correlations": [], "verdicts": vds}
     md = blocks_markdown(item_level_blocks({"item_level": block}))
-    assert f"k={k}" in md and "holm-adjusted over all 3 metric pairs" in md
-    assert "no p is below 1/(k+1) = 0.0100" in md and "1 of 2 significant pairs sit at that floor" in md
-    vds[0]["pairwise"][0] = pair(0.001 + 1 / (k + 1), True)
-    assert "0 of 2 significant pairs sit at that floor." in blocks_markdown(item_level_blocks({"item_level": block}))
+    assert "whole-system swaps (exact)" in md and "holm-adjusted over each target's metric pairs" in md
+    assert "No p can be below 0.00049 (with every swap pattern of the 12 systems)" in md
+    assert "Every decision is settled" in md and "unsettled" not in md
+    vds[0].update(exact=False, p_floor=1 / 3001, unsettled=2, family="all")
+    md = blocks_markdown(item_level_blocks({"item_level": block}))
+    assert "over all 3 metric pairs" in md and "No p can be below 0.00033 (at the cap of draws)" in md
+    assert "2 decision(s) stayed unsettled" in md and "Every decision is settled" not in md
 
 
 @pytest.mark.parametrize("seed", range(3))
