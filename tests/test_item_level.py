@@ -481,8 +481,10 @@ def test_report_says_the_item_level_tests_floor_and_unsettled_decisions():
     assert "whole-system swaps (exact)" in md and "holm-adjusted over each target's metric pairs" in md
     assert "No p can be below 0.00049 (with every swap pattern of the 12 systems)" in md
     assert "Every decision is settled" in md and "unsettled" not in md
-    vds[0].update(exact=False, p_floor=1 / 3001, unsettled=2, family="all")
+    vds[0].update(exact=False, p_floor=1 / 3001, unsettled=2, family="all",
+                  unsettled_note="whole-system swaps: 2 decision(s) not settled; about 9000 draws would settle them")
     md = blocks_markdown(item_level_blocks({"item_level": block}))
+    assert "t over documents: whole-system swaps: 2 decision(s) not settled; about 9000 draws" in md
     assert "over all 3 metric pairs" in md and "No p can be below 0.00033 (at the cap of draws)" in md
     assert "2 decision(s) stayed unsettled" in md and "Every decision is settled" not in md
 

@@ -43,7 +43,7 @@ from ..settings import default
 from .kendall_rows import kendall_rows
 from .pairsums import group_sums, quad_forms, tau_draws
 from .settings import CorrelationSettings, StatsSettings
-from .statistics import RESAMPLE_BLOCK, _coef_batch, _percentile_ci, check_method
+from .statistics import _coef_batch, _percentile_ci, check_method, resample_blocks
 
 # version of the item-level computation: change it when a change alters its results (cached
 # results of another version are not reused)
@@ -822,7 +822,6 @@ def plan_verdicts(mats: Sequence[ItemMatrix], rows: Sequence[Mapping[str, Any]],
     """The metrics' ranking per (item kind, target) from the ``within`` rows' coefficients, each pair's
     swap-test data, and the first round of jobs: per pair every swap pattern (up to 13 systems) or the first
     ``s.permutation`` draws in seed blocks (pair i's block j from ``default_rng([seed, i, j])``)."""
-    from .statistics import resample_blocks
     from .verdict import ranking
 
     sign = lambda name: -1.0 if name in lower else 1.0  # noqa: E731
@@ -857,99 +856,72 @@ def _families(plan: PairPlan, s: ItemSettings) -> list[list[int]]:
     return [[k for k in tested if plan.pairs[k][0] == v] for v in range(len(plan.verdicts))]
 
 
-def _open(lo: np.ndarray, hi: np.ndarray, families: Sequence[Sequence[int]], s: ItemSettings) -> np.ndarray:
-    """Pairs whose decision could still change: rejected with every p at its upper bound it would not be,
-    at its lower bounds it would (Holm and BH are monotone), as :func:`.significance.open_decisions`."""
-    from .significance import adjust
-
-    out = np.zeros(len(lo), bool)
-    for fam in families:
-        if fam:
-            idx = np.asarray(fam, int)
-            out[idx] = (np.asarray(adjust(lo[idx], s.correction)) < s.alpha) & ~(
-                np.asarray(adjust(hi[idx], s.correction)) < s.alpha)
-    return out
-
-
-def _bounds(hits: np.ndarray, draws: np.ndarray, exact: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(p, lower, upper): exact p where every pattern was enumerated, else (c+1)/(k+1) within its
-    Clopper-Pearson interval (:func:`.significance.clopper_pearson`)."""
-    from .significance import clopper_pearson
-
-    safe = np.maximum(draws, 1)
-    if exact:
-        p = hits / safe
-        return p, p, p
-    p = (hits + 1) / (safe + 1)
-    lo, hi = clopper_pearson(hits, safe)
-    return p, np.minimum(lo, p), np.maximum(hi, p)
-
-
 def finish_verdicts(plan: PairPlan, jobs: list[tuple], results: Sequence[tuple], rows: Sequence[Mapping[str, Any]],
                     lower: Sequence[str], s: ItemSettings, map: Mapper | None = None) -> list[dict[str, Any]]:  # fmt: skip
-    """The verdicts of :func:`plan_verdicts` from its first round's (hits, draws): with resolution
-    ``sequential`` (and Monte Carlo draws), pairs whose decision is still open within their family get more
-    draws, doubling in whole seed blocks up to :func:`.significance.max_draws` for the largest family, as the
-    system-level verdicts (:func:`.significance.monte_carlo_family`); then p adjusted per family, clusters,
-    answers, and how many decisions stayed unsettled."""
-    from .significance import _new_blocks, adjust, max_draws
+    """The verdicts of :func:`plan_verdicts`, decided by the verdict engine of both levels
+    (:func:`.significance.monte_carlo_family`): every pair one test of a :class:`.significance.Source` whose
+    draws are the pair's swap blocks (:func:`_swap_draws`, run through ``map``); exact where every swap pattern is
+    enumerated, else ``s.permutation`` first draws and, with resolution ``sequential``, more for pairs whose
+    decision is still open within their family, doubling up to :func:`.significance.max_draws`. The first
+    round's results (``jobs``/``results``, run beside the rows' jobs) are the engine's first blocks. Then p
+    adjusted per family, clusters, answers, and a sentence on the decisions left unsettled."""
+    from .significance import Source, monte_carlo_family, settle_summary
     from .verdict import clusters
 
     n = len(plan.pairs)
-    hits, draws = np.zeros(n, np.int64), np.zeros(n, np.int64)
-    for (k, _), (h, d) in zip(jobs, results):
-        hits[k], draws[k] = h, d
+    done = {k: r for (k, _), r in zip(jobs, results)}
+    first_blocks = [] if plan.exact else resample_blocks(plan.first)
+
+    def draw(members: list[int], block: int, size: int) -> np.ndarray:
+        """Hits of the open pairs over one seed block (or every pattern). The first round was drawn beside the
+        rows (``done``: each pair's hits over all its first blocks): its first block reports them, the others 0."""
+        if (plan.exact or (block, size) in first_blocks) and all(k in done for k in members):
+            first_one = plan.exact or (block, size) == first_blocks[0]
+            return np.array([done[k][0] if first_one else 0 for k in members], np.int64)
+        spec = [] if plan.exact else [(block, size)]
+        todo = [(k, (_swap_draws, *plan.pairs[k][4], plan.pairs[k][3], s, plan.pairs[k][5], spec)) for k in members]
+        return np.array([h for h, _ in run_jobs(todo, map)], np.int64)
+
     fams = _families(plan, s)
-    tested = np.array([p[4] is not None and s.permutation > 0 for p in plan.pairs], bool)
-    cap = max_draws(max((len(f) for f in fams), default=1), s.alpha, s.correction, plan.first)
-    target = plan.first
-    while not plan.exact and s.resolution == "sequential" and target < cap and tested.any():
-        _, lo, hi = _bounds(hits, draws, False)
-        active = _open(lo, hi, fams, s) & tested
-        if not active.any():
-            break
-        nxt = min(cap, plan.first + math.ceil((2 * target - plan.first) / RESAMPLE_BLOCK) * RESAMPLE_BLOCK)
-        more = [(k, (_swap_draws, *plan.pairs[k][4], plan.pairs[k][3], s, plan.pairs[k][5],
-                     _new_blocks(int(draws[k]), nxt, plan.first))) for k in np.flatnonzero(active)]
-        for (k, _), (h, d) in zip(more, run_jobs(more, map)):
-            hits[k] += h
-            draws[k] += d
-        target = nxt
-    p, lo, hi = _bounds(hits, draws, plan.exact)
-    settled = ~_open(lo, hi, fams, s) | ~tested
-    adjusted: dict[int, float] = {}
-    for fam in fams:
-        if fam and tested[fam].all():
-            adjusted.update(zip(fam, adjust([float(p[k]) for k in fam], s.correction)))
-    floor = (1 / 2 ** (plan.systems - 1) if plan.exact else
-             1 / (cap + 1) if s.resolution == "sequential" else 1 / (plan.first + 1))
+    tested = [k for k, p in enumerate(plan.pairs) if p[4] is not None and s.permutation > 0]
+    sequential = s.resolution == "sequential"
+    mc = monte_carlo_family([Source(tuple(tested), draw, 2 ** (plan.systems - 1) if plan.exact else 0)] if tested else [],
+                            n, fams if tested else [], s.correction, s.alpha, max(1, plan.first), sequential)
+    adjusted = mc.adjusted(fams, s.correction) if tested else np.full(n, np.nan)
+    floor = 1 / 2 ** (plan.systems - 1) if plan.exact else 1 / (mc.max_draws + 1)
     how = ("exact: every swap pattern" if plan.exact else
-           f"sequential Monte Carlo: {plan.first} draws, more where a decision was open, up to {cap} per pair"
-           if s.resolution == "sequential" else f"Monte Carlo: {plan.first} draws per pair")
+           f"sequential Monte Carlo: {plan.first} draws, more where a decision was open, up to {mc.max_draws} per pair"
+           if sequential else f"Monte Carlo: {plan.first} draws per pair")
     test = ("whole-system swaps of the two metrics' system-centred, z-scored scores (PERM-BOTH of Deutsch et al. "
             "2021 with one swap bit per system, the same in every item), two-sided, " + how +
             (", p = share of patterns with |Δτ'| ≥ |Δτ|" if plan.exact else ", p = (c+1)/(k+1)"))
+    is_tested = np.zeros(n, bool)
+    is_tested[tested] = True
     out = []
     for vi, (m, y, order) in enumerate(plan.verdicts):
-        pairwise = []
+        pairwise, mine_k = [], []
         for k, (pv, a, b, d, data, _) in enumerate(plan.pairs):
             if pv != vi:
                 continue
-            ok = bool(tested[k])
-            pa = adjusted.get(k)
-            pairwise.append({"a": a, "b": b, "delta": d, "p_value": float(p[k]) if ok else None,
+            ok = bool(is_tested[k])
+            pa = float(adjusted[k]) if ok and not np.isnan(adjusted[k]) else None
+            mine_k.append(k)
+            pairwise.append({"a": a, "b": b, "delta": d, "p_value": float(mc.p[k]) if ok else None,
                              "p_adjusted": pa, "significant": pa is not None and pa < s.alpha,
-                             "draws": int(draws[k]), "settled": bool(settled[k])})
+                             "draws": int(mc.draws[k]), "settled": bool(mc.settled[k]) if ok else True})
         groups = clusters(order, {(r["a"], r["b"]): r["p_adjusted"] for r in pairwise}, s.alpha)
         mine = {r["mt_metric"]: r for r in rows
                 if r["items"] == m.items and r["target"] == y and r["grouping"] == VERDICT_GROUPING}
         winner = groups[0][0] if groups and len(groups[0]) == 1 and len(order) > 1 else None
+        unsettled = sum(1 for r in pairwise if not r["settled"])
+        fam = [[k for k in f if k in mine_k] for f in fams]
         out.append({
             "items": m.items, "grouping": VERDICT_GROUPING, "target": y, "ranking": order, "clusters": groups,
             "winner": winner, "pairwise": pairwise, "test": test if s.permutation > 0 else NOT_TESTED,
             "correction": s.correction, "family": s.family, "alpha": s.alpha, "resolution": s.resolution,
-            "exact": plan.exact, "p_floor": floor,
-            "unsettled": sum(1 for r in pairwise if not r["settled"]),
+            "exact": plan.exact, "p_floor": floor, "unsettled": unsettled,
+            **({"unsettled_note": settle_summary(mc, [f for f in fam if f], s.correction, s.alpha, "whole-system swaps",
+                                                 "item_level.permutation")} if unsettled else {}),
             "n_items": max((r["n_items"] for r in mine.values()), default=0),
             "n_systems": max((r["n_systems"] for r in mine.values()), default=0),
             "answer": _answer(m.items, y, order, groups, winner, mine, lower, s, pairwise),

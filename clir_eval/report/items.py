@@ -147,6 +147,14 @@ def _resolution(vds, st) -> str:
     if unsettled:
         text += (f" {unsettled} decision(s) stayed unsettled at the cap of draws (their p is within its Monte Carlo "
                  "error of α): more draws (item_level.permutation) would settle them.")
+        for note in dict.fromkeys(v["unsettled_note"] for v in vds if v.get("unsettled_note")):
+            text += f" {v_target(vds, note)}{note}"
     elif pairs:
         text += " Every decision is settled (exact, or its Monte Carlo interval lies on one side of α)."
     return text
+
+
+def v_target(vds, note: str) -> str:
+    """"target over items: " before an unsettled note (the verdict it belongs to)."""
+    v = next(v for v in vds if v.get("unsettled_note") == note)
+    return f"{v['target']} over {v['items']}: "
