@@ -37,7 +37,7 @@ def run(argv: list[str], pythonpath: str | None) -> tuple[float, int, int, str]:
         env["PYTHONPATH"] = pythonpath
     t0 = time.perf_counter()
     p = subprocess.run([sys.executable, "-c", _WRAP, sys.executable, "-m", "clir_eval", *map(str, argv)],
-                       capture_output=True, text=True, env=env)
+                       capture_output=True, text=True, env=env, cwd="/")  # not a checkout: -m would import it
     wall = time.perf_counter() - t0
     code, kb = p.stdout.split()
     lines = p.stderr.strip().splitlines()
@@ -52,25 +52,25 @@ def text_lines(n: int, seed: int) -> str:
 
 def cases(d: Path, lines: int, items: list[int], systems: int) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
-    bomb = d / "bomb.txt.gz"  # 1 GiB of empty lines in ~1 MB (every line a turn of the reader's loop)
+    line = b"x" * 1023 + b"\n"  # bombs of identical 1 KiB lines (~1000x): 1 GiB in ~1 MB
+    bomb = d / "bomb.txt.gz"
     with gzip.open(bomb, "wb", 6) as fh:
-        block = b"\n" * (1 << 24)
         for _ in range(64):
-            fh.write(block)
+            fh.write(line * (1 << 14))
     ok = d / "ok.txt"
     ok.write_text("the cat sat\n")
     out["bomb-mt-score"] = ["mt-score", "--hyp", bomb, "--ref", ok, "--metrics", "bleu"]
-    nl = d / "bomb-lines.tsv.gz"  # 300 MiB of short queries at ~400x
+    nl = d / "bomb-lines.tsv.gz"  # 300 MiB of one long query
     with gzip.open(nl, "wb", 6) as fh:
         for _ in range(300):
-            fh.write(b"q\tx\n" * (1 << 18))
+            fh.write((b"q\t" + line[2:]) * (1 << 10))
     docs = d / "docs.jsonl"
     docs.write_text('{"id": "d1", "text": "a cat"}\n{"id": "d2", "text": "a dog"}\n{"id": "d3", "text": "fish"}\n')
     out["bomb-retrieve-queries"] = ["retrieve", "--docs", docs, "--queries", nl, "--out", d / "x.run"]
-    dz = d / "docs-bomb.jsonl.gz"  # 300 MiB of empty lines (skipped by the reader)
+    dz = d / "docs-bomb.jsonl.gz"  # 300 MiB of blank lines of spaces (skipped by the reader)
     with gzip.open(dz, "wb", 6) as fh:
         for _ in range(300):
-            fh.write(b"\n" * (1 << 20))
+            fh.write((b" " * 1023 + b"\n") * (1 << 10))
     out["bomb-retrieve-docs"] = ["retrieve", "--docs", dz, "--queries", d / "q.tsv", "--out", d / "x.run"]
     (d / "q.tsv").write_text("q1\tcat\n")
     hyp, ref = d / "hyp.txt", d / "ref.txt"
