@@ -71,7 +71,7 @@ def synthetic_run(n_sys: int, n_mt: int, n_ir: int = 3, n_q: int = 60, seed: int
 def bench_size(size: str) -> None:
     from types import SimpleNamespace
 
-    from clir_eval.correlation.settings import CorrelationSettings
+    from clir_eval.correlation.settings import CorrelationInputs, CorrelationSettings
     from clir_eval.correlation.driver import correlate_run
     from clir_eval.pipeline.executor import LocalExecutor
 
@@ -79,7 +79,7 @@ def bench_size(size: str) -> None:
     sys_results, kinds = synthetic_run(n_sys, n_mt)
     for label, kw in (("earlier (fixed 1000, Holm over all)", {"family": "all", "resolution": "fixed"}),
                       ("default (sequential, Holm per target)", {})):
-        cfg = SimpleNamespace(correlation=CorrelationSettings(bootstrap=1000, permutation=1000, **kw))
+        cfg = CorrelationInputs(CorrelationSettings(bootstrap=1000, permutation=1000, **kw))
         t0 = time.process_time()
         serial = correlate_run(cfg, sys_results, kinds)
         cpu = time.process_time() - t0

@@ -143,9 +143,9 @@ def _demo_inputs():
 def _run_cfg(resamples: int):
     from types import SimpleNamespace
 
-    from clir_eval.correlation.settings import CorrelationSettings
+    from clir_eval.correlation.settings import CorrelationInputs, CorrelationSettings
 
-    return SimpleNamespace(correlation=CorrelationSettings(bootstrap=resamples, permutation=resamples))
+    return CorrelationInputs(CorrelationSettings(bootstrap=resamples, permutation=resamples))
 
 
 def test_a_whole_run_s_blocks_go_through_one_map_call_with_serial_results(monkeypatch):

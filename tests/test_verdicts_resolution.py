@@ -150,7 +150,7 @@ def test_sequential_results_are_identical_serial_and_on_a_pool():
 def test_comparisons_are_the_verdicts_tests():
     from types import SimpleNamespace
 
-    from clir_eval.correlation.settings import CorrelationSettings
+    from clir_eval.correlation.settings import CorrelationInputs, CorrelationSettings
     from clir_eval.correlation import driver
 
     rng = np.random.default_rng(21)
@@ -162,7 +162,7 @@ def test_comparisons_are_the_verdicts_tests():
                                   "ir": {"map": float(np.mean([v["map"] for v in pq.values()]))},
                                   "ir_per_query": pq, "human": {}}
     kinds = {"mt": ["bleu", "chrf", "ter"], "ir": ["map"], "human": [], "lower_is_better": ["ter"]}
-    cfg = SimpleNamespace(correlation=CorrelationSettings(bootstrap=200, permutation=1000))
+    cfg = CorrelationInputs(CorrelationSettings(bootstrap=200, permutation=1000))
     res = driver.correlate_run(cfg, sys_results, kinds)
     (v,) = res["verdicts"]
     pw = {(p["a"], p["b"]): p for p in v["pairwise"]}
@@ -277,7 +277,7 @@ def test_partial_kendall_hand_value():
 def test_confounds_partial_tau_notes_and_agreement():
     from types import SimpleNamespace
 
-    from clir_eval.correlation.settings import CorrelationSettings
+    from clir_eval.correlation.settings import CorrelationInputs, CorrelationSettings
     from clir_eval.correlation import driver
 
     rng = np.random.default_rng(8)
@@ -288,8 +288,7 @@ def test_confounds_partial_tau_notes_and_agreement():
                                 "mt": {"bleu": z + rng.normal(scale=0.3), "noise": float(rng.normal())},
                                 "ir": {"map": z + rng.normal(scale=0.3)}, "human": {}}
     kinds = {"mt": ["bleu", "noise"], "ir": ["map"], "human": [], "lower_is_better": []}
-    cfg = SimpleNamespace(correlation=CorrelationSettings(bootstrap=0, permutation=200), wmt=object(),
-                          relevance=SimpleNamespace(qrels=None, pseudo_top_k=None))
+    cfg = CorrelationInputs(CorrelationSettings(bootstrap=0, permutation=200), wmt=True)
     res = driver.correlate_run(cfg, sys_results, kinds)
     c = res["confounds"]
     (bm,) = [p for p in c["partial"] if (p["x"], p["y"], p["covariate"]) == ("bleu", "map", "size")]
@@ -325,7 +324,7 @@ def test_length_ratio_is_a_covariate(tmp_path):
     from types import SimpleNamespace
 
     from clir_eval.correlation import driver
-    from clir_eval.correlation.settings import CorrelationSettings
+    from clir_eval.correlation.settings import CorrelationInputs, CorrelationSettings
     from clir_eval.pipeline.run import _length_ratio
 
     (tmp_path / "ref.txt").write_text("a b c d\ne f\n")
@@ -338,7 +337,7 @@ def test_length_ratio_is_a_covariate(tmp_path):
         ratio = 0.8 + 0.04 * i
         sys_results[f"s{i}"] = {"attrs": {}, "length_ratio": ratio, "mt": {"bleu": ratio + rng.normal(scale=0.06)},
                                 "ir": {"map": ratio + rng.normal(scale=0.06)}, "human": {}}
-    cfg = SimpleNamespace(correlation=CorrelationSettings(bootstrap=0, permutation=100))
+    cfg = CorrelationInputs(CorrelationSettings(bootstrap=0, permutation=100))
     kinds = {"mt": ["bleu"], "ir": ["map"], "human": [], "lower_is_better": []}
     (p,) = driver.correlate_run(cfg, sys_results, kinds)["confounds"]["partial"]
     assert p["covariate"] == "length_ratio" and p["tau"] > 0.5 and abs(p["partial_tau"]) < p["tau"] / 2

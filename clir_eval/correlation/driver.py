@@ -14,12 +14,11 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from ..config.schema import Config
 from ..errors import UserError
 from ..stats import round_half_up
 from .statistics import (Correlation, Mapper, batched, bootstrap_ci, check_method, correlate, pairwise_accuracy,
                          perm_both_setup, permutation_sigdiff, query_bootstrap_ci)
-from .settings import MIN_SEPARATED_SHARE, StatsSettings, VerdictSettings
+from .settings import MIN_SEPARATED_SHARE, CorrelationInputs, StatsSettings, VerdictSettings
 from .verdict import ranking
 
 PerQuery = Callable[[str, Sequence[str]], "np.ndarray | None"]
@@ -113,9 +112,9 @@ def _per_query_matrix(sys_results: Mapping[str, Any], measure: str, systems: Seq
     return np.asarray(rows, dtype=float) if rows else None
 
 
-def run_table(cfg: Config, sys_results: Mapping[str, Any], kinds: Mapping[str, list[str]]) -> ScoreTable:
+def run_table(inputs: CorrelationInputs, sys_results: Mapping[str, Any], kinds: Mapping[str, list[str]]) -> ScoreTable:
     """The experiment's systems as a score table (columns rounded as configured)."""
-    rounding = cfg.correlation.round
+    rounding = inputs.correlation.round
     columns_known = [c for kind in ("mt", "ir", "human") for c in kinds.get(kind, [])]
     unknown = [k for k in rounding if k not in columns_known]
     if unknown:
@@ -165,26 +164,26 @@ def run_record(kind: str, r: PairResult) -> dict[str, Any]:
     return row
 
 
-def correlate_all(cfg: Config, sys_results: Mapping[str, Any], kinds: Mapping[str, list[str]]):
+def correlate_all(inputs: CorrelationInputs, sys_results: Mapping[str, Any], kinds: Mapping[str, list[str]]):
     """Return (correlations, comparisons) lists for results.json (without verdicts)."""
-    res = correlate_run(cfg, sys_results, kinds, with_verdicts=False)
+    res = correlate_run(inputs, sys_results, kinds, with_verdicts=False)
     return res["correlations"], res["comparisons"]
 
 
-def correlate_run(cfg: Config, sys_results: Mapping[str, Any], kinds: Mapping[str, list[str]],
+def correlate_run(inputs: CorrelationInputs, sys_results: Mapping[str, Any], kinds: Mapping[str, list[str]],
                   with_verdicts: bool = True, map: Mapper | None = None, chunks: int = 1,
                   ) -> dict[str, list[dict[str, Any]]]:  # fmt: skip
     """``{"correlations", "comparisons", "verdicts"}`` for results.json. With ``map`` (an
     executor's), every resampling seed block of every pair and test runs in one ``map`` call
     of ``chunks`` tasks (:func:`.statistics.batched`); the results do not depend on it."""
-    return batched(lambda m: _correlate_run(cfg, sys_results, kinds, with_verdicts, m), map, chunks)
+    return batched(lambda m: _correlate_run(inputs, sys_results, kinds, with_verdicts, m), map, chunks)
 
 
-def _correlate_run(cfg: Config, sys_results: Mapping[str, Any], kinds: Mapping[str, list[str]],
+def _correlate_run(inputs: CorrelationInputs, sys_results: Mapping[str, Any], kinds: Mapping[str, list[str]],
                    with_verdicts: bool, map: Mapper) -> dict[str, list[dict[str, Any]]]:  # fmt: skip
-    cc = cfg.correlation
+    cc = inputs.correlation
     s = cc.stats()
-    table = run_table(cfg, sys_results, kinds)
+    table = run_table(inputs, sys_results, kinds)
     pairs = run_pairs(kinds)
     results = correlate_pairs(table, [(x, y) for _, x, y in pairs], s, map)
     out = [run_record(kind, r) for (kind, _, _), r in zip(pairs, results)]
@@ -208,7 +207,7 @@ def _correlate_run(cfg: Config, sys_results: Mapping[str, Any], kinds: Mapping[s
                                           cc.permutation, map)
     result = {"correlations": out, "comparisons": comparisons, "verdicts": verdict_rows}
     if with_verdicts:
-        result["confounds"] = confounds(cfg, sys_results, kinds, table, out, s)
+        result["confounds"] = confounds(inputs, sys_results, kinds, table, out, s)
     return result
 
 
@@ -232,7 +231,7 @@ def _numeric_attrs(sys_results: Mapping[str, Any]) -> dict[str, dict[str, float]
     return {a: v for a, v in out.items() if not all(math.isnan(x) for x in v.values())}
 
 
-def confounds(cfg: Config, sys_results: Mapping[str, Any], kinds: Mapping[str, list[str]], table: ScoreTable,
+def confounds(inputs: CorrelationInputs, sys_results: Mapping[str, Any], kinds: Mapping[str, list[str]], table: ScoreTable,
               rows: Sequence[Mapping[str, Any]], s: StatsSettings) -> dict[str, Any]:  # fmt: skip
     """What else could explain the correlations: τ between the MT metrics (why they cannot be
     separated), Kendall's partial τ of each MT metric and target given the hypothesis/reference
@@ -266,15 +265,14 @@ def confounds(cfg: Config, sys_results: Mapping[str, Any], kinds: Mapping[str, l
             partial.append({"x": r["x"], "y": r["y"], "covariate": attr, "tau": cs[0], "tau_x_covariate": cs[1],
                             "tau_y_covariate": cs[2], "partial_tau": partial_kendall(*cs), "n": int(keep.sum())})
     notes = []
-    rel = getattr(cfg, "relevance", None)
-    has_qrels = rel is not None and getattr(rel, "qrels", None)
+    has_qrels = inputs.qrels
     circular = bool(mt and kinds.get("ir")) and not has_qrels  # between MT metrics and IR measures: both needed
-    if circular and getattr(cfg, "wmt", None) is not None:
+    if circular and inputs.wmt:
         notes.append("circularity: relevance comes from the English reference side of the same documents (pseudo-qrels "
                      "from its run, or queries generated from it) that the MT metrics score the translations against; "
                      "both the MT metrics and the IR measures reward closeness to that one reference, so part of "
                      "their correlation is built in")
-    elif circular and rel is not None and getattr(rel, "pseudo_top_k", None):
+    elif circular and inputs.pseudo_qrels:
         notes.append("circularity: relevance is the English side's own top-k (pseudo-qrels); where the MT references are "
                      "that English text, the MT metrics and the IR measures share the reference and part of their "
                      "correlation is built in")

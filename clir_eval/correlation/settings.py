@@ -68,6 +68,18 @@ class CorrelationSettings(Settings):
 
 
 @dataclass(frozen=True)
+class CorrelationInputs:
+    """What the correlation stage reads besides the scores: the ``correlation:`` section, and where
+    relevance comes from (for its circularity note). The stage's cache key is built from it, so a
+    config's name, notes or location key nothing."""
+
+    correlation: CorrelationSettings
+    qrels: bool = False  # relevance from human qrels
+    pseudo_qrels: bool = False  # relevance from the English side's own top-k
+    wmt: bool = False  # documents and references from a WMT test set
+
+
+@dataclass(frozen=True)
 class StatsSettings(Settings):
     """How the driver (``correlation/driver.py``) correlates: the section's coefficient and level, and its
     resampling and seeding. A run makes it from its section (:meth:`CorrelationSettings.stats`); ``correlate``

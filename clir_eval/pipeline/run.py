@@ -478,6 +478,15 @@ def assemble_systems(
     return sys_results, stage_times
 
 
+def correlation_inputs(cfg: Config):
+    """The correlation stage's record: the config's correlation: section and where relevance comes from."""
+    from ..correlation.settings import CorrelationInputs
+
+    rel = cfg.relevance
+    return CorrelationInputs(cfg.correlation, qrels=bool(rel is not None and rel.qrels),
+                             pseudo_qrels=bool(rel is not None and rel.pseudo_top_k), wmt=cfg.wmt is not None)
+
+
 def score_tables(cfg: Config, res: Resolved, sys_results: dict, timing: dict[str, float], cache: Cache,
                  ex: Executor | None = None, progress: Progress | None = None, lock=None):  # fmt: skip
     """Join external and human scores, then correlate (cached): (score kinds, {"correlations", "comparisons", "verdicts"}).
@@ -494,10 +503,9 @@ def score_tables(cfg: Config, res: Resolved, sys_results: dict, timing: dict[str
     ext_kinds = join_external(cfg, res.systems, sys_results, res)
     timing["external"] = time.perf_counter() - t0
     t0 = time.perf_counter()
-    rel = cfg.relevance
-    entry = cache.entry(CorrelationTask(cfg.correlation, bool(rel is not None and rel.qrels),
-                                        bool(rel is not None and rel.pseudo_top_k), cfg.wmt is not None, sys_results,
-                                        ext_kinds, resample_block=RESAMPLE_BLOCK, procedure=VERDICT_PROCEDURE))
+    inputs = correlation_inputs(cfg)
+    entry = cache.entry(CorrelationTask(inputs, sys_results, ext_kinds, resample_block=RESAMPLE_BLOCK,
+                                        procedure=VERDICT_PROCEDURE))
     corr = entry.load_json()
     if corr is None:
         n_y = sum(len(ext_kinds.get(k, [])) for k in ("ir", "human"))
@@ -517,7 +525,7 @@ def score_tables(cfg: Config, res: Resolved, sys_results: dict, timing: dict[str
         try:
             # blocks through the executor only where it runs them elsewhere (in-process: one pass, no recording)
             parallel = runs_elsewhere(ex)
-            corr = correlate_run(cfg, sys_results, ext_kinds, map=mapper if parallel else None,
+            corr = correlate_run(inputs, sys_results, ext_kinds, map=mapper if parallel else None,
                                  chunks=4 * getattr(ex, "jobs", 1))
         except WorkerLost:
             raise UserError(

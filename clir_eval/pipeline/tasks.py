@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
-from ..correlation.settings import CorrelationSettings
+from ..correlation.settings import CorrelationInputs
 from ..io.files import text_checksum
 from ..ir.settings import IRSettings
 from ..retrieval.settings import IndexSettings, RetrievalSettings
@@ -179,10 +179,7 @@ class CorrelationTask:
     circularity note), never by the config's name, notes or location."""
 
     STAGE: ClassVar[str] = "correlation"
-    correlation: CorrelationSettings
-    qrels: bool  # relevance from human qrels
-    pseudo_qrels: bool  # relevance from the English side's own top-k
-    wmt: bool  # documents and references from a WMT test set
+    inputs: CorrelationInputs  # the correlation: section, and where relevance comes from
     systems: dict
     kinds: dict
     system: str = "correlations"
