@@ -173,3 +173,26 @@ def test_permutation_0_leaves_the_rows_untested_and_the_report_says_so():
     block["correlations"], block["settings"]["permutation"] = rows, 99
     md = blocks_markdown(item_level_blocks({"item_level": block}))
     assert ("×" in md) == any(r["p_value"] is not None and r["p_value"] >= 0.05 for r in rows)
+
+
+def test_sequential_verdicts_are_the_same_through_worker_processes():
+    """Beyond 13 systems the pairs are Monte Carlo, drawn in seed blocks and, where a decision is open, in
+    more rounds: rows and verdicts computed here equal those through 2 worker processes, byte for byte."""
+    import json
+
+    from clir_eval.pipeline.executor import LocalExecutor
+    from clir_eval.pipeline.item_level import item_correlations
+
+    rng = np.random.default_rng(22)
+    S, I = 15, 40
+    Xs, Y = generate(rng, S, I, 3, True, True, rho_within=0.25, driven=1)
+    m = ItemMatrix("documents", tuple(f"s{i}" for i in range(S)), tuple(f"d{j}" for j in range(I)),
+                   {f"m{j}": X for j, X in enumerate(Xs)}, {"retrievability": Y})
+    s = ItemSettings(bootstrap=20, permutation=200)
+    here = item_correlations([m], s, 5, [])
+    with LocalExecutor(2) as ex:
+        there = item_correlations([m], s, 5, [], None, ex.map)
+    assert json.dumps(here) == json.dumps(there)
+    [v] = here["verdicts"]
+    assert not v["exact"] and all(p["draws"] >= 200 for p in v["pairwise"])
+    assert any(p["draws"] > 200 for p in v["pairwise"])  # a decision open after the first round drew more
