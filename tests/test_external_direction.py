@@ -144,9 +144,11 @@ def test_declared_lower_is_better_item_column_ranks_first_at_item_level(demo, tm
 
 def test_design_on_a_run_of_table_scores_says_per_query_values_are_missing(tmp_path, cli):
     """A run whose IR scores come from a table has MT scores for every system but no per-query IR
-    values: design says that, not that the run has no systems."""
+    values: design simulates over systems only and says why (no queries' dimension)."""
     code, err, _ = _system_run(tmp_path, cli, {"columns": ["ter", "half"]})
     assert code == 0, err
-    code, _, err = cli("design", tmp_path / "out")
-    assert code == 2 and err.startswith("error: ") and len(err.strip().splitlines()) == 1
-    assert "6 system(s) have MT scores but 0 have per-query IR values" in err and "external" in err
+    code, out, err = cli("design", tmp_path / "out", "--reps", "20", "--jobs", "1", "--systems", "6,12")
+    assert code == 0, err
+    assert "no per-query values whose mean is its score; designed over systems only" in out
+    rows = json.loads((tmp_path / "out" / "design.json").read_text())["rows"]
+    assert rows and all(r["n_queries"] is None for r in rows)

@@ -179,11 +179,13 @@ def _with_design(res: dict, uninformative: str) -> dict:
         if c["y"] == uninformative:
             c["informative"] = False
     targets = [v["target"] for v in res["verdicts"]]
-    rows = [{"target": t, "a": "bleu", "n_systems": 5, "n_queries": 12, "power": 0.9} for t in targets]
-    rows += [{"target": t, "a": "bleu", "b": "chrf1", "n_systems": 5, "n_queries": 12, "power": 0.9} for t in targets]
+    rows = [{"target": t, "a": "bleu", "n_systems": 5, "n_queries": 12, "effect": 0.3, "power": 0.9, "mc_se": 0.01}
+            for t in targets]
+    rows += [{"target": t, "a": "bleu", "b": "chrf1", "n_systems": 5, "n_queries": 12, "effect": 0.3, "power": 0.9,
+              "mc_se": 0.01} for t in targets]
     res["design"] = {"observed": {"n_systems": 5, "n_queries": 12},
-                     "settings": {"reps": 100, "permutations": 100, "alpha": 0.05, "seed": 3, "power": 0.8,
-                                  "method": "simulated"},
+                     "settings": {"reps": 100, "alpha": 0.05, "seed": 3, "power": 0.8, "effects": [0.3],
+                                  "correction": "holm", "family": "target", "method": "simulated"},
                      "observed_rows": rows, "answers": ["an answer"]}
     return res
 
@@ -193,15 +195,14 @@ def test_power_counts_leave_out_uninformative_targets_and_say_so(tiny):
     res = _with_design(tiny, targets[0])
     summary = markdown(res).split("\n\n")[2]
     n = len(targets) - 1
-    assert f"{n} of {n} τ(metric, measure) reach 80% power" in summary
-    assert f"{n} of {n} metric pairs to be separated" in summary
+    assert f"at 0.3, {n} of {n} targets' τ and {n} of {n} metric pairs" in summary
     assert f"not counted: {targets[0]} (flagged UNINFORMATIVE" in summary
     design = markdown(res).split("## Study design")[1].split("\n## ")[0]
-    assert f"| {targets[0]} — UNINFORMATIVE | bleu |" in design
-    assert f"| {targets[1]} | bleu |" in design
+    assert f"| {targets[0]} — UNINFORMATIVE | τ(metric, target) significant |" in design
+    assert f"| {targets[1]} | bleu significantly above chrf1 |" in design
     # nothing flagged: every row counted, nothing said
     plain = markdown(_with_design(tiny, "none of them")).split("\n\n")[2]
-    assert f"{n + 1} of {n + 1} τ(metric, measure)" in plain and "not counted" not in plain
+    assert f"{n + 1} of {n + 1} targets' τ" in plain and "not counted" not in plain
 
 
 def test_run_stdout_marks_uninformative_targets_as_the_report_does(tiny):
@@ -214,7 +215,7 @@ def test_run_stdout_marks_uninformative_targets_as_the_report_does(tiny):
 
 
 # --------------------------------------------------------------------------- HTML order and Contents
-H2 = ("Verdicts", "Confounds and caveats", "Item level", "Study design", "MT metric vs IR measure", "System scores")
+H2 = ("Verdicts", "Confounds and caveats", "Item level", "MT metric vs IR measure", "Study design", "System scores")
 
 
 def test_html_sections_follow_report_md_and_contents_links_exactly_them(tiny):
@@ -268,17 +269,17 @@ def test_design_marks_the_targets_the_run_flags_uninformative(tmp_path, cli):
     flagged = res["verdicts"][0]["target"]
     res["verdicts"][0]["informative"] = False
     (out / "results.json").write_text(json.dumps(res))
-    code, text, err = cli("design", out, "--reps", "10", "--permutations", "50", "--systems", "3,5",
-                          "--queries", "6,12", "--documents", "10,20")
+    code, text, err = cli("design", out, "--reps", "20", "--systems", "3,5", "--queries", "6,12", "--effect", "0.5",
+                          "--jobs", "1")
     assert code == 0, err
     assert f"note: {flagged}: flagged UNINFORMATIVE by the run" in text
     md = (out / "report.md").read_text()
     summary = md.split("\n\n")[2]
     assert f"not counted: {flagged} (flagged UNINFORMATIVE" in summary
     rows = json.loads((out / "results.json").read_text())["design"]["observed_rows"]
-    taus = [r for r in rows if not r.get("b") and "n_documents" not in r]
+    taus = list({r["target"]: r for r in rows if not r.get("b")}.values())  # a single τ: one power per target
     counted = [r for r in taus if r["target"] != flagged]
     assert len(counted) < len(taus)
     n_ok = sum(r["power"] >= 0.8 for r in counted)
-    assert f"{n_ok} of {len(counted)} τ(metric, measure) reach 80% power" in summary
+    assert f"at 0.5, {n_ok} of {len(counted)} targets' τ" in summary
     assert "clir-eval design" not in md  # a design has been run: no pointer

@@ -1,8 +1,10 @@
-"""``clir-eval design``: how many systems and queries a study needs to answer (power by simulation)."""
+"""``clir-eval design``: the power of a run's questions at other study sizes, for assumed effects (simulation)."""
 
 from __future__ import annotations
 
 import json
+import math
+import os
 import sys
 from pathlib import Path
 from typing import Any, Optional
@@ -15,161 +17,369 @@ from ..settings import default
 from .app import app
 from .options import build, setting_option
 
+FILES = ("design.json", "design.html", "design.png")
+
 
 @app.command("design")
 def design_cmd(
-    out: Path = typer.Argument(..., help="A finished run's output directory (holding results.json)."),
+    out: Optional[Path] = typer.Argument(None, help="A finished run's output directory (holding results.json); "
+                                         "or give --table instead."),
+    table: Optional[Path] = typer.Option(None, "--table", help="A per-query score table (TSV/CSV, one row per system "
+                                         "and query; MT metric columns repeat the system's score) instead of a run."),
+    system_col: str = typer.Option("system", "--system-col", help="--table: the system column."),
+    query_col: str = typer.Option("query", "--query-col", help="--table: the query column."),
+    x: str = typer.Option("", "--x", help="--table: comma list of MT metric columns (at least one)."),
+    y: str = typer.Option("", "--y", help="--table: the per-query target column (e.g. an IR measure)."),
     systems: str = typer.Option("", "--systems", help="Comma list of study sizes in systems (default: 6 sizes, "
                                 "0.5x to 3x the observed)."),
     queries: str = typer.Option("", "--queries", help="Comma list of study sizes in queries (default: 6 sizes, "
                                 "0.5x to 3x the observed)."),
-    documents: str = typer.Option("", "--documents", help="Comma list of study sizes in documents for the item-level "
-                                  "τ and metric pairs over documents (default: 6 sizes, 0.5x to 3x the observed, when "
-                                  "the run has an item-level documents matrix)."),
-    targets: str = typer.Option("", "--targets", help="Comma list of IR measures, and retrievability for the item-level "
-                                "τ and metric pairs over documents (default: every measure that is a mean over "
-                                "queries, and retrievability when the run has item-level documents)."),
+    effect: str = typer.Option("", "--effect", help="Comma list of assumed effects, each in [0, 1): the population τ "
+                               "of a single correlation and the Δτ of a pair, at the pilot's number of queries "
+                               "(default: 0.1,0.2,0.3; 0 gives the false-positive rate)."),
+    targets: str = typer.Option("", "--targets", help="Comma list of the run's targets (default: all)."),
+    pairs: str = typer.Option("adjacent", "--pairs", help="Metric pairs simulated: adjacent (each metric against the "
+                              "next in the pilot's ranking: the pairs that decide its clusters) or all."),
     reps: int = setting_option(DesignSettings, "reps"),
-    permutations: int = setting_option(DesignSettings, "permutations"),
-    doc_pair_reps: int = setting_option(DesignSettings, "doc_pair_reps"),
-    doc_pair_permutations: int = setting_option(DesignSettings, "doc_pair_permutations"),
     power: float = setting_option(DesignSettings, "power"),
     seed: int = setting_option(DesignSettings, "seed"),
-    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes for the grid (default: 1)."),
-    fmt: str = typer.Option("text", "--format", help="text | json."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes (default: one per CPU "
+                                       "core, as run; at most 8, which bounds memory)."),
+    details: bool = typer.Option(False, "--details", help="Also print the grid (every size, effect and question, "
+                                 "power ± Monte Carlo se)."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+    fmt: str = typer.Option("text", "--format", help="text | json (the rows)."),
 ) -> None:
     """Power of a run's questions at other study sizes.
 
-    Sizes in systems and queries (and documents, for the item-level τ of a run with item level); the finished
-    run in OUT is resampled. Writes OUT/design.json, OUT/design.png and
-    OUT/design.html, adds a Study design section to OUT's reports (and a design block to its results.json);
-    prints a table and one line per metric pair and per τ (see "Study design" in the item-level page of the docs).
+    Fits the run (or --table) as a pilot — the spread of systems and queries, each metric's loading and the
+    metrics' correlations — then simulates new studies of each size for each assumed effect and applies the
+    run's tests (exact Kendall critical values; PERM-BOTH with the run's family correction). Prints one line
+    per question first. With a run: writes OUT/design.json, design.html, design.png and a Study design section
+    in OUT's reports, as one set, holding OUT's lock (see "Study design" in the item-level page of the docs).
+
+    A per-query score table instead of a run: --table FILE --x A,B --y Y (--system-col, --query-col).
 
     \b
     Examples (after 'clir-eval demo --out demo-out'):
-      clir-eval design demo-out --targets map --reps 50
-      clir-eval design demo-out --targets map --systems 6,12,24 --queries 30,60 --format json
+      clir-eval design demo-out --targets map
+      clir-eval design demo-out --targets map --effect 0.2,0.4 --systems 6,12,24 --reps 100 --format json
     """
-    from ..correlation.design import (DOC_METHOD, DOC_PAIR_METHOD, DOC_TARGET, METHOD, answers, default_sizes, design,
-                                      design_data, design_document_pairs, design_documents, document_data,
-                                      document_notes, has_documents)
-    from ..io.files import write_json
-    from ..io.results import read_results
+    from ..correlation import design as dz
     from ..limits import MAX_JOBS, check_max
-    from ..params import split_list
-    from ..report.verdicts import uninformative_targets
 
     if fmt not in ("text", "json"):
         raise UserError(f"unknown --format {fmt!r}; use text or json")
-    build(DesignSettings, reps=reps, permutations=permutations, doc_pair_reps=doc_pair_reps,
-          doc_pair_permutations=doc_pair_permutations, power=power, seed=seed)
-    check_max(jobs or 1, MAX_JOBS, "--jobs")
-    results = read_results(out)
-    data = design_data(results)
-    want = split_list(targets) if targets else None
-    n_docs = _sizes(documents, "--documents", 1)
-    docs = None
-    if (want is None and (n_docs or has_documents(results))) or (want and DOC_TARGET in want):
-        docs = document_data(out, results)  # checked against results.json; an error line when missing or stale
-    elif n_docs:
-        raise UserError(f"--documents: --targets leaves out {DOC_TARGET}, the target of the documents' item-level τ; "
-                        f"add it to --targets")
-    if want:
-        known = [*data.targets, *([DOC_TARGET] if docs is not None else [])]
-        unknown = [t for t in want if t not in known]
-        if unknown:
-            raise UserError(f"--targets {unknown[0]}: not an IR measure with per-query values in {out / 'results.json'}"
-                            f" (these are: {', '.join(known)})")
-        data = type(data)(data.systems, data.queries, data.metrics, {t: data.targets[t] for t in want if t != DOC_TARGET})
-    S, Q = len(data.systems), len(data.queries)
-    n_sys = _sizes(systems, "--systems", 3) or default_sizes(S, 3)
-    n_q = _sizes(queries, "--queries", 1) or default_sizes(Q, 1)
-    alpha = (results.get("correlations") or [{}])[0].get("alpha", default(CorrelationSettings, "alpha"))
-    D = len(docs.documents) if docs is not None else None
-    if docs is not None:
-        n_docs = n_docs or default_sizes(D, 1)
-    kw = dict(alpha=alpha, seed=seed)
-    pair_kw = dict(reps=doc_pair_reps, permutations=doc_pair_permutations, **kw)
-
-    def simulate(map: Any = None) -> list[dict]:
-        rows = design(data, n_sys, n_q, reps=reps, permutations=permutations, map=map, **kw) if data.targets else []
-        if docs is not None:
-            rows += design_documents(docs, n_sys, n_docs, reps=reps, map=map, **kw)
-            rows += design_document_pairs(docs, n_sys, n_docs, map=map, **pair_kw)
-        return rows
-
-    if jobs and jobs > 1:
-        from ..pipeline.executor import get_executor
-
-        with get_executor("local", jobs) as ex:
-            rows = simulate(ex.map)
-    else:
-        rows = simulate()
-    lines = answers(rows, S, Q, power, D)
-    observed = {"n_systems": S, "n_queries": Q, **({"n_documents": D} if docs is not None else {})}
-    doc = {"observed": observed, "settings": {
-        "reps": reps, "permutations": permutations, "alpha": alpha, "seed": seed, "power": power,
-        "systems": n_sys, "queries": n_q,
-        "method": METHOD,
-        **({"documents": n_docs, "documents_method": DOC_METHOD, "doc_pair_reps": doc_pair_reps,
-            "doc_pair_permutations": doc_pair_permutations, "doc_pairs_method": DOC_PAIR_METHOD}
-           if docs is not None else {})},
-        "rows": rows, "answers": lines, **({"notes": document_notes(docs)} if docs is not None else {})}
-    write_json(out / "design.json", doc)
-    _plots(doc, out)
-    _add_to_reports(results, doc, out)
-    if fmt == "json":
-        sys.stdout.write(json.dumps(rows, indent=1, ensure_ascii=False) + "\n")
+    if pairs not in ("adjacent", "all"):
+        raise UserError(f"--pairs {pairs!r}: use adjacent or all")
+    build(DesignSettings, reps=reps, power=power, seed=seed)
+    jobs = check_max(jobs or os.cpu_count() or 1, MAX_JOBS, "--jobs")
+    effects = _effects(effect)
+    n_sys = _sizes(systems, "--systems", 3, dz.MAX_SYSTEMS)
+    n_q = _sizes(queries, "--queries", 1, 100_000)
+    if (out is None) == (table is None):
+        raise UserError("give a run's output directory (clir-eval design OUT) or --table FILE, not both"
+                        if out is not None else "give a run's output directory (clir-eval design OUT) or --table FILE")
+    if table is not None:
+        _table_mode(table, system_col, query_col, x, y, n_sys, n_q, effects, reps, power, seed, jobs, details, fmt,
+                    quiet)
         return
-    if docs is None:
-        typer.echo(f"observed: {S} systems x {Q} queries; {reps} simulated studies per size, α = {alpha:g}")
-        typer.echo(f"{'target':<14} {'a':<10} {'b':<10} {'systems':>7} {'queries':>7} {'power':>6}")
-    else:
-        typer.echo(f"observed: {S} systems x {Q} queries, {D} judged-relevant documents; {reps} simulated studies per "
-                   f"size (document pairs: {doc_pair_reps}, PERM-BOTH k={doc_pair_permutations}), α = {alpha:g}")
-        typer.echo(f"{'target':<14} {'a':<10} {'b':<10} {'systems':>7} {'queries':>7} {'documents':>9} {'power':>6}")
-    for r in rows:
-        line = f"{r['target']:<14} {r['a']:<10} {r.get('b') or '-':<10} {r['n_systems']:>7} {r['n_queries']:>7} "
-        if docs is not None:
-            line += f"{r['n_documents'] if 'n_documents' in r else '-':>9} "
-        line += f"{r['power']:>6.2f}"
-        if "reps" in r:  # a document pair: its own (smaller) numbers of studies and permutations
-            line += f"  (reps {r['reps']}, k {r['permutations']})"
-        typer.echo(line)
-    for note in doc.get("notes", []):
-        typer.echo(f"note: {note}")
-    flagged = [t for t in uninformative_targets(results) if any(r["target"] == t for r in rows)]
-    if flagged:
-        typer.echo(f"note: {', '.join(flagged)}: flagged UNINFORMATIVE by the run (report.md); power for a target that "
-                   "barely separates the systems says little")
-    for line in lines:
-        typer.echo(line)
-    typer.echo(f"design: {out / 'design.html'} (also design.png, design.json)")
+    from ..io.results import read_results
+    from ..pipeline.output import locked
+
+    read_results(out)  # a clear error before taking the lock when OUT is not a finished run
+    with locked(out):  # as run: a second command on OUT is refused naming the holder, and no run replaces it now
+        results = read_results(out)
+        corr = results.get("correlations") or [{}]
+        vd = results.get("verdicts") or [{}]
+        alpha = float(corr[0].get("alpha", default(CorrelationSettings, "alpha")))
+        method, variant = corr[0].get("method", "kendall"), corr[0].get("variant", "b")
+        if method != "kendall":
+            raise UserError(f"{out / 'results.json'}: the run correlates with {method}; design simulates Kendall's τ "
+                            "tests (correlation.method: kendall)")
+        correction = vd[0].get("correction", "holm")
+        test = str(vd[0].get("test", ""))
+        sides = (2 if "two-sided" in test else 1) if test.startswith("PERM-BOTH") else dz.run_sides()
+        family = "all" if str(vd[0].get("family", "")).startswith("all ") else "target"
+        data = dz.design_data(results)
+        if targets:
+            from ..params import split_list
+
+            want = split_list(targets)
+            unknown = [t for t in want if t not in data.targets]
+            if unknown:
+                raise UserError(f"--targets {unknown[0]}: not a target design can simulate in {out / 'results.json'}"
+                                f" (these are: {', '.join(data.targets)})")
+            data = type(data)(data.systems, data.metrics, {t: data.targets[t] for t in want}, data.dropped, data.notes)
+        doc = _analyse(data, n_sys, n_q, effects, pairs, reps, power, seed, jobs, alpha, correction, family, variant,
+                       _observed_from_run(results), quiet, None, sides)
+        from ..report.verdicts import uninformative_targets
+
+        flagged = [t for t in uninformative_targets(results) if t in data.targets]
+        if flagged:
+            doc["notes"].append(f"{', '.join(flagged)}: flagged UNINFORMATIVE by the run (report.md); power for a "
+                                "target that barely separates the systems says little")
+        _write(out, results, doc)
+    _print(doc, details, fmt, out)
 
 
-def _add_to_reports(results: dict, doc: dict, out: Path) -> None:
-    """results.json gains a ``design`` block (observed size, settings, the rows at the observed size,
-    the answers) and the run's reports a Study design section; all replaced as one set."""
+def _analyse(data, n_sys, n_q, effects, pairs, reps, power, seed, jobs, alpha, correction, family, variant,
+             observed, quiet, metrics, sides) -> dict[str, Any]:  # fmt: skip
+    from ..correlation import design as dz
+    from ..pipeline.executor import get_executor
+    from ..pipeline.progress import Progress
+
+    fits = {name: dz.fit_target(data, name) for name in data.targets}
+    S = len(data.systems)
+    some_q = next((f.n_queries for f in fits.values() if f.n_queries), None)
+    n_sys = n_sys or dz.default_sizes(S, 3)
+    n_q = n_q or (dz.default_sizes(some_q, 1) if some_q else [])
+    questions = dz.plan(fits, n_sys, n_q, effects, effects, pairs=pairs, reps=reps, alpha=alpha, correction=correction,
+                        family=family, seed=seed, variant=variant, metrics=metrics, sides=sides)
+    workers = min(jobs, dz.MAX_WORKERS, max(1, len(questions)))  # memory: at most MAX_WORKERS (design.py)
+    with Progress(quiet) as progress, get_executor("local", workers) as ex:
+        stage = progress.stage("design: simulating", len(questions))
+        raw = [row for rows in ex.map(dz._Runner(fits), questions, stage) for row in rows]
+    rows = dz.expand_taus(raw, fits)
+    lead = {n: tuple(f.metrics[:2]) for n, f in fits.items() if len(f.metrics) > 1}
+    lines = dz.answers(raw, fits, power, observed, lead)
+    q_lines = _query_lines(raw, fits, power, lead)
+    notes = [f"{n}: {r}" for n, r in data.dropped]
+    notes += list(data.notes) + [n for f in fits.values() for n in f.notes]
+    if any(r.get("note") == "capped" for r in raw):
+        notes.append("some assumed τ are above what a target's reliability allows at fewer queries; capped there")
+    if any(r.get("note") == "shifted" for r in raw):
+        notes.append("some pairs' assumed Δτ do not fit around the pair's pilot τ (the upper τ would exceed what the "
+                     "target allows); both τ shifted down by the excess")
+    if any("> " in line for line in lines + q_lines):
+        notes.append(f"'> N': not reached within the sizes tried ({min(n_sys)}-{max(n_sys)} systems"
+                     + (f", {min(n_q)}-{max(n_q)} queries" if n_q else "") + "); --systems and --queries try others")
+    if family == "all":
+        notes.append("family: all: the other targets' pairs are counted in the correction but as not rejected "
+                     "(a lower bound on the power)")
+    return {
+        "observed": {"n_systems": S, **({"n_queries": some_q} if some_q else {})},
+        "settings": {"reps": reps, "alpha": alpha, "seed": seed, "power": power, "effects": list(effects),
+                     "systems": n_sys, "queries": n_q, "pairs": pairs, "correction": correction, "family": family,
+                     "perm_both": "two-sided" if sides == 2 else "one-sided (the leader's tail)", "method": dz.METHOD},
+        "fits": {n: {"n_systems": f.n_systems, "n_queries": f.n_queries, "var_system": f.var_system,
+                     "var_noise": f.var_noise, "reliability": f.reliability(f.n_queries) if f.n_queries else None,
+                     "ranking": list(f.metrics), "taus": dict(zip(f.metrics, f.taus)),
+                     "loadings": dict(zip(f.metrics, [float(v) for v in f.loadings]))} for n, f in fits.items()},
+        "observed_effects": [{"target": k[0], "a": k[1], **({"b": k[2]} if len(k) > 2 else {}), **v}
+                             for k, v in observed.items()],
+        "rows": rows, "answers": lines, "query_answers": q_lines, "notes": notes,
+        "dropped": [{"name": n, "reason": r} for n, r in data.dropped],
+    }
+
+
+def _query_lines(rows, fits, goal, lead) -> list[str]:
+    """Per target with queries: the queries needed at the pilot's systems, for the single τ and the leading pair."""
+    from ..correlation.design import _size_text
+
+    out = []
+    for name, f in fits.items():
+        if not f.n_queries:
+            continue
+        questions = [((None, None), f"τ(metric, {name})")] + ([(lead[name], None)] if name in lead else [])
+        for (a, b), what in questions:
+            mine = [r for r in rows if r["target"] == name and r["a"] == a and r.get("b") == b
+                    and r["n_systems"] == f.n_systems]
+            if not mine:
+                continue
+            label = what or f"{a} above {b}"
+            sym = "τ" if b is None else "Δτ"
+            parts = [f"{sym}={e:g}: " + _size_text([(r["n_queries"], r["power"]) for r in mine if r["effect"] == e],
+                                                    goal, "queries") for e in dict.fromkeys(r["effect"] for r in mine)]
+            out.append(f"{name}: {label} at {f.n_systems} systems: " + "; ".join(parts))
+    return out
+
+
+def _observed_from_run(results: dict) -> dict[tuple, dict[str, Any]]:
+    """The run's observed effects with their intervals: each τ (BOOT-BOTH CI where the run has one) and each
+    verdict pair's Δτ with its CI."""
+    out: dict[tuple, dict[str, Any]] = {}
+    for c in results.get("correlations") or []:
+        if c.get("tau") is not None and c.get("kind", "mt-ir") in ("mt-ir", "mt-human"):
+            ci = c.get("ci_both") or c.get("ci") or c.get("ci_systems")
+            out[(c["y"], c["x"])] = {"tau": c["tau"], "ci": ci}
+    for v in results.get("verdicts") or []:
+        for p in v.get("pairwise") or []:
+            if p.get("delta") is not None:
+                out[(v["target"], p["a"], p["b"])] = {"delta": p["delta"], "ci": p.get("delta_ci"),
+                                                      "p_adjusted": p.get("p_adjusted")}
+    return out
+
+
+def _observed_from_table(data, seed: int) -> dict[tuple, dict[str, Any]]:
+    """Observed τ and Δτ of a score table with BOOT-BOTH 95% intervals (systems and queries resampled together,
+    1000 draws, the same draws for every metric)."""
+    import numpy as np
+
+    from ..correlation.design import kendall_rows
+    from ..correlation.significance import joint_draws
+    from ..correlation.statistics import _percentile_ci
+
+    out: dict[tuple, dict[str, Any]] = {}
+    for name, t in data.targets.items():
+        idx, means = joint_draws(t.per_query, 1000, seed)
+        ok = ~np.isnan(means).any(axis=1)
+        draws, taus = {}, {}
+        for m, xv in data.metrics.items():
+            taus[m] = float(kendall_rows(xv[None], t.values[None])[0])
+            draws[m] = kendall_rows(xv[idx[ok]], means[ok])
+            out[(name, m)] = {"tau": taus[m], "ci": list(_percentile_ci(list(draws[m]), 0.95))}
+        names = sorted(taus, key=lambda m: (taus[m], m), reverse=True)
+        for i, a in enumerate(names):
+            for b in names[i + 1:]:
+                out[(name, a, b)] = {"delta": taus[a] - taus[b],
+                                     "ci": list(_percentile_ci(list(draws[a] - draws[b]), 0.95))}
+    return out
+
+
+def _table_mode(table, system_col, query_col, x, y, n_sys, n_q, effects, reps, power, seed, jobs, details, fmt,
+                quiet) -> None:  # fmt: skip
+    import numpy as np
+
+    from ..correlation import design as dz
+    from ..io.tables import read_table
+    from ..params import split_list
+
+    xs = split_list(x)
+    if not xs or not y:
+        raise UserError("--table needs --x (one or more MT metric columns) and --y (the per-query target column)")
+    if y in xs or system_col == query_col or {system_col, query_col} & set(xs + [y]):
+        raise UserError("--system-col, --query-col, --x and --y must name different columns")
+    t = read_table(table)
+    if not t.rows:
+        raise UserError(f"{table}: the table has a header but no rows; add one row per system and query")
+    t.check_unique([system_col, query_col], "system and query")
+    sys_ids, q_ids = [s.strip() for s in t.strings(system_col)], [q.strip() for q in t.strings(query_col)]
+    for col, ids in ((system_col, sys_ids), (query_col, q_ids)):
+        if any(not v for v in ids):
+            raise UserError(f"{table}: an empty {col} cell; every row names its system and query")
+    systems = list(dict.fromkeys(sys_ids))
+    queries = list(dict.fromkeys(q_ids))
+    si = np.array([systems.index(s) for s in sys_ids]) if len(systems) < 2000 else None
+    if si is None:
+        pos = {s: i for i, s in enumerate(systems)}
+        si = np.array([pos[s] for s in sys_ids])
+    qpos = {q: i for i, q in enumerate(queries)}
+    qi = np.array([qpos[q] for q in q_ids])
+    metrics = {}
+    for m in xs:
+        v = t.numbers(m)
+        per = np.full(len(systems), np.nan)
+        for k in range(len(systems)):
+            vals = v[si == k]
+            if np.isnan(vals).any():
+                raise UserError(f"{table}: column {m}: system {systems[k]!r} has a missing score; design needs every "
+                                "MT metric for every system")
+            if not np.all(vals == vals[0]):
+                raise UserError(f"{table}: column {m}: system {systems[k]!r} has different scores on its rows; an MT "
+                                "metric column repeats the system's score on each of its rows")
+            per[k] = vals[0]
+        metrics[m] = per
+    pq = np.full((len(systems), len(queries)), np.nan)
+    pq[si, qi] = t.numbers(y)
+    if len(systems) < 3:
+        raise UserError(f"{table}: {len(systems)} systems; design needs at least 3")
+    if np.isnan(pq).all(axis=1).any():
+        raise UserError(f"{table}: column {y}: a system without any value; every system needs per-query values")
+    with np.errstate(all="ignore"):
+        vals = np.nanmean(pq, axis=1)
+    if np.all(vals == vals[0]):
+        raise UserError(f"{table}: column {y}: every system has the same mean; no metric can be ranked by it")
+    data = dz.DesignData(tuple(systems), metrics, {y: dz.Target(y, vals, pq)})
+    doc = _analyse(data, n_sys, n_q, effects, "all", reps, power, seed, jobs,
+                   default(CorrelationSettings, "alpha"), "holm", "target", "b", _observed_from_table(data, seed),
+                   quiet, xs, dz.run_sides())
+    _print(doc, details, fmt, None)
+
+
+def _print(doc: dict, details: bool, fmt: str, out: Path | None) -> None:
+    if fmt == "json":
+        sys.stdout.write(json.dumps(doc["rows"], indent=1, ensure_ascii=False) + "\n")
+        return
+    s, o = doc["settings"], doc["observed"]
+    size = f"{o['n_systems']} systems" + (f" × {o['n_queries']} queries" if o.get("n_queries") else "")
+    typer.echo(f"Power for assumed effects ({size} as the pilot; {s['reps']} simulated studies per point, α = "
+               f"{s['alpha']:g}; pairs: {s['correction']} over each target's metric pairs):")
+    for line in doc["answers"]:
+        typer.echo("  " + line)
+    for line in doc["query_answers"]:
+        typer.echo("  " + line)
+    typer.echo("Effects are assumed (--effect), not observed: the observed Δτ in brackets is an estimate with its "
+               "interval, not the effect to plan for. Power ± Monte Carlo se for every size: "
+               + ("below" if details else "--details, or design.json"))
+    for n in doc["notes"]:
+        typer.echo(f"note: {n}")
+    if details:
+        typer.echo(f"{'target':<14} {'a':<10} {'b':<10} {'systems':>7} {'queries':>7} {'effect':>6} {'power':>6} "
+                   f"{'± se':>6}")
+        seen = set()
+        for r in doc["rows"]:
+            key = (r["target"], r.get("b"), r["n_systems"], r["n_queries"], r["effect"])
+            if "b" not in r and key in seen:  # a single τ's power is every metric's: one line
+                continue
+            seen.add(key)
+            a = r["a"] if "b" in r else "(any)"
+            typer.echo(f"{r['target']:<14} {a:<10} {r.get('b') or '-':<10} {r['n_systems']:>7} "
+                       f"{r['n_queries'] if r['n_queries'] is not None else '-':>7} {r['effect']:>6g} "
+                       f"{r['power']:>6.2f} {r['mc_se']:>6.3f}")
+    if out is not None:
+        typer.echo(f"design: {out / 'design.html'} (also design.png, design.json; a Study design section in the "
+                   "reports)")
+
+
+def _write(out: Path, results: dict, doc: dict) -> None:
+    """design.json, design.png, design.html, the reports with their Study design section and results.json with
+    its ``design`` block, replaced as one set (an interrupted design leaves the previous set); called holding OUT's
+    lock, on the results.json read under it."""
     from ..io.files import write_set
     from ..report import render_reports
 
-    S, Q, D = doc["observed"]["n_systems"], doc["observed"]["n_queries"], doc["observed"].get("n_documents")
-    keys = ("reps", "permutations", "alpha", "seed", "power", "method") + (
-        ("documents_method", "doc_pair_reps", "doc_pair_permutations", "doc_pairs_method") if D else ())
+    o = doc["observed"]
+    results = dict(results)
     results["design"] = {
-        "observed": doc["observed"],
-        "settings": {k: doc["settings"][k] for k in keys},
-        "observed_rows": [r for r in doc["rows"] if (r["n_systems"], r["n_queries"]) == (S, Q)
-                          and r.get("n_documents", D) == D],
-        "answers": doc["answers"],
-        **({"notes": doc["notes"]} if doc.get("notes") else {}),
+        "observed": o,
+        "settings": {k: doc["settings"][k] for k in ("reps", "alpha", "seed", "power", "effects", "correction",
+                                                      "family", "method")},
+        "observed_rows": [r for r in doc["rows"] if r["n_systems"] == o["n_systems"]
+                          and r["n_queries"] in (o.get("n_queries"), None)],
+        "answers": doc["answers"] + doc["query_answers"],
+        **({"notes": doc["notes"]} if doc["notes"] else {}),
     }
-    files = render_reports(results)
+    png = _png(doc)
+    files: dict[str, str | bytes] = dict(render_reports(results))
+    files["design.json"] = json.dumps(doc, indent=1, ensure_ascii=False) + "\n"
+    files["design.png"] = png
+    files["design.html"] = _html(doc, png)
     files["results.json"] = json.dumps(results, indent=1, ensure_ascii=False) + "\n"
     write_set(out, files, last="results.json")
 
 
-def _sizes(text: str, name: str, minimum: int) -> list[int]:
+def _effects(text: str) -> list[float]:
+    from ..correlation.design import DEFAULT_EFFECTS
+    from ..params import split_list
+
+    if not text.strip():
+        return list(DEFAULT_EFFECTS)
+    out = []
+    for v in split_list(text):
+        try:
+            e = float(v)
+        except ValueError:
+            raise UserError(f"--effect: {v!r} is not a number; give τ or Δτ values in [0, 1), e.g. 0.1,0.2,0.3") from None
+        if not (0 <= e < 1):
+            raise UserError(f"--effect: {v} is out of range; use values in [0, 1)")
+        out.append(e)
+    if len(out) > 20:
+        raise UserError(f"--effect: {len(out)} values; the maximum is 20")
+    return sorted(set(out))
+
+
+def _sizes(text: str, name: str, minimum: int, maximum: int) -> list[int]:
     from ..params import split_list
 
     out = []
@@ -178,17 +388,17 @@ def _sizes(text: str, name: str, minimum: int) -> list[int]:
             n = int(v)
         except ValueError:
             raise UserError(f"{name}: {v!r} is not a whole number") from None
-        if not minimum <= n <= 100_000:
-            raise UserError(f"{name}: {n} is out of range; use {minimum} to 100000")
+        if not minimum <= n <= maximum:
+            raise UserError(f"{name}: {n} is out of range; use {minimum} to {maximum}")
         out.append(n)
+    if len(set(out)) > 30:
+        raise UserError(f"{name}: {len(set(out))} sizes; the maximum is 30")
     return sorted(set(out))
 
 
-def _plots(doc: dict, out: Path) -> None:
-    """design.png (per target, power against systems and against queries or documents, a line per τ
-    (dashed) and per pair) and design.html (it plus the answers)."""
-    import base64
-    import html
+def _png(doc: dict) -> bytes:
+    """Per target, power against systems at the pilot's queries: a line per assumed effect for the single τ
+    (dashed) and the leading pair (solid)."""
     import io
 
     import matplotlib
@@ -196,46 +406,65 @@ def _plots(doc: dict, out: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from ..io.files import atomic_write
-
-    S, Q, D = doc["observed"]["n_systems"], doc["observed"]["n_queries"], doc["observed"].get("n_documents")
-    # one row of two panels per target (a target's τ and pairs against systems and against queries or
-    # documents), its legend to the right: a legend per target stays short enough to read
-    groups = list(dict.fromkeys((r["target"], "n_documents" in r) for r in doc["rows"]))
-    fig, axes = plt.subplots(len(groups), 2, figsize=(11, 2.6 * len(groups)), squeeze=False)
-    for row, (target, docs) in zip(axes, groups):
-        mine = [r for r in doc["rows"] if r["target"] == target and ("n_documents" in r) == docs]
-        panels = ([("n_systems", "n_documents", D), ("n_documents", "n_systems", S)] if docs else
-                  [("n_systems", "n_queries", Q), ("n_queries", "n_systems", S)])
-        keys = list(dict.fromkeys((r["a"], r.get("b")) for r in mine))
-        for ax, (axis, fixed, other) in zip(row, panels):
-            for k in keys:
-                pts = sorted((r[axis], r["power"]) for r in mine if (r["a"], r.get("b")) == k and r[fixed] == other)
+    targets = list(dict.fromkeys(r["target"] for r in doc["rows"]))
+    Q = doc["observed"].get("n_queries")
+    fits = doc["fits"]
+    fig, axes = plt.subplots(len(targets), 1, figsize=(7, 2.4 * len(targets)), squeeze=False)
+    for ax, name in zip(axes[:, 0], targets):
+        rank = fits[name]["ranking"]
+        lead = tuple(rank[:2]) if len(rank) > 1 else None
+        for ci, e in enumerate(doc["settings"]["effects"]):
+            for kind in ("tau", "pair"):
+                mine = [r for r in doc["rows"] if r["target"] == name and r["effect"] == e
+                        and r["n_queries"] in (fits[name]["n_queries"], None)
+                        and ((kind == "tau" and "b" not in r and r["a"] == rank[0])
+                             or (kind == "pair" and lead and (r["a"], r.get("b")) == lead))]
+                pts = sorted((r["n_systems"], r["power"]) for r in mine)
                 if pts:
-                    ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", markersize=3,
-                            linestyle="--" if k[1] is None else "-", label=f"{k[0]} vs {k[1]}" if k[1] else f"τ({k[0]})")
-            ax.axhline(doc["settings"]["power"], color="grey", linewidth=0.8)
-            ax.set_title(f"{target}{' (item level, documents)' if docs else ''}", fontsize=9)
-            ax.set_xlabel(f"{axis.replace('n_', '')} (at {other} {fixed.replace('n_', '')})", fontsize=8)
-            ax.set_ylabel("power", fontsize=8)
-            ax.set_ylim(-0.02, 1.02)
-            ax.tick_params(labelsize=7)
-        row[1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
+                    ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", markersize=3, color=f"C{ci % 10}",
+                            linestyle="--" if kind == "tau" else "-",
+                            label=(f"τ = {e:g}" if kind == "tau" else f"{lead[0]} > {lead[1]}, Δτ = {e:g}"))
+        ax.axhline(doc["settings"]["power"], color="grey", linewidth=0.8)
+        ax.set_title(f"{name} (at {Q} queries)" if Q and fits[name]["n_queries"] else name, fontsize=9)
+        ax.set_xlabel("systems", fontsize=8)
+        ax.set_ylabel("power", fontsize=8)
+        ax.set_ylim(-0.02, 1.02)
+        ax.tick_params(labelsize=7)
+        ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
     fig.tight_layout()
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110, metadata={"Software": None}, bbox_inches="tight")
+    fig.savefig(buf, format="png", dpi=100, metadata={"Software": None}, bbox_inches="tight")
     plt.close(fig)
-    png = buf.getvalue()
-    with atomic_write(out / "design.png", "wb") as fh:
-        fh.write(png)
-    body = ("<!doctype html><html lang='en'><head><meta charset='utf-8'><title>study design</title></head><body>"
-            f"<h1>Study design</h1><p>Observed: {S} systems × {Q} queries. {html.escape(doc['settings']['method'])}; "
-            f"{doc['settings']['reps']} simulated studies per size, seed {doc['settings']['seed']}.</p>"
-            + (f"<p>Documents: {html.escape(doc['settings']['documents_method'])}.</p><p>Document pairs: "
-               f"{html.escape(doc['settings']['doc_pairs_method'])}; {doc['settings']['doc_pair_reps']} simulated "
-               f"studies per size, k = {doc['settings']['doc_pair_permutations']} permutations.</p>"
-               if D is not None else "") + "<ul>"
-            + "".join(f"<li>{html.escape(a)}</li>" for a in doc["answers"])
-            + f"</ul><img alt='power curves' src='data:image/png;base64,{base64.b64encode(png).decode()}'></body></html>")
-    with atomic_write(out / "design.html") as fh:
-        fh.write(body)
+    return buf.getvalue()
+
+
+def _html(doc: dict, png: bytes) -> str:
+    import base64
+    import html
+
+    s, o = doc["settings"], doc["observed"]
+    seen: set = set()
+    shown = []
+    for r in doc["rows"]:  # a single τ's power is every metric's: one row
+        key = (r["target"], r.get("b") is None and "τ" or (r["a"], r["b"]), r["n_systems"], r["n_queries"], r["effect"])
+        if key not in seen:
+            seen.add(key)
+            shown.append(r)
+    rows = "".join(
+        f"<tr><td>{html.escape(r['target'])}</td><td>{html.escape(r['a'] if r.get('b') else '(any metric)')}</td>"
+        f"<td>{html.escape(r.get('b') or '–')}</td><td>{r['n_systems']}</td>"
+        f"<td>{r['n_queries'] if r['n_queries'] is not None else '–'}</td>"
+        f"<td>{r['effect']:g}</td><td>{r['power']:.3f}</td><td>{r['mc_se']:.3f}</td></tr>" for r in shown)
+    return ("<!doctype html><html lang='en'><head><meta charset='utf-8'><title>study design</title>"
+            "<style>body{font-family:sans-serif;max-width:60em;margin:1em auto}td,th{padding:0 .5em;text-align:right}"
+            "td:nth-child(-n+3){text-align:left}</style></head><body>"
+            f"<h1>Study design</h1><p>Pilot: {o['n_systems']} systems"
+            + (f" × {o['n_queries']} queries" if o.get("n_queries") else "") + ". "
+            f"{html.escape(s['method'])}; {s['reps']} simulated studies per point, seed {s['seed']}, α = {s['alpha']:g}, "
+            f"{html.escape(s['correction'])} over each target's metric pairs.</p><ul>"
+            + "".join(f"<li>{html.escape(a)}</li>" for a in doc["answers"] + doc["query_answers"]) + "</ul>"
+            + ("<p>Notes:</p><ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in doc["notes"]) + "</ul>"
+               if doc["notes"] else "")
+            + f"<img alt='power against systems' src='data:image/png;base64,{base64.b64encode(png).decode()}'>"
+            "<table><tr><th>target</th><th>a</th><th>b</th><th>systems</th><th>queries</th><th>effect</th>"
+            f"<th>power</th><th>± se</th></tr>{rows}</table></body></html>")

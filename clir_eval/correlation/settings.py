@@ -132,14 +132,9 @@ class ItemLevelSettings(Settings):
 
 @dataclass(frozen=True)
 class DesignSettings(Settings):
-    """``clir-eval design``: the simulation of studies of other sizes (``docs/item-level.md``, Study design)."""
+    """``clir-eval design``: the simulation of new studies of other sizes (``docs/item-level.md``, Study design)."""
 
-    reps: int = setting(100, "Simulated studies per size.", ge=1, le=MAX_RESAMPLES)
-    permutations: int = setting(100, "PERM-BOTH draws on the observed study per pair (the test's null spread).", ge=1,
-                                le=MAX_RESAMPLES)
-    doc_pair_reps: int = setting(40, "Simulated studies per size for the document-level pairs (PERM-BOTH within "
-                                     "documents on retrievability).", ge=1, le=MAX_RESAMPLES)
-    doc_pair_permutations: int = setting(100, "PERM-BOTH draws per simulated study and document-level pair.", ge=1,
-                                         le=MAX_RESAMPLES)
+    reps: int = setting(400, "Simulated studies per question, size and effect (Monte Carlo se <= 0.5/sqrt(reps)).",
+                        ge=20, le=MAX_RESAMPLES)
     power: float = setting(0.8, "Power the one-line answers aim at.", gt=0, lt=1)
     seed: int = setting(13, "Seed of the simulation.", ge=0, le=MAX_SEED)

@@ -254,11 +254,12 @@ def write_outputs(results: dict, out: Path, t_start: float, progress: Any = None
 
 
 def _optional_files() -> tuple[str, ...]:
-    """The files a run writes only with some settings (item level): removed when a run does not write them."""
+    """The files a run writes only with some settings (item level), and those ``clir-eval design`` adds (they
+    describe the previous results): removed when a run does not write them."""
     from ..io.item_matrix import FILE as DOCUMENTS_FILE
     from .item_level import SEGMENTS_FILE
 
-    return (SEGMENTS_FILE, DOCUMENTS_FILE)
+    return (SEGMENTS_FILE, DOCUMENTS_FILE, "design.json", "design.html", "design.png")
 
 
 def _previous_results(path: Path) -> dict | None:

@@ -324,10 +324,9 @@ def html_report(results: Mapping[str, Any], *, plots: bool = True) -> str:
     # own id gets no extra anchor
     sections = [("verdicts", "verdicts", _verdicts_html(vds)),
                 ("caveats", "caveats", _confounds_html(results)),
-                ("item-level", "item level", _blocks_html(item_level_blocks(results))),
-                ("design", "study design", _blocks_html(design_blocks(results)))]
+                ("item-level", "item level", _blocks_html(item_level_blocks(results)))]
     notes = results.get("notes") or []
-    sections.append(("", "", "<h2>Notes</h2><ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in notes) + "</ul>"
+    sections.append(("notes", "notes", "<h2>Notes</h2><ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in notes) + "</ul>"
                      if notes else ""))
     tables = []
     if not vds:
@@ -346,13 +345,19 @@ def html_report(results: Mapping[str, Any], *, plots: bool = True) -> str:
             captioned = True
             tables.append(f"<h2>{html.escape(title)}</h2>" + _table_html(*table)
                           + f"<p class='caption'>{html.escape(cap)}</p>")
-    sections += [("tables", "τ tables", "\n".join(tables)), ("", "", _blocks_html(direction_blocks(results))),
+    sections += [("tables", "τ tables", "\n".join(tables)),
+                 ("direction", "translation direction", _blocks_html(direction_blocks(results))),
+                 ("design", "study design", _blocks_html(design_blocks(results))),
                  ("heatmap", "heatmap", _heatmap_html(results) if plots else ""),
                  ("scatter", "scatter plots", _scatter_html(results) if plots else ""),
                  ("scores", "system scores", _scores_html(results)),
                  ("columns", "columns explained", _glossary_html(results)),
                  ("analyses", "analyses", _analyses_html(results, plots))]
     links = [(a, label) for a, label, body in sections if a and body] + [("signature", "signature")]
+    queries = "<h2>Queries evaluated"  # inside the system scores' section: its own anchor and link
+    if any(queries in body for _, _, body in sections):
+        sections = [(a, label, body.replace(queries, "<a id='queries'></a>" + queries)) for a, label, body in sections]
+        links.insert(links.index(("scores", "system scores")) + 1, ("queries", "queries evaluated"))
     contents = ("<p class='note'>Contents: " + " · ".join(f"<a href='#{a}'>{label}</a>" for a, label in links)
                 + "</p>")
     parts = [f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>{name} — clir-eval</title>",

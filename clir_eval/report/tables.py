@@ -331,7 +331,6 @@ def report_blocks(results: Mapping[str, Any]) -> list[Block]:
     blocks += confound_blocks(results)
 
     blocks += item_level_blocks(results)
-    blocks += design_blocks(results)
     blocks += queries_blocks(results)
     captioned = False
     for kind, title in KIND_TITLES.items():
@@ -346,6 +345,7 @@ def report_blocks(results: Mapping[str, Any]) -> list[Block]:
         if reasons:
             blocks.append(Para("Not computed: " + "; ".join(reasons)))
     blocks += direction_blocks(results)
+    blocks += design_blocks(results)  # after the verdicts and the τ tables: how large a study would answer
     if not vds:
         blocks += _best_blocks(results)
     blocks += scores_blocks(results)
