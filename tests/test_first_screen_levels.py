@@ -36,6 +36,7 @@ def test_report_md_and_tex_say_which_level_chooses_a_metric_before_the_verdicts(
     first = _before_verdicts_md(markdown(tiny))
     assert "**Which level answers what**" in first
     assert "to choose an MT metric for ranking MT systems" in first and "use the system level" in first
+    assert "on which documents and queries does a system do worse than its own average" in first
     assert "diagnose which documents and queries a metric misjudges" in first
     tex = latex_report(tiny)
     assert tex.index("Which level answers what") < tex.index("Verdicts: which MT metric")
@@ -80,7 +81,7 @@ def test_run_prints_the_item_level_answers_and_which_level_to_use(tiny):
     lines = console_summary(tiny)
     text = "\n".join(lines)
     assert "use it to choose a metric for ranking MT systems" in text
-    assert "use it to diagnose which items a metric misjudges" in text
+    assert "on which documents or queries a system does worse than its own average; use it to diagnose which items" in text
     for w in tiny["item_level"]["verdicts"]:
         label = f"{w['target']} ({w['items']})"
         (line,) = [ln for ln in lines if ln.strip().startswith(label + " ")]

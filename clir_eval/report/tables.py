@@ -189,8 +189,8 @@ def console_summary(results: Mapping[str, Any], limit: int = 5) -> list[str]:
     lines.append(f"  (clusters: PERM-BOTH at {correction_phrase(first['correction'])} p < {first['alpha']:g}, family: "
                  f"{family_phrase(vds)}; a winner is alone in the first cluster; Δτ CIs and p in report.md)")
     if items:
-        lines.append("  item level (within each document or query, across the systems; use it to diagnose which "
-                     "items a metric misjudges, not to choose one):")
+        lines.append("  item level (on which documents or queries a system does worse than its own average; use it "
+                     "to diagnose which items a metric misjudges, not to choose one):")
         lines += [f"    {t:<{width - 2}} {text}" for t, text in items[:limit + 1]]
         if len(items) > limit + 1:
             lines.append(f"    ... {len(items) - limit - 1} more item-level target(s) in report.md")
@@ -224,10 +224,10 @@ def levels_guide(results: Mapping[str, Any]) -> str | None:
     n = max((v.get("n_systems") or 0 for v in vds), default=0)
     return (f"**Which level answers what**: to choose an MT metric for ranking MT systems by their value for CLIR, "
             f"use the system level (the verdicts: each metric's ranking of the {n} systems against retrieval's "
-            f"ranking of them). The item level answers another question: within each document or query, across "
-            f"the same {n} systems, does the metric follow retrieval? Use it to diagnose which documents and "
-            "queries a metric misjudges, not to choose the metric; where the levels disagree, the system-level "
-            "verdict is the one that answers the choice.")
+            f"ranking of them). The item level answers another question: on which documents and queries does a system "
+            "do worse than its own average, and which metric's scores follow that? Use it to diagnose which "
+            "documents and queries a metric misjudges, not to choose the metric; where the levels disagree both can "
+            "hold, and the system-level verdict is the one that answers the choice.")
 
 
 def read_first(results: Mapping[str, Any]) -> list[str]:
