@@ -69,7 +69,6 @@ def synthetic_run(n_sys: int, n_mt: int, n_ir: int = 3, n_q: int = 60, seed: int
 
 
 def bench_size(size: str) -> None:
-    from types import SimpleNamespace
 
     from clir_eval.correlation.settings import CorrelationInputs, CorrelationSettings
     from clir_eval.correlation.driver import correlate_run

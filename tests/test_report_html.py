@@ -9,8 +9,6 @@ CLIR_EVAL_CHROMIUM to a Chromium/Chrome binary).
 
 from __future__ import annotations
 
-import base64
-import io
 import json
 import os
 import re

@@ -141,7 +141,6 @@ def _demo_inputs():
 
 
 def _run_cfg(resamples: int):
-    from types import SimpleNamespace
 
     from clir_eval.correlation.settings import CorrelationInputs, CorrelationSettings
 

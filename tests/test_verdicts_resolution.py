@@ -148,7 +148,6 @@ def test_sequential_results_are_identical_serial_and_on_a_pool():
 
 # --------------------------------------------------------------------------- one test, honest n, power
 def test_comparisons_are_the_verdicts_tests():
-    from types import SimpleNamespace
 
     from clir_eval.correlation.settings import CorrelationInputs, CorrelationSettings
     from clir_eval.correlation import driver
@@ -275,7 +274,6 @@ def test_partial_kendall_hand_value():
 
 
 def test_confounds_partial_tau_notes_and_agreement():
-    from types import SimpleNamespace
 
     from clir_eval.correlation.settings import CorrelationInputs, CorrelationSettings
     from clir_eval.correlation import driver
@@ -321,7 +319,6 @@ def test_uninformative_targets_are_marked_in_every_view():
 
 
 def test_length_ratio_is_a_covariate(tmp_path):
-    from types import SimpleNamespace
 
     from clir_eval.correlation import driver
     from clir_eval.correlation.settings import CorrelationInputs, CorrelationSettings
