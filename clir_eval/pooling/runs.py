@@ -6,13 +6,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any, Mapping
 
 import numpy as np
 
 from ..correlation.driver import ScoreTable, run_table
-from ..correlation.settings import CorrelationSettings, StatsSettings, VerdictSettings
+from ..correlation.settings import CorrelationInputs, CorrelationSettings, StatsSettings, VerdictSettings
 from ..correlation.verdict import ranking
 from ..errors import UserError
 from ..io.results import read_results
@@ -75,10 +74,9 @@ def load_run(out_dir: str | Path) -> Run:
     if not isinstance(results.get("verdicts"), list):
         raise UserError(f"{path}: verdicts are missing (the run did not finish); {_FIX}")
     cc = _settings(results, path)
-    cfg = SimpleNamespace(correlation=cc)
     try:
-        table = run_table(cfg, results["systems"], kinds)  # type: ignore[arg-type]
-        raw = run_table(SimpleNamespace(correlation=SimpleNamespace(round={})), results["systems"], kinds)  # type: ignore[arg-type]
+        table = run_table(CorrelationInputs(cc), results["systems"], kinds)
+        raw = run_table(CorrelationInputs(CorrelationSettings()), results["systems"], kinds)  # unrounded
     except UserError as e:
         raise UserError(f"{path}: {e}") from None
     lower = tuple(kinds.get("lower_is_better", []) or [])
