@@ -16,7 +16,7 @@ import numpy as np
 
 from ..errors import UserError
 from ..stats import round_half_up
-from .statistics import (Correlation, Mapper, batched, bootstrap_ci, check_method, correlate, pairwise_accuracy,
+from .statistics import (Correlation, Mapper, batched, bootstrap_ci, correlate, pairwise_accuracy,
                          perm_both_setup, permutation_sigdiff, query_bootstrap_ci)
 from .settings import MIN_SEPARATED_SHARE, CorrelationInputs, StatsSettings, VerdictSettings
 from .verdict import ranking

@@ -9,7 +9,7 @@ from typing import Any, Collection, Mapping, Sequence
 from .design import design_blocks, design_summary
 from ..correlation.verdict import best_per_target, leaders
 from .analyses import analyses_blocks
-from .blocks import (Block, Bullets, Code, Heading, Para, Table, _md_table, blocks_markdown, fmt_num, fmt_p, fmt_tau,
+from .blocks import (Block, Bullets, Code, Heading, Para, _md_table, blocks_markdown, fmt_num, fmt_p, fmt_tau,
                      natural_key, table_block)
 from .latex import PDFTEX_MISSING_NOTE, PREAMBLE, blocks_latex, latex_escape, latex_tabular, pdftex_missing
 from .verdicts import ALPHA, UNINFORMATIVE_MARK, confound_blocks, correction_phrase, family_phrase, verdict_blocks
