@@ -8,25 +8,25 @@ its ``sys`` named ``system`` here):
   item difficulty with translation quality (an easy document is easy for every system), so it
   is reported with that caveat and never drives a verdict.
 - ``item``: per item, correlate across the systems; average the items' coefficients (items
-  whose coefficient is undefined, e.g. every system tied, are left out and counted). This asks
-  the question of the system-level analysis, item by item, and is the default for verdicts.
+  whose coefficient is undefined, e.g. every system tied, are left out and counted). It mixes the systems'
+  overall quality (as many units as systems) with the within-item part.
 - ``system``: per system, correlate across the items; average over the systems.
 
 Missing cells (NaN) are dropped per group, as mt-metrics-eval filters ``None``.
 
-Significance and intervals:
+Significance and intervals (valid for the crossed systems x items design: every draw permutes or swaps whole
+systems, the same way in every item; docs/statistics.md, "Item level"):
 
-- p-value of ``item``: permutation within items (each item's y values shuffled across systems,
-  the average recomputed), two-sided, p = (c+1)/(k+1); one set of k permutations per (item kind,
-  target), shared by every metric's test of that target; of ``system``: one-sample t-test of the
-  systems' coefficients against 0 (systems as replicates); of ``none``: scipy's Kendall test on
-  the flattened pairs (it treats them as independent, which they are not).
+- ``within``: each system's values minus its own mean over the items (:func:`system_centred`), correlated per item
+  and averaged: on which items a system does worse than its own average (the systems' overall quality cancels).
+- p-values of ``item`` and ``within``: the target's system labels permuted jointly across items
+  (:func:`joint_permutation_tests`, exact up to 7 systems), two-sided; ``none`` and ``system`` are descriptive (no
+  p-value).
 - CIs: percentile bootstrap resampling items (columns) and, separately, systems (rows).
   When the interval over items lies within ±x, "no metric predicts it beyond ±x" is an answer.
-- Metric comparisons (``item`` grouping): PERM-BOTH (Deutsch et al. 2021) within items: both
-  metrics z-scored over all cells, in each draw every (system, item) cell's two values are
-  swapped with probability 0.5, and the difference of the averaged coefficients recomputed;
-  one-sided as at system level, adjusted over the family, clusters as mt-metrics-eval's
+- Metric comparisons (``within`` grouping): whole-system swaps of the centred, z-scored values
+  (:func:`system_swap_test`), two-sided, exact up to 13 systems, else sequential Monte Carlo, decided by the
+  verdict engine of both levels (:func:`.significance.monte_carlo_family`); clusters as mt-metrics-eval's
   ``AssignRanks`` (:mod:`.verdict`).
 """
 
@@ -392,7 +392,7 @@ PERMUTATION_TEST = ("permutation within items: each item's target values shuffle
 
 def target_permutation_tests(Xs: Sequence[np.ndarray], Y: np.ndarray, taus: Sequence[float], s: ItemSettings,
                              key: tuple[int, int]) -> list[tuple[float | None, str]]:  # fmt: skip
-    """NOT VALID for a run's data (kept for :mod:`.design` until it moves to :func:`joint_permutation_tests`):
+    """NOT VALID for a run's data (kept to measure it: ``scripts/sim_item_level.py --uncentred``, docs/statistics.md):
     each item's target shuffled across its systems independently of the other items, which treats one system in
     two items as two independent units (Clark 1973); with system effects it rejects far above α. The run's
     ``item`` p-values come from :func:`joint_permutation_tests`. Two-sided, p = (c+1)/(k+1)."""
@@ -752,40 +752,6 @@ def run_jobs(jobs: Sequence[tuple], map: Mapper | None = None) -> list:
     n = min(JOB_CHUNKS, len(calls))
     bounds = [len(calls) * i // n for i in range(n + 1)]
     return [r for part in map(_call_all, [calls[a:b] for a, b in zip(bounds, bounds[1:])]) for r in part]
-
-
-def perm_both_items(Xa: np.ndarray, Xb: np.ndarray, Y: np.ndarray, s: ItemSettings, rng: np.random.Generator
-                    ) -> tuple[float | None, float | None]:  # fmt: skip
-    """NOT VALID for a run's data (kept for :mod:`.design` until it moves to :func:`system_swap_test`): PERM-BOTH
-    with an independent swap per (system, item) cell, which treats one system in two items as two independent
-    units (Clark 1973). (delta = avg τ(a) - avg τ(b), one-sided p) of the ``item`` grouping."""
-    keep = ~(np.isnan(Xa) | np.isnan(Xb) | np.isnan(Y))
-    a, b = np.where(keep, Xa, np.nan), np.where(keep, Xb, np.nan)
-
-    def z(v: np.ndarray) -> np.ndarray:
-        sd = np.nanstd(v)
-        return (v - np.nanmean(v)) / (sd if sd > 0 else 1.0)
-
-    a, b = z(a), z(b)
-    ta, tb = _mean(group_coefs(a, Y, "item", s.method, s.variant)), _mean(group_coefs(b, Y, "item", s.method, s.variant))
-    if ta is None or tb is None or s.permutation < 1:
-        return None, None
-    delta = ta - tb
-    k = s.permutation
-    S, I = Y.shape
-    swap = swap_bits(rng, (k, S, I))
-    if not (v := _varying(Y)).all() and v.any():  # items without a coefficient in any draw
-        a, b, Y, swap = a[:, v], b[:, v], Y[:, v], swap[:, :, v]
-    if _full_tau_b(s, a, b, Y):
-        ca, cb = _swapped_tau_b(a, b, Y, swap)
-    else:
-        ca = item_coefs(np.where(swap, b, a), Y, s.method, s.variant)
-        cb = item_coefs(np.where(swap, a, b), Y, s.method, s.variant)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        diffs = np.nan_to_num(np.nanmean(ca, axis=1) - np.nanmean(cb, axis=1), nan=0.0)
-    hits = int((diffs >= delta - 1e-12).sum())
-    return float(delta), (hits + 1) / (k + 1)
 
 
 def swap_bits(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
