@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 import os
 import sys
 from pathlib import Path
@@ -84,6 +83,13 @@ def design_cmd(
         _table_mode(table, system_col, query_col, x, y, n_sys, n_q, effects, reps, power, seed, jobs, details, fmt,
                     quiet)
         return
+    _run_mode(out, targets, n_sys, n_q, effects, pairs, reps, power, seed, jobs, details, fmt, quiet)
+
+
+def _run_mode(out, targets, n_sys, n_q, effects, pairs, reps, power, seed, jobs, details, fmt, quiet) -> None:  # fmt: skip
+    """``clir-eval design OUT``: the run in OUT as the pilot, its own tests and family; writes the design set under
+    OUT's lock and prints."""
+    from ..correlation import design as dz
     from ..io.results import read_results
     from ..pipeline.output import locked
 
