@@ -13,20 +13,15 @@ CPU times (process time) are printed; wall time on a shared machine is noisy.
 
 from __future__ import annotations
 
-import argparse
-import sys
-import time
-from pathlib import Path
-
+import benchlib
 import sacrebleu
 from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from clir_eval.io.files import read_lines  # noqa: E402
-from clir_eval.mt.base import load_metric  # noqa: E402
-from clir_eval.mt.favoritism import favoritism  # noqa: E402
-from clir_eval.mt.sacrebleu_metrics import clear_reference_cache  # noqa: E402
-from clir_eval.mt.significance import paired_ar  # noqa: E402
+from clir_eval.io.files import read_lines
+from clir_eval.mt.base import load_metric
+from clir_eval.mt.favoritism import favoritism
+from clir_eval.mt.sacrebleu_metrics import clear_reference_cache
+from clir_eval.mt.significance import paired_ar
 
 
 def clear() -> None:
@@ -35,18 +30,20 @@ def clear() -> None:
 
 
 def timed(fn):
+    """(fn(), CPU s, wall s) with the tokenizer and reference caches cleared first."""
     clear()
-    c0, w0 = time.process_time(), time.perf_counter()
-    out = fn()
-    return out, time.process_time() - c0, time.perf_counter() - w0
+    return benchlib.timed(fn)
+
+
+def arguments():
+    ap = benchlib.parser(__doc__, data=True)
+    ap.add_argument("--lang", default="cs", help="the nc-test language pair LANG-en (default cs)")
+    return ap
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", default=str(Path(__file__).resolve().parent.parent.parent / "shared" / "data"))
-    ap.add_argument("--lang", default="cs")
-    args = ap.parse_args()
-    d = Path(args.data) / "lignos2019" / "nc-test" / f"{args.lang}-en"
+    args = arguments().parse_args()
+    d = benchlib.need(args.data / "lignos2019" / "nc-test" / f"{args.lang}-en", "Lignos et al. 2019 nc-test")
     ref = read_lines(d / "reference.en.txt.gz")
     a = read_lines(d / "systems" / "nc200000.bpe32000.txt.gz")
     b = read_lines(d / "systems" / "nc25000.bpe32000.txt.gz")

@@ -40,10 +40,10 @@ import tempfile
 import time
 from pathlib import Path
 
+import benchlib
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+ROOT = benchlib.ROOT
 
 
 def generate(out: Path, n_docs: int, length: int, vocab: int, n_queries: int, zipf: float, seed: int) -> None:
@@ -94,8 +94,7 @@ def read_tsv(path: Path, limit: int | None = None) -> tuple[list[str], list[str]
     return ids, texts
 
 
-def peak_mib(who=resource.RUSAGE_SELF) -> float:
-    return resource.getrusage(who).ru_maxrss / 1024
+peak_mib = benchlib.peak_rss_mib
 
 
 def cpu_s() -> float:
@@ -202,12 +201,8 @@ with open(out, "w") as fh:
 def timed_command(cmd: list[str]) -> tuple[float, float, float]:
     """Wall seconds, CPU seconds (user + system, children included) and peak RSS (MiB of the
     largest process) of one command, via GNU time."""
-    res = subprocess.run(["/usr/bin/time", "-f", "%e %U %S %M", *cmd], capture_output=True, text=True,
-                         env=dict(os.environ, PYTHONPATH=str(ROOT)))  # fmt: skip
-    if res.returncode:
-        raise SystemExit(f"failed: {' '.join(cmd)}\n{res.stderr}")
-    wall, user, system, rss = res.stderr.strip().splitlines()[-1].split()
-    return float(wall), float(user) + float(system), int(rss) / 1024
+    m = benchlib.command(cmd, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    return m.wall, m.cpu, m.rss
 
 
 def run_child(kind: str, a, python: str, **kw) -> dict:
@@ -223,8 +218,8 @@ def run_child(kind: str, a, python: str, **kw) -> dict:
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def arguments():
+    ap = benchlib.parser(__doc__, jobs=2)
     ap.add_argument("--docs", type=int, default=1_000_000)
     ap.add_argument("--subset", type=int, default=100_000)
     ap.add_argument("--len", type=int, default=150)
@@ -233,7 +228,6 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=150)
     ap.add_argument("--depth", type=int, default=1000)
     ap.add_argument("--shards", type=int, default=2)
-    ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--seed", type=int, default=20240601)
     ap.add_argument("--bm25s-python", default=None, help="interpreter with bm25s installed (skip bm25s when absent)")
     ap.add_argument("--skip-full", action="store_true", help="skip part 1 (all --docs documents)")
@@ -242,7 +236,11 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--check-rank-bm25", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--_child", dest="child", default=None, help=argparse.SUPPRESS)
-    a = ap.parse_args()
+    return ap
+
+
+def main() -> None:
+    a = arguments().parse_args()
     if a.child:
         print(json.dumps({"harness": child_harness, "bm25s": child_bm25s}[a.child](a)))
         return

@@ -7,9 +7,7 @@ Usage: python scripts/bench_correlation.py [--systems 16] [--resamples 1000] [--
 
 from __future__ import annotations
 
-import argparse
-import time
-
+import benchlib
 import numpy as np
 import scipy
 import scipy.stats
@@ -35,21 +33,15 @@ def ref_permutation(x1, x2, y, method, variant, n_resamples, seed):
     return delta, hits / n_resamples
 
 
-def best_of(fn, repeat):
-    times, out = [], None
-    for _ in range(repeat):
-        t = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t)
-    return min(times), out
+def arguments():
+    ap = benchlib.parser(__doc__, repeat=3)
+    ap.add_argument("--systems", type=int, default=16)
+    ap.add_argument("--resamples", type=int, default=1000)
+    return ap
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--systems", type=int, default=16)
-    ap.add_argument("--resamples", type=int, default=1000)
-    ap.add_argument("--repeat", type=int, default=3)
-    args = ap.parse_args()
+    args = arguments().parse_args()
     rng = np.random.default_rng(0)
     n = args.systems
     y = rng.normal(size=n)
@@ -58,13 +50,13 @@ def main() -> None:
     print(f"systems={n} resamples={args.resamples} numpy={np.__version__} scipy={scipy.__version__} "
           f"(best of {args.repeat})")
     for method, variant in [("kendall", "b"), ("kendall", "acc23"), ("pearson", None)]:
-        t_ref, ci_ref = best_of(lambda: ref_bootstrap(x1, y, method, variant, args.resamples, 0), args.repeat)
-        t_new, ci_new = best_of(lambda: bootstrap_ci(x1, y, method, variant, args.resamples, 0), args.repeat)
+        t_ref, ci_ref = benchlib.best(lambda: ref_bootstrap(x1, y, method, variant, args.resamples, 0), args.repeat)
+        t_new, ci_new = benchlib.best(lambda: bootstrap_ci(x1, y, method, variant, args.resamples, 0), args.repeat)
         assert np.allclose(ci_ref, ci_new), (ci_ref, ci_new)
         print(f"bootstrap_ci        {method:8s} {str(variant):5s} ref {t_ref*1e3:8.1f} ms  "
               f"ours {t_new*1e3:7.1f} ms  speed-up x{t_ref / t_new:6.1f}")
-        t_ref, r_ref = best_of(lambda: ref_permutation(x1, x2, y, method, variant, args.resamples, 0), args.repeat)
-        t_new, r_new = best_of(lambda: permutation_sigdiff(x1, x2, y, method, variant, args.resamples, 0),
+        t_ref, r_ref = benchlib.best(lambda: ref_permutation(x1, x2, y, method, variant, args.resamples, 0), args.repeat)
+        t_new, r_new = benchlib.best(lambda: permutation_sigdiff(x1, x2, y, method, variant, args.resamples, 0),
                                args.repeat)
         assert np.allclose(r_ref, r_new), (r_ref, r_new)
         print(f"permutation_sigdiff {method:8s} {str(variant):5s} ref {t_ref*1e3:8.1f} ms  "

@@ -17,68 +17,52 @@ noisy than wall time, but repeat.
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
-import resource
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+import benchlib
 
 
-def load() -> str:
-    try:
-        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
-    except OSError:
-        return "unknown"
-
-
-def run_once(checkout: Path, args: list[str], out: Path, env: dict) -> tuple[float, float, dict, bytes]:
+def run_once(checkout: Path, args: list[str], out: Path) -> tuple[float, float, dict, bytes]:
     """(CPU s of the process tree, wall s, timing, results.json without timing) of one run."""
-    env = {**env, "PYTHONPATH": str(checkout)}
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.perf_counter()
-    p = subprocess.run([sys.executable, "-m", "clir_eval", *args, "--out", str(out), "--quiet"], env=env,
-                       cwd=checkout, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)  # fmt: skip
-    wall = time.perf_counter() - t0
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    with benchlib.Tree() as t:
+        p = subprocess.run([*benchlib.clir_eval(*args), "--out", str(out), "--quiet"], env=benchlib.env(checkout),
+                           cwd=checkout, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)  # fmt: skip
     if p.returncode:
         sys.exit(f"{checkout}: clir-eval {' '.join(args)} failed: {p.stderr.strip()[-500:]}")
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     raw = (out / "results.json").read_bytes()
     cut = raw.rfind(b',\n "timing": {')
     timing = json.loads(raw)["timing"]
-    return cpu, wall, timing, raw[:cut].replace(str(out).encode(), b"OUT")
+    return t.cpu, t.wall, timing, raw[:cut].replace(str(out).encode(), b"OUT")
+
+
+def arguments():
+    ap = benchlib.parser(__doc__, repeat=3, jobs=None, before=True)
+    ap.add_argument("--config", type=Path, help="run this config instead of the demo")
+    return ap
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--config", type=Path, help="run this config instead of the demo")
-    ap.add_argument("--jobs", type=int, help="--jobs of the command (default: its own)")
-    ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--before", type=Path, help="another checkout to measure in the same run")
-    a = ap.parse_args()
+    a = arguments().parse_args()
     args = ["demo"] if a.config is None else ["run", str(a.config.resolve())]
     if a.jobs:
         args += ["--jobs", str(a.jobs)]
-    checkouts = {"this": ROOT} | ({"before": a.before.resolve()} if a.before else {})
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    checkouts = benchlib.checkouts(a.before)
     work = Path(tempfile.mkdtemp(prefix="bench_demo_"))
     seen: dict[str, list] = {k: [] for k in checkouts}
     try:
-        print(f"clir-eval {' '.join(args)}; {a.repeat} run(s) each; load average at start {load()}")
+        print(f"clir-eval {' '.join(args)}; {a.repeat} run(s) each; load average at start {benchlib.load()}")
         for i in range(a.repeat):
             for name, path in checkouts.items():
                 out = work / "out"  # one path for every run, so the results compare byte for byte
                 shutil.rmtree(out, ignore_errors=True)
-                seen[name].append(run_once(path, args, out, env))
-        print(f"load average at end {load()}\n")
+                seen[name].append(run_once(path, args, out))
+        print(f"load average at end {benchlib.load()}\n")
         print(f"| | CPU s (tree) | wall s | {' | '.join(seen['this'][0][2])} |")
         print("|---|---:|---:|" + "---:|" * len(seen["this"][0][2]))
         for name, runs in seen.items():

@@ -11,46 +11,42 @@ memory bound at the largest number of studies the option accepts.
 
 from __future__ import annotations
 
-import argparse
 import os
-import resource
 import shutil
 import subprocess
-import sys
 import tempfile
-import time
 from pathlib import Path
+
+import benchlib
+
+
+def arguments():
+    ap = benchlib.parser(__doc__, jobs=None)
+    ap.add_argument("--out", type=Path, help="a finished demo run (default: generate one)")
+    ap.add_argument("--reps", type=int, default=None)
+    ap.add_argument("extra", nargs="*", help="more options of design (after --)")
+    return ap
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", type=Path, help="a finished demo run (default: generate one)")
-    ap.add_argument("--jobs", type=int, default=None)
-    ap.add_argument("--reps", type=int, default=None)
-    ap.add_argument("extra", nargs="*")
-    a = ap.parse_args()
+    a = arguments().parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         src = a.out
         if src is None:
             src = Path(tmp) / "demo"
-            subprocess.run([sys.executable, "-m", "clir_eval", "demo", "--out", str(src), "--quiet"], check=True,
-                           stdout=subprocess.DEVNULL)
+            subprocess.run(benchlib.clir_eval("demo", "--out", src, "--quiet"), check=True, stdout=subprocess.DEVNULL)
         work = Path(tmp) / "work"
         shutil.copytree(src, work)
-        cmd = [sys.executable, "-m", "clir_eval", "design", str(work), "--quiet",
-               *(["--jobs", str(a.jobs)] if a.jobs else []), *(["--reps", str(a.reps)] if a.reps else []), *a.extra]
-        t0 = time.perf_counter()
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        p = subprocess.run(cmd, capture_output=True, text=True)
-        wall = time.perf_counter() - t0
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cmd = benchlib.clir_eval("design", work, "--quiet", *(["--jobs", a.jobs] if a.jobs else []),
+                                 *(["--reps", a.reps] if a.reps else []), *a.extra)
+        with benchlib.Tree() as t:
+            p = subprocess.run(cmd, capture_output=True, text=True)
         if p.returncode != 0:
-            sys.exit(f"design failed ({p.returncode}): {p.stderr.strip()}")
-        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-        peak = after.ru_maxrss / 2 ** 20  # KiB -> GiB (the largest child: the design process or one worker)
+            raise SystemExit(f"design failed ({p.returncode}): {p.stderr.strip()}")
+        peak = t.rss / 2**10  # MiB -> GiB (the largest child: the design process or one worker)
         lines = p.stdout.splitlines()
-        print(f"design on the demo ({' '.join(cmd[4:])}): wall {wall:.1f} s (bound 30 s: "
-              f"{'ok' if wall <= 30 else 'OVER'}), CPU {cpu:.1f} s, peak RSS {peak:.2f} GiB, {len(lines)} lines "
+        print(f"design on the demo ({' '.join(cmd[4:])}): wall {t.wall:.1f} s (bound 30 s: "
+              f"{'ok' if t.wall <= 30 else 'OVER'}), CPU {t.cpu:.1f} s, peak RSS {peak:.2f} GiB, {len(lines)} lines "
               f"printed, jobs {a.jobs or os.cpu_count()}, load {os.getloadavg()[0]:.1f}")
 
 

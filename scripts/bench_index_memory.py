@@ -22,19 +22,15 @@ arrays; the one-process builds' files byte for byte). Run with ``nice`` on a sha
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+import benchlib
 import numpy as np
-
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 
 def generate(path: Path, n_docs: int, n_tokens: int, vocab: int, seed: int, chunk: int = 20_000) -> int:
@@ -99,12 +95,8 @@ def index_task(docs: str, shard_docs: int):
 
 
 def measured(args: list[str]) -> dict:
-    p = subprocess.run(["/usr/bin/time", "-f", "TIME %M %e %U %S", sys.executable, __file__, "--child", *args],
-                       capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
-    if p.returncode:
-        sys.exit(f"{args[0]} failed: {p.stderr[-3000:]}")
-    kib, wall, user, sys_ = p.stderr.rsplit("TIME ", 1)[1].split()[:4]
-    return {"rss": int(kib) * 1024, "wall": float(wall), "cpu": float(user) + float(sys_)}
+    m = benchlib.command([sys.executable, __file__, "--child", *args], env=benchlib.env())
+    return {"rss": m.rss * 2**20, "wall": m.wall, "cpu": m.cpu}
 
 
 def same_index(a: Path, b: Path) -> bool:
@@ -135,11 +127,8 @@ def same_index(a: Path, b: Path) -> bool:
     return all(np.array_equal(x, y) for x, y in zip(by_term(pa), by_term(pb)))
 
 
-def main() -> None:
-    if len(sys.argv) > 1 and sys.argv[1] == "--child":
-        child(sys.argv[2:])
-        return
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def arguments():
+    ap = benchlib.parser(__doc__)
     ap.add_argument("--docs", type=int, default=1_000_000)
     ap.add_argument("--tokens", type=int, default=150)
     ap.add_argument("--vocab", type=int, default=500_000)
@@ -149,7 +138,14 @@ def main() -> None:
     ap.add_argument("--workdir", type=Path, help="where the collection and outputs go (default: a temp dir)")
     ap.add_argument("--text", type=Path, help="an existing lines file made by this script with the same --docs, "
                     "--tokens, --vocab and --seed (not generated again; kept)")
-    args = ap.parse_args()
+    return ap
+
+
+def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+        child(sys.argv[2:])
+        return
+    args = arguments().parse_args()
     modes = args.modes.split(",")
     with tempfile.TemporaryDirectory(dir=args.workdir) as tmp:
         t = Path(tmp)

@@ -15,14 +15,13 @@ shuffles and replaced documents), like MT systems' runs against the English-side
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
 import sys
 import tempfile
-import time
 
+import benchlib
 import numpy as np
 import pytrec_eval
 
@@ -68,19 +67,22 @@ def make_data(n_runs: int, n_queries: int, depth: int, seed: int):
 
 
 def timed(fn):
-    t = time.perf_counter()
-    out = fn()
-    return time.perf_counter() - t, out
+    """(wall seconds, fn()) of one call."""
+    return benchlib.best(fn, 1)
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def arguments():
+    ap = benchlib.parser(__doc__)
     ap.add_argument("--runs", type=int, default=16)
     ap.add_argument("--queries", type=int, default=150)
     ap.add_argument("--depth", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--rbo-python", default=None, help="Python with rbo==0.1.3 (e.g. /tmp/rbo-ref-venv/bin/python).")
-    args = ap.parse_args()
+    return ap
+
+
+def main() -> int:
+    args = arguments().parse_args()
 
     ref, runs = make_data(args.runs, args.queries, args.depth, args.seed)
     qrels = pseudo_qrels(ref, 100)
@@ -106,7 +108,7 @@ def main() -> int:
     ref_ev = pytrec_eval.RelevanceEvaluator(qd, set(trec))  # built once, as ours is
     t_ref, _ = timed(lambda: [ref_ev.evaluate(x) for x in raw])
     print(f"trec_eval measures ({len(trec)}): ours {t_ours:.3f} s vs pytrec_eval direct {t_ref:.3f} s "
-          f"(ratio {t_ours / t_ref:.2f}; ours re-scores ranks to fix the order)")
+          f"(ratio {benchlib.ratio(t_ours, t_ref)}; ours re-scores ranks to fix the order)")
 
     if args.rbo_python:
         pairs, ours = [], []

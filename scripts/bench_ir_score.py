@@ -13,17 +13,13 @@ the per-query values and their means, i.e. what ``ir-score --format json`` print
 
 from __future__ import annotations
 
-import argparse
-import os
-import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
+import benchlib
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
 MEASURES = {"map": "map", "ndcg": "ndcg", "P_10": "P_10", "recip_rank": "recip_rank", "recall_1000": "recall_1000"}
 
 REFERENCE = r"""
@@ -56,31 +52,26 @@ def write_data(work: Path, n_queries: int, depth: int, seed: int) -> tuple[Path,
 
 
 def cpu_of(argv: list[str], env: dict, repeat: int) -> tuple[float, float, str]:
-    cpu, rss, out = [], [], ""
-    for _ in range(repeat):
-        p = subprocess.run(["/usr/bin/time", "-f", "TIME %U %S %M", *argv], env=env, capture_output=True, text=True)
-        if p.returncode:
-            sys.exit(f"{argv} failed: {p.stderr}")
-        user, sys_, kib = p.stderr.rsplit("TIME ", 1)[1].split()[:3]
-        cpu.append(float(user) + float(sys_))
-        rss.append(int(kib) / 1024)
-        out = p.stdout
-    return statistics.median(cpu), statistics.median(rss), out
+    m = benchlib.command(argv, env=env, repeat=repeat)
+    return m.cpu, m.rss, m.stdout
+
+
+def arguments():
+    ap = benchlib.parser(__doc__, repeat=5)
+    ap.add_argument("--queries", type=int, default=150)
+    ap.add_argument("--depth", type=int, default=1000)
+    ap.add_argument("--seed", type=int, default=7)
+    return ap
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--queries", type=int, default=150)
-    ap.add_argument("--depth", type=int, default=1000)
-    ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--seed", type=int, default=7)
-    args = ap.parse_args()
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    args = arguments().parse_args()
+    env = benchlib.env()
     with tempfile.TemporaryDirectory() as tmp:
         run, qrels = write_data(Path(tmp), args.queries, args.depth, args.seed)
         ref = [sys.executable, "-c", REFERENCE, str(qrels), str(run), ",".join(MEASURES.values())]
-        ours = [sys.executable, "-m", "clir_eval", "ir-score", "--qrels", str(qrels), "--run", str(run),
-                "--measures", ",".join(MEASURES), "--format", "json"]
+        ours = benchlib.clir_eval("ir-score", "--qrels", qrels, "--run", run, "--measures", ",".join(MEASURES),
+                                  "--format", "json")
         r_cpu, r_rss, r_out = cpu_of(ref, env, args.repeat)
         o_cpu, o_rss, o_out = cpu_of(ours, env, args.repeat)
     import json
@@ -90,7 +81,7 @@ def main() -> None:
     print(f"{args.queries} queries x {args.depth} docs, measures {','.join(MEASURES)}; {args.repeat} runs each, medians")
     print(f"pytrec_eval script   {r_cpu:6.3f} CPU-s  {r_rss:6.0f} MiB")
     print(f"clir-eval ir-score   {o_cpu:6.3f} CPU-s  {o_rss:6.0f} MiB")
-    print(f"ratio (ours / ref)   {o_cpu / r_cpu:6.2f}x CPU   {o_rss / r_rss:5.2f}x RSS   aggregates equal: {same}")
+    print(f"ratio (ours / ref)   {benchlib.ratio(o_cpu, r_cpu):>7} CPU   {benchlib.ratio(o_rss, r_rss)} RSS   aggregates equal: {same}")
 
 
 if __name__ == "__main__":

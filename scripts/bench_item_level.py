@@ -13,48 +13,39 @@ less noisy than wall time.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import resource
 import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
-import time
 from pathlib import Path
 
+import benchlib
 import yaml
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def _run(checkout: Path, cfg: Path, out: Path, jobs: int, data_root: str | None) -> tuple[float, float, dict]:
-    args = [sys.executable, "-m", "clir_eval", "run", str(cfg), "--out", str(out), "--jobs", str(jobs), "--quiet"]
+    args = benchlib.clir_eval("run", cfg, "--out", out, "--jobs", jobs, "--quiet")
     if data_root:
         args += ["--data-root", data_root]
-    env = {**{k: v for k, v in os.environ.items() if k != "PYTHONPATH"}, "PYTHONPATH": str(checkout)}
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.perf_counter()
-    subprocess.run(args, check=True, env=env, cwd=checkout)  # `-m` puts the working directory first on the path
-    wall = time.perf_counter() - t0
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return wall, cpu, json.loads((out / "results.json").read_text())
+    with benchlib.Tree() as t:  # `-m` puts the working directory first on the path: cwd is the checkout
+        subprocess.run(args, check=True, env=benchlib.env(checkout), cwd=checkout)
+    return t.wall, t.cpu, json.loads((out / "results.json").read_text())
+
+
+def arguments():
+    ap = benchlib.parser(__doc__, repeat=1, jobs=2, before=True)
+    ap.add_argument("config")
+    ap.add_argument("--data-root", default=None, help="--data-root of the run (default: the config's data_root)")
+    return ap
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("config")
-    ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--data-root", default=None)
-    ap.add_argument("--before", type=Path, help="another checkout to measure in the same run")
-    ap.add_argument("--repeat", type=int, default=1)
-    a = ap.parse_args()
+    a = arguments().parse_args()
     src = Path(a.config).resolve()
     tmp = Path(tempfile.mkdtemp(prefix="bench-item-level-"))
-    checkouts = {"this": ROOT} | ({"before": a.before.resolve()} if a.before else {})
+    checkouts = benchlib.checkouts(a.before)
     try:
         cfg = yaml.safe_load(src.read_text())
         cfg.setdefault("data_root", None)

@@ -12,7 +12,6 @@ bound every case must keep: 4 GiB, or a refusal up front that names the bound.
 
 from __future__ import annotations
 
-import argparse
 import gzip
 import os
 import random
@@ -21,6 +20,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+import benchlib
 
 BOUND = 4 * 2**30
 
@@ -99,15 +100,18 @@ def cases(d: Path, lines: int, items: list[int], systems: int) -> dict[str, list
     return out
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--before", help="another checkout: its clir_eval is run on the same cases")
+def arguments():
+    ap = benchlib.parser(__doc__, before=True, full_doc=True)
     ap.add_argument("--lines", type=int, default=100_000, help="lines of the mt-score cases")
     ap.add_argument("--items", default="1000,3000,5000", help="items of the item-level cases (12 systems)")
     ap.add_argument("--systems", type=int, default=12)
     ap.add_argument("--cases", default="", help="comma list of case-name prefixes to run (default: all)")
-    args = ap.parse_args()
-    here = str(Path(__file__).resolve().parent.parent)
+    return ap
+
+
+def main() -> None:
+    args = arguments().parse_args()
+    here = str(benchlib.ROOT)
     with tempfile.TemporaryDirectory() as tmp:
         todo = cases(Path(tmp), args.lines, [int(x) for x in args.items.split(",") if x], args.systems)
         wanted = [c for c in args.cases.split(",") if c]
@@ -119,7 +123,7 @@ def main() -> None:
             wall, rss, code, last = run(argv, here)
             line = f"{name:28s} {code:8d} {wall:8.1f} {rss / 2**20:9.0f}"
             if args.before:
-                bw, brss, bcode, _ = run(argv, args.before)
+                bw, brss, bcode, _ = run(argv, str(args.before.resolve()))
                 line += f"  {bw:8.1f} {brss / 2**20:9.0f} (rc {bcode})  x{rss / max(brss, 1):.2f}"
             flag = "" if rss <= BOUND else "  OVER 4 GiB"
             print(line + flag + (f"\n    {last}" if code else ""), flush=True)

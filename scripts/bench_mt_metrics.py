@@ -14,25 +14,22 @@ vs sacrebleu BLEU's, and the process's max RSS. Timings on a shared machine are 
 
 from __future__ import annotations
 
-import argparse
 import gc
-import resource
-import sys
 import time
 import tracemalloc
 from pathlib import Path
 
+import benchlib
 import numpy as np
 import sacrebleu
 from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
 from sacrebleu.tokenizers.tokenizer_re import TokenizerRegexp
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from clir_eval import __version__  # noqa: E402
-from clir_eval.io.files import read_lines  # noqa: E402
-from clir_eval.mt.base import collect_stats, load_metrics  # noqa: E402
-from clir_eval.mt.resampling import bootstrap_ci  # noqa: E402
-from clir_eval.mt.sacrebleu_metrics import clear_reference_cache  # noqa: E402
+from clir_eval import __version__
+from clir_eval.io.files import read_lines
+from clir_eval.mt.base import collect_stats, load_metrics
+from clir_eval.mt.resampling import bootstrap_ci
+from clir_eval.mt.sacrebleu_metrics import clear_reference_cache
 
 
 def clear_caches() -> None:
@@ -86,14 +83,16 @@ def peak_bytes(fn) -> int:
     return peak
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--data", type=Path, default=Path(__file__).resolve().parent.parent.parent / "shared" / "data")
+def arguments():
+    ap = benchlib.parser(__doc__, data=True)
     ap.add_argument("--systems", type=int, default=32)
     ap.add_argument("--bootstrap", type=int, default=1000, help="resamples for the bootstrap timing (0 = skip)")
-    args = ap.parse_args()
-    if not (args.data / "lignos2019").is_dir():
-        sys.exit(f"error: {args.data}/lignos2019 not found; pass --data")
+    return ap
+
+
+def main() -> None:
+    args = arguments().parse_args()
+    benchlib.need(args.data / "lignos2019", "Lignos et al. 2019")
 
     t = time.perf_counter()
     systems, refs = load(args.data, args.systems)
@@ -117,7 +116,7 @@ def main() -> None:
     print(f"sacrebleu chrF1 : {sb_chrf:8.2f} s\n")
     print(f"{'clir_eval':<16} {'CPU s':>8}  {'ratio':>6}  vs")
     for name, ours, ref, what in rows:
-        print(f"{name:<16} {ours:8.2f}  {ours / ref:6.2f}  {what}")
+        print(f"{name:<16} {ours:8.2f}  {benchlib.ratio(ours, ref):>6}  {what}")
 
     lang, _, hyps = systems[0]
     [fm] = load_metrics(["macrof1"])
@@ -144,7 +143,7 @@ def main() -> None:
         t_sb = time.process_time() - t
         print(f"bootstrap x{args.bootstrap}, one system: clir_eval macrof1 {t_f:.2f} s, clir_eval bleu {t_b:.2f} s, "
               f"sacrebleu BLEU corpus_score(n_bootstrap) {t_sb:.2f} s (incl. its statistics)")
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    rss = benchlib.peak_rss_mib()
     print(f"max RSS of this process: {rss:.0f} MiB")
 
 

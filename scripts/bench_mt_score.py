@@ -10,50 +10,38 @@ Input: the Lignos et al. 2019 nc-test de-en reference and its first system (5000
 
 from __future__ import annotations
 
-import argparse
 import gzip
 import os
 import shutil
-import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+import benchlib
 
 
-def cpu(argv: list[str], env: dict, repeat: int) -> float:
-    out = []
-    for _ in range(repeat):
-        p = subprocess.run(["/usr/bin/time", "-f", "TIME %U %S", *argv], env=env, capture_output=True, text=True)
-        if p.returncode:
-            sys.exit(f"{argv[0]} failed: {p.stderr[-2000:]}")
-        user, sys_ = p.stderr.rsplit("TIME ", 1)[1].split()[:2]
-        out.append(float(user) + float(sys_))
-    return statistics.median(out)
+def arguments():
+    ap = benchlib.parser(__doc__, repeat=3, data=True)
+    ap.add_argument("--metrics", default="bleu,chrf1,macrof1,microf1")
+    return ap
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
-    ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--metrics", default="bleu,chrf1,macrof1,microf1")
-    args = ap.parse_args()
-    base = args.data / "lignos2019" / "nc-test" / "de-en"
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    args = arguments().parse_args()
+    base = benchlib.need(args.data / "lignos2019" / "nc-test" / "de-en", "Lignos et al. 2019 nc-test")
+    env = benchlib.env()
     sb = shutil.which("sacrebleu") or str(Path(sys.executable).with_name("sacrebleu"))
     with tempfile.TemporaryDirectory() as tmp:
         ref, hyp = Path(tmp) / "ref.txt", Path(tmp) / "hyp.txt"
         ref.write_bytes(gzip.open(base / "reference.en.txt.gz").read())
         hyp.write_bytes(gzip.open(sorted((base / "systems").glob("*.txt.gz"))[0]).read())
-        c_sb = cpu([sb, str(ref), "-i", str(hyp), "-m", "bleu", "chrf"], env, args.repeat)
-        c_ce = cpu([sys.executable, "-m", "clir_eval", "mt-score", "--hyp", str(hyp), "--ref", str(ref),
-                    "--metrics", args.metrics], env, args.repeat)
-        c_imp = cpu([sys.executable, "-c", "import clir_eval.cli.mt"], env, args.repeat)
+        c_sb = benchlib.command([sb, ref, "-i", hyp, "-m", "bleu", "chrf"], env=env, repeat=args.repeat).cpu
+        c_ce = benchlib.command(benchlib.clir_eval("mt-score", "--hyp", hyp, "--ref", ref, "--metrics", args.metrics),
+                                env=env, repeat=args.repeat).cpu
+        c_imp = benchlib.command([sys.executable, "-c", "import clir_eval.cli.mt"], env=env, repeat=args.repeat).cpu
     print(f"5000 lines, {args.repeat} runs each, medians; load {os.getloadavg()[0]:.1f}")
     print(f"sacrebleu -m bleu chrf            {c_sb:6.2f} CPU-s")
-    print(f"clir-eval mt-score {args.metrics:<14} {c_ce:6.2f} CPU-s   ratio {c_ce / c_sb:.2f}x")
+    print(f"clir-eval mt-score {args.metrics:<14} {c_ce:6.2f} CPU-s   ratio {benchlib.ratio(c_ce, c_sb)}")
     print(f"(python -c 'import clir_eval.cli.mt' alone: {c_imp:.2f} CPU-s)")
 
 

@@ -17,18 +17,13 @@ issue's 137 MB for 1M lines). Measured in fresh processes under ``/usr/bin/time`
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
-import subprocess
-import sys
 import tempfile
-import time
 from pathlib import Path
 
+import benchlib
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
 METRICS = "bleu,chrf1,macrof1,microf1"
 
 
@@ -54,23 +49,20 @@ def write_corpus(path: Path, lines: int, vocab: int, seed: int) -> None:
 
 def run(args: list[str]) -> tuple[dict, float, float]:
     """(JSON output, peak RSS in GiB, wall seconds) of one fresh ``clir-eval`` process."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    t0 = time.perf_counter()
-    p = subprocess.run(["/usr/bin/time", "-f", "MAXRSS %M", sys.executable, "-m", "clir_eval", *args],
-                       env=env, capture_output=True, text=True)
-    wall = time.perf_counter() - t0
-    if p.returncode:
-        raise SystemExit(f"failed: {' '.join(args)}\n{p.stderr}")
-    rss_kb = int(next(line.split()[1] for line in p.stderr.splitlines() if line.startswith("MAXRSS")))
-    return json.loads(p.stdout), rss_kb / 2**20, wall
+    m = benchlib.command(benchlib.clir_eval(*args), env=benchlib.env())
+    return json.loads(m.stdout), m.rss / 2**10, m.wall
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def arguments():
+    ap = benchlib.parser(__doc__)
     ap.add_argument("--lines", type=int, default=1_000_000)
     ap.add_argument("--check-lines", type=int, default=100_000)
     ap.add_argument("--vocab", type=int, default=50_000)
-    a = ap.parse_args()
+    return ap
+
+
+def main() -> None:
+    a = arguments().parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         d = Path(tmp)
         for name, n, seed in [("hyp", a.lines, 1), ("ref", a.lines, 2), ("hyp_small", a.check_lines, 1),

@@ -25,15 +25,13 @@ average before and after each step.
 
 from __future__ import annotations
 
-import argparse
 import gzip
 import os
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import benchlib
 
 
 def _lines(path: Path, n: int | None = None) -> list[str]:
@@ -102,15 +100,18 @@ def build_bleurt(root: Path, text: list[str], vocab: int) -> Path:
     return root
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def arguments():
+    ap = benchlib.parser(__doc__, data=True)
     ap.add_argument("--n", type=int, default=64, help="segments, evenly spaced over the test set")
     ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--metrics", default="comet,bleurt")
-    ap.add_argument("--data", type=Path, default=Path(__file__).resolve().parent.parent.parent / "shared" / "data")
-    args = ap.parse_args()
+    return ap
+
+
+def main() -> None:
+    args = arguments().parse_args()
     os.environ["HF_HUB_OFFLINE"] = "1"
-    d = args.data / "wmt21" / "de-en"
+    d = benchlib.need(args.data / "wmt21" / "de-en", "WMT21 de-en")
     src_all = _lines(d / "newstest2021.de-en.src.de.gz")
     ref_all = _lines(d / "newstest2021.de-en.ref.A.en.gz")
     hyp_all = _lines(d / "newstest2021.de-en.hyp.Facebook-AI.en.gz")
@@ -160,7 +161,7 @@ def main() -> None:
 
 
 def _load() -> str:
-    return "/".join(f"{x:.1f}" for x in os.getloadavg())
+    return benchlib.load()
 
 
 def _tokens(m, hyp, ref, src) -> str:

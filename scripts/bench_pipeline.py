@@ -31,25 +31,22 @@ The machine may be shared: read the ratios and CPU times, not single wall second
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import platform
-import resource
 import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from importlib.metadata import version
 from pathlib import Path
 
+import benchlib
 import numpy as np
 import yaml
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+ROOT = benchlib.ROOT
 
 MEASURES = ["map", "ndcg", "P_10", "recip_rank", "rbo:p=0.98", "aqwv:beta=40,cutoff=10",
             "mqwv:beta=40,max_cutoff=50"]
@@ -152,73 +149,16 @@ def generate(root: Path, *, n_systems: int, n_docs: int, n_queries: int, mt_line
 
 
 # --------------------------------------------------------------------------- measurement
-class TreeRSS:
-    """Peak of the summed RSS of a process and all its descendants, sampled from /proc."""
-
-    def __init__(self, pid: int, interval: float = 0.05):
-        self.pid, self.interval, self.peak, self.peak_procs = pid, interval, 0, 0
-        self.peak_one = 0  # the largest RSS of any one process of the tree
-        self._stop = threading.Event()
-        self._page = os.sysconf("SC_PAGE_SIZE")
-        self._t = threading.Thread(target=self._loop, daemon=True)
-
-    def __enter__(self):
-        self._t.start()
-        return self
-
-    def __exit__(self, *exc):
-        self._stop.set()
-        self._t.join()
-
-    def _tree(self) -> list[int]:
-        children: dict[int, list[int]] = {}
-        for e in os.scandir("/proc"):
-            if not e.name.isdigit():
-                continue
-            try:
-                with open(f"/proc/{e.name}/stat", "rb") as fh:
-                    stat = fh.read()
-            except OSError:
-                continue
-            ppid = int(stat[stat.rfind(b")") + 2:].split()[1])
-            children.setdefault(ppid, []).append(int(e.name))
-        out, todo = [], [self.pid]
-        while todo:
-            p = todo.pop()
-            out.append(p)
-            todo.extend(children.get(p, ()))
-        return out
-
-    def _loop(self) -> None:
-        while not self._stop.is_set():
-            total, n = 0, 0
-            for p in self._tree():
-                try:
-                    with open(f"/proc/{p}/statm") as fh:
-                        rss = int(fh.read().split()[1]) * self._page
-                    total += rss
-                    n += 1
-                    self.peak_one = max(self.peak_one, rss)
-                except OSError:
-                    pass
-            if total > self.peak:
-                self.peak, self.peak_procs = total, n
-            self._stop.wait(self.interval)
-
-
 def run_cli(config: Path, out: Path, jobs: int, executor: str = "local", extra: tuple[str, ...] = ()) -> dict:
     """Run ``clir-eval run`` in a subprocess; wall time, CPU, peak tree RSS, results."""
     cmd = [sys.executable, "-m", "clir_eval", "run", str(config), "--out", str(out), "--jobs", str(jobs),
            "--executor", executor, "--quiet", *extra]  # fmt: skip
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}  # a private local Ray
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    with TreeRSS(proc.pid) as mon:
-        stdout, stderr = proc.communicate()
-    wall = time.perf_counter() - t0
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    with benchlib.Tree() as tree:
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        with benchlib.TreeRSS(proc.pid) as mon:
+            stdout, stderr = proc.communicate()
+    wall, cpu = tree.wall, tree.cpu
     if proc.returncode != 0:
         sys.exit(f"clir-eval run --executor {executor} failed ({proc.returncode}):\n{stderr}")
     results = json.loads((out / "results.json").read_text())
@@ -321,15 +261,14 @@ def study_estimate(one: dict, args, local: dict) -> None:
           "only its small statistics pass; measured on a shared, loaded machine (CPU seconds, not wall).")
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def arguments():
+    ap = benchlib.parser(__doc__, jobs=2, full_doc=True)
     ap.add_argument("--systems", type=int, default=16)
     ap.add_argument("--docs", type=int, default=200_000)
     ap.add_argument("--queries", type=int, default=150)
     ap.add_argument("--mt-lines", type=int, default=2000)
     ap.add_argument("--vocab", type=int, default=50_000)
     ap.add_argument("--depth", type=int, default=1000)
-    ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--seed", type=int, default=5)
     ap.add_argument("--executors", default="local,ray", help="comma list of executors to compare")
     ap.add_argument("--extrapolate-docs", type=int, default=200_000, help="print the systems stage scaled to this")
@@ -339,7 +278,11 @@ def main() -> None:
     ap.add_argument("--node-gib", type=int, default=64, help="memory per cluster node in the estimate")
     ap.add_argument("--workdir", type=Path, help="Keep data and output here (default: a temp dir, removed).")
     ap.add_argument("--no-reference", action="store_true", help="Skip the rank-bm25 reference timing.")
-    args = ap.parse_args()
+    return ap
+
+
+def main() -> None:
+    args = arguments().parse_args()
     executors = [e.strip() for e in args.executors.split(",") if e.strip()]
 
     tmp = None

@@ -14,9 +14,6 @@ reference in the same run, the re-implemented mt-metrics-eval ``AverageCorrMatri
 
 from __future__ import annotations
 
-import argparse
-import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -24,16 +21,20 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+import benchlib
+
+sys.path.insert(0, str(benchlib.ROOT / "tests"))
+
+
+def arguments():
+    ap = benchlib.parser(__doc__, repeat=3)
+    ap.add_argument("--runs", type=int, default=10)
+    ap.add_argument("--systems", type=int, default=30, help="systems in the largest run (runs have 8 to this)")
+    return ap
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--runs", type=int, default=10)
-    ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--systems", type=int, default=30, help="systems in the largest run (runs have 8 to this)")
-    args = ap.parse_args()
+    args = arguments().parse_args()
     import numpy as np
 
     from test_pool import _mtme_average_corr_matrix, make_run  # noqa: E402  (the tests' run builder)
@@ -48,16 +49,14 @@ def main() -> None:
         runs = [make_run(t, f"r{i:02d}", 100 + i, n=int(n), metrics=metrics, targets=("map", "rbo", "ndcg"),
                          rseed=13 + i) for i, n in enumerate(sizes)]
         print(f"{args.runs} runs, {sizes.min()}-{sizes.max()} systems, {len(metrics)} metrics, 3 targets; "
-              f"load {' '.join(Path('/proc/loadavg').read_text().split()[:3])}")
+              f"load {benchlib.load()}")
         walls, cpus = [], []
         for k in range(args.repeat):
-            before = resource.getrusage(resource.RUSAGE_CHILDREN)
-            t0 = time.perf_counter()
-            subprocess.run([sys.executable, "-m", "clir_eval", "pool", *map(str, runs), "--out", str(t / f"p{k}"),
-                            "--format", "json"], check=True, stdout=subprocess.DEVNULL, env={**os.environ})
-            walls.append(time.perf_counter() - t0)
-            after = resource.getrusage(resource.RUSAGE_CHILDREN)
-            cpus.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+            with benchlib.Tree() as tree:
+                subprocess.run(benchlib.clir_eval("pool", *runs, "--out", t / f"p{k}", "--format", "json"), check=True,
+                               stdout=subprocess.DEVNULL)
+            walls.append(tree.wall)
+            cpus.append(tree.cpu)
         wall, cpu = statistics.median(walls), statistics.median(cpus)
         # reference: mt-metrics-eval's AverageCorrMatrix on precomputed draws (one target)
         rl = [load_run(d) for d in runs]

@@ -9,7 +9,6 @@ Prints the seconds of each and the ratio matplotlib / SVG. Imports are timed sep
 
 from __future__ import annotations
 
-import argparse
 import io
 import json
 import sys
@@ -17,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import benchlib
 
 
 def matplotlib_figures(results: dict) -> int:
@@ -67,27 +66,24 @@ def matplotlib_figures(results: dict) -> int:
 
 
 def best(fn, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
+    return benchlib.best(fn, repeat)[0]
+
+
+def arguments():
+    ap = benchlib.parser(__doc__, repeat=3)
+    ap.add_argument("--results", type=Path, help="a results.json (default: run the demo into a temporary folder)")
+    return ap
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--results", type=Path, help="a results.json (default: run the demo into a temporary folder)")
-    ap.add_argument("--repeat", type=int, default=3)
-    args = ap.parse_args()
+    args = arguments().parse_args()
     if args.results:
         results = json.loads(args.results.read_text(encoding="utf-8"))
     else:
         import subprocess
 
         tmp = Path(tempfile.mkdtemp()) / "demo"
-        subprocess.run([sys.executable, "-m", "clir_eval", "demo", "--out", str(tmp), "--quiet", "--jobs", "1"],
-                       check=True)
+        subprocess.run(benchlib.clir_eval("demo", "--out", tmp, "--quiet", "--jobs", "1"), check=True)
         results = json.loads((tmp / "results.json").read_text(encoding="utf-8"))
     import clir_eval.correlation.driver  # noqa: F401  (imported by any run before its report)
 

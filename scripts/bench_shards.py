@@ -18,28 +18,29 @@ byte-identical.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_pipeline import generate, run_cli, stable  # noqa: E402
+import benchlib
+from bench_pipeline import generate, run_cli, stable
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def arguments():
+    ap = benchlib.parser(__doc__, jobs=2, full_doc=True)
     ap.add_argument("--docs", type=int, default=1_000_000)
     ap.add_argument("--shard-docs", type=int, default=250_000)
     ap.add_argument("--queries", type=int, default=150)
-    ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--seed", type=int, default=5)
     ap.add_argument("--workdir", type=Path, help="Keep data and output here (default: a temp dir, removed).")
-    args = ap.parse_args()
+    return ap
+
+
+def main() -> None:
+    args = arguments().parse_args()
     tmp = None if args.workdir else tempfile.mkdtemp(prefix="bench-shards-")
     work = args.workdir or Path(tmp)
     try:

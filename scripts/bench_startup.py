@@ -16,8 +16,6 @@ The machine may be shared: CPU time is less noisy than wall time, but repeat.
 
 from __future__ import annotations
 
-import argparse
-import os
 import shutil
 import statistics
 import subprocess
@@ -25,22 +23,16 @@ import sys
 import tempfile
 from pathlib import Path
 
+import benchlib
+
 HEAVY = ("numpy", "scipy", "scipy.stats", "scipy.sparse", "sacrebleu", "pytrec_eval", "matplotlib", "rich", "yaml")
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def measure(argv: list[str], env: dict, repeat: int, cwd: str = "/") -> tuple[float, float]:
-    """Median CPU seconds and median peak RSS (MiB) of ``argv`` run ``repeat`` times."""
-    cpu, rss = [], []
-    for _ in range(repeat):
-        # through /usr/bin/time: a tiny parent, so the peak RSS is the command's own (a child's
-        # ru_maxrss starts at what it inherits from the process that forked it)
-        p = subprocess.run(["/usr/bin/time", "-f", "TIME %U %S %M", *argv], env=env, cwd=cwd,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)  # fmt: skip
-        user, sys_, kib = p.stderr.rsplit("TIME ", 1)[1].split()[:3]
-        cpu.append(float(user) + float(sys_))
-        rss.append(int(kib) / 1024)
-    return statistics.median(cpu), statistics.median(rss)
+    """Median CPU seconds and median peak RSS (MiB) of ``argv`` run ``repeat`` times (exit code not checked:
+    ``--help`` of a group may exit non-zero)."""
+    m = benchlib.command(argv, env=env, cwd=cwd, repeat=repeat, check=False)
+    return m.cpu, m.rss
 
 
 def imported(args: list[str], env: dict, cwd: str = "/") -> list[str]:
@@ -82,21 +74,22 @@ def tiny_inputs(work: Path, env: dict) -> list[list[str]]:
     return cases
 
 
+def arguments():
+    return benchlib.parser(__doc__, repeat=5, before=True)
+
+
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--before", type=Path, help="another checkout of clir_eval to measure too")
-    args = ap.parse_args()
+    args = arguments().parse_args()
 
     cases = [["--version"], ["--help"]] + [[c, "--help"] for c in ("run", "retrieve", "correlate", "mt-score", "ir-score")]
-    trees = [("after", ROOT)] + ([("before", args.before.resolve())] if args.before else [])
+    trees = [("after", benchlib.ROOT)] + ([("before", args.before.resolve())] if args.before else [])
     sb = shutil.which("sacrebleu") or str(Path(sys.executable).with_name("sacrebleu"))
-    base_cpu, base_rss = measure([sb, "--help"], dict(os.environ), args.repeat)
+    base_cpu, base_rss = measure([sb, "--help"], benchlib.env(None), args.repeat)
     print(f"python {sys.version.split()[0]}, {args.repeat} runs each, medians; reference: sacrebleu --help "
           f"{base_cpu:.3f} s CPU, {base_rss:.0f} MiB")
     print(f"{'tree':<7} {'command':<22} {'CPU s':>7} {'x sb':>6} {'RSS MiB':>8} {'x sb':>6}  heavy modules imported")
     for label, tree in trees:
-        env = {**os.environ, "PYTHONPATH": str(tree)}
+        env = benchlib.env(tree)
         for case in cases:
             cpu, rss = measure([sys.executable, "-c", "from clir_eval.cli import entry; entry()", *case], env, args.repeat)
             mods = imported(case, env)
@@ -110,10 +103,10 @@ def main() -> None:
                 print(f"{label:<7} {case[0] + ' (tiny)':<22} {cpu:7.3f} {cpu / base_cpu:6.2f} {rss:8.0f} "
                       f"{rss / base_rss:6.2f}  {' '.join(mods) or '-'}")
     print("\nimport alone (CPU s, median):")
-    ref = import_cpu("sacrebleu.metrics", dict(os.environ), args.repeat)
+    ref = import_cpu("sacrebleu.metrics", benchlib.env(None), args.repeat)
     print(f"{'':<7} {'sacrebleu.metrics':<26} {ref:7.3f}")
     for label, tree in trees:
-        env = {**os.environ, "PYTHONPATH": str(tree)}
+        env = benchlib.env(tree)
         for mod in ("clir_eval.cli.mt", "clir_eval.cli.ir", "clir_eval.cli.retrieve", "clir_eval.cli.run"):
             cpu = import_cpu(mod, env, args.repeat)
             print(f"{label:<7} {mod:<26} {cpu:7.3f} {cpu / ref:6.2f}x")

@@ -14,7 +14,6 @@ first system (``../shared/data/lignos2019``). Slow: TER is quadratic per segment
 
 from __future__ import annotations
 
-import argparse
 import gzip
 import json
 import os
@@ -24,25 +23,25 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+import benchlib
 
 
-def timed(argv: list[str], env: dict) -> tuple[float, str]:
-    p = subprocess.run(["/usr/bin/time", "-f", "TIME %U %S", *argv], env=env, capture_output=True, text=True)
-    if p.returncode:
-        sys.exit(f"{argv[0]} failed: {p.stderr[-2000:]}")
-    user, sys_ = p.stderr.rsplit("TIME ", 1)[1].split()[:2]
-    return float(user) + float(sys_), p.stdout
+def timed(argv: list, env: dict) -> tuple[float, str]:
+    m = benchlib.command(argv, env=env)
+    return m.cpu, m.stdout
+
+
+def arguments():
+    ap = benchlib.parser(__doc__, data=True)
+    ap.add_argument("--lines", type=int, default=5000)
+    return ap
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
-    ap.add_argument("--lines", type=int, default=5000)
-    args = ap.parse_args()
-    base = args.data / "lignos2019" / "nc-test" / "de-en"
+    args = arguments().parse_args()
+    base = benchlib.need(args.data / "lignos2019" / "nc-test" / "de-en", "Lignos et al. 2019 nc-test")
     system = sorted((base / "systems").glob("*.txt.gz"))[0]
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = benchlib.env()
     sb = shutil.which("sacrebleu") or str(Path(sys.executable).with_name("sacrebleu"))
     with tempfile.TemporaryDirectory() as tmp:
         files = {}
@@ -63,7 +62,7 @@ def main() -> None:
                                       capture_output=True, text=True, check=True).stdout)
     print(f"TER on {n} segments ({system.name} vs the reference); load: {os.getloadavg()[0]:.1f}")
     print(f"sacrebleu -m ter          {sb_cpu:7.2f} CPU-s   score {float(sb_out):.10f}")
-    print(f"clir-eval mt-score ter    {ce_cpu:7.2f} CPU-s   score {ours:.10f}   ratio {ce_cpu / sb_cpu:.2f}x")
+    print(f"clir-eval mt-score ter    {ce_cpu:7.2f} CPU-s   score {ours:.10f}   ratio {benchlib.ratio(ce_cpu, sb_cpu)}")
     print(f"  of which sacrebleu's TER statistics {inproc:.2f} CPU-s ({inproc / ce_cpu:.0%}); "
           f"rate {n / inproc:.0f} segments per CPU-s")
     print(f"scores equal to 10 decimals: {round(float(sb_out), 10) == round(ours, 10)}")

@@ -13,13 +13,14 @@ CPU time where stated, not wall time: the machine is shared.
 
 from __future__ import annotations
 
-import argparse
 import json
 import shutil
 import tempfile
 import time
 from importlib.resources import files
 from pathlib import Path
+
+import benchlib
 
 
 def run_once(root: Path, verdicts: bool) -> tuple[float, float]:
@@ -40,9 +41,7 @@ def run_once(root: Path, verdicts: bool) -> tuple[float, float]:
         significance.boot_both_ci = lambda *a, **k: (None, None)
         significance.joint_draws = lambda *a, **k: None
     try:
-        t0 = time.process_time()
-        res = run_experiment(cfg, out, jobs=1, quiet=True)
-        total = time.process_time() - t0
+        res, total, _ = benchlib.timed(lambda: run_experiment(cfg, out, jobs=1, quiet=True))
     finally:
         driver.correlate_run, significance.boot_both_ci, significance.joint_draws = real_run, real_ci, real_draws
     assert bool(res.get("verdicts")) == verdicts
@@ -97,12 +96,16 @@ def bench_size(size: str) -> None:
               f"tests, {sig} significant; discriminability draws {ddraws}, pairs separated {sep}")
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--reps", type=int, default=2)
+def arguments():
+    ap = benchlib.parser(__doc__)
+    ap.add_argument("--reps", type=int, default=2, help="demo runs with and without verdicts; the least CPU is kept")
     ap.add_argument("--size", default="40x8", help="SYSTEMSxMETRICS of the synthetic correlation stage ('' = skip)")
     ap.add_argument("--skip-demo", action="store_true")
-    args = ap.parse_args()
+    return ap
+
+
+def main() -> None:
+    args = arguments().parse_args()
     if args.size:
         bench_size(args.size)
     if args.skip_demo:
