@@ -209,23 +209,24 @@ class Tree:
         self.rss = r.ru_maxrss / 1024
 
 
-def best(fn: Callable[[], Any], repeat: int, clock: Callable[[], float] = time.perf_counter) -> tuple[float, Any]:
-    """(the shortest of ``repeat`` timings of ``fn()``, its last result)."""
+def _times(fn: Callable[[], Any], repeat: int, clock: Callable[[], float]) -> tuple[list[float], Any]:
     times, out = [], None
     for _ in range(max(repeat, 1)):
         t = clock()
         out = fn()
         times.append(clock() - t)
+    return times, out
+
+
+def best(fn: Callable[[], Any], repeat: int, clock: Callable[[], float] = time.perf_counter) -> tuple[float, Any]:
+    """(the shortest of ``repeat`` timings of ``fn()``, its last result)."""
+    times, out = _times(fn, repeat, clock)
     return min(times), out
 
 
 def median(fn: Callable[[], Any], repeat: int, clock: Callable[[], float] = time.perf_counter) -> tuple[float, Any]:
     """(the median of ``repeat`` timings of ``fn()``, its last result)."""
-    times, out = [], None
-    for _ in range(max(repeat, 1)):
-        t = clock()
-        out = fn()
-        times.append(clock() - t)
+    times, out = _times(fn, repeat, clock)
     return statistics.median(times), out
 
 
