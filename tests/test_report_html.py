@@ -36,7 +36,7 @@ FLAGS = [
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
     "--hide-scrollbars", "--host-resolver-rules=MAP * ~NOTFOUND",  # nothing can reach the network
 ]
-SCATTER_RGB = (0x2B, 0x6C, 0xB0)  # the dot colour of report.svg
+SCATTER_RGB = (0x2B, 0x6C, 0xB0)  # the dot colour of report/svg.py
 # per inline SVG: its laid-out size and, for scatter panels, the rendered boxes of the dot labels
 PROBE = """<script>addEventListener('load', () => {
   const out = [...document.querySelectorAll('svg')].filter(s => s.classList.contains('plot') || s.classList.contains('heat'))
@@ -268,7 +268,7 @@ def test_key_numbers_do_not_run_into_the_other_column(report):
 
 TITLE_PROBE = """<script>addEventListener('load', () => {
   const out = [...document.querySelectorAll('svg.plot')].map(s => { const r = s.getBoundingClientRect(),
-    t = s.querySelector("text[font-weight='600']"), b = t.getBoundingClientRect();
+    t = s.querySelector("text.title"), b = t.getBoundingClientRect();
     return [t.textContent, [r.left, r.right], [b.left, b.right]]; });
   document.body.setAttribute('data-probe', JSON.stringify(out)); });</script>"""
 

@@ -88,7 +88,9 @@ def test_reports_show_the_analyses(run_out):
         assert f"\n| {r['rank']} | {r['segment']} | {r['favoritism']:+.3f} | {r['delta_a']:+.3f} |" in bleu_rows
     assert "no test is run" in md
     html = (out / "report.html").read_text()
-    assert "<h2>MacroF by reference-frequency bucket</h2>" in html and "alt='MacroF per frequency bucket'" in html
+    assert "<h2>MacroF by reference-frequency bucket</h2>" in html and 'aria-label="MacroF per frequency bucket"' in html
+    plot = html.split('class="buckets"')[0].rsplit("<svg", 1)[1]  # the plot is inline SVG, its lines a polyline each
+    assert "<path" in html.split('class="buckets"')[1].split("</svg>")[0] and "xmlns" in plot
     assert "href='#analyses'" in html
     tex = (out / "report.tex").read_text()
     assert "\\subsection*{Favoritism: segments each metric credits to sys1 over sys3}" in tex

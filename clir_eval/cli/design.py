@@ -405,13 +405,9 @@ def _sizes(text: str, name: str, minimum: int, maximum: int) -> list[int]:
 def _png(doc: dict) -> bytes:
     """Per target, power against systems at the pilot's queries: a line per assumed effect for the single τ
     (dashed) and the leading pair (solid)."""
-    import io
+    from ..io.figures import pyplot, save
 
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     targets = list(dict.fromkeys(r["target"] for r in doc["rows"]))
     Q = doc["observed"].get("n_queries")
     fits = doc["fits"]
@@ -438,10 +434,7 @@ def _png(doc: dict) -> bytes:
         ax.tick_params(labelsize=7)
         ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
     fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=100, metadata={"Software": None}, bbox_inches="tight")
-    plt.close(fig)
-    return buf.getvalue()
+    return save(fig, "png", dpi=100, bbox_inches="tight")
 
 
 def _html(doc: dict, png: bytes) -> str:

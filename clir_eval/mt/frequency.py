@@ -9,7 +9,6 @@ bucket ``not in reference``; the type-weighted mean of all buckets is the system
 
 from __future__ import annotations
 
-import io
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -97,14 +96,13 @@ def _row(label: str, idx: np.ndarray, p, r, f, rcount) -> dict[str, Any]:
             "macro_f": mean(f), "precision": mean(p), "recall": mean(r)}
 
 
-def plot_buckets(res: FrequencyBuckets | dict[str, Any]) -> bytes:
-    """PNG: MacroF per bucket (x, most frequent first), one line per system; ``res`` may also be
-    the JSON form (:meth:`FrequencyBuckets.to_dict`, results.json)."""
-    import matplotlib
+def plot_buckets(res: FrequencyBuckets | dict[str, Any], fmt: str = "png") -> bytes | str:
+    """MacroF per bucket (x, most frequent first), one line per system, as PNG bytes (``fmt="png"``) or inline SVG
+    markup (``"svg"``, for report.html); ``res`` may also be the JSON form (:meth:`FrequencyBuckets.to_dict`,
+    results.json)."""
+    from ..io.figures import pyplot, save
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     if isinstance(res, dict):
         labels, systems = [b["label"] for b in res["buckets"]], res["systems"]
     else:
@@ -120,7 +118,4 @@ def plot_buckets(res: FrequencyBuckets | dict[str, Any]) -> bytes:
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7, **({"loc": "upper left", "bbox_to_anchor": (1.01, 1.0)} if outside else {"loc": "best"}))
     fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", metadata={"Software": None})
-    plt.close(fig)
-    return buf.getvalue()
+    return save(fig, fmt)

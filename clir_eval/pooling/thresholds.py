@@ -16,7 +16,6 @@ MT metric's sign agree with the retrieval target's?
 
 from __future__ import annotations
 
-import io
 import math
 from typing import Any, Sequence
 
@@ -219,11 +218,9 @@ def threshold_rows(runs: Sequence[Run], bootstrap: int = 1000, seed: int = 13, p
 def _plots(pooled_rows: list[dict[str, Any]], pooled: dict) -> dict[str, bytes]:
     """One PNG per metric: per target, the pooled pairs' accuracy in bins of the metric delta
     (dots, size = pairs) and the fitted curve, with 80/90/95% lines (as MT-Thresholds' plots)."""
-    import matplotlib
+    from ..io.figures import pyplot, save
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     out: dict[str, bytes] = {}
     by_metric: dict[str, list[dict[str, Any]]] = {}
     for row in pooled_rows:
@@ -264,8 +261,5 @@ def _plots(pooled_rows: list[dict[str, Any]], pooled: dict) -> dict[str, bytes]:
         ax.set_title(f"{m}: does a better score mean better retrieval? (pooled)")
         ax.legend(fontsize=7, loc="lower right")
         fig.tight_layout()
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png", metadata={"Software": None})
-        plt.close(fig)
-        out[m] = buf.getvalue()
+        out[m] = save(fig, "png")
     return out

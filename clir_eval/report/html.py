@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 import html
 import math
 import re
@@ -16,7 +15,7 @@ from .tables import (KIND_TITLES, best_per_measure, cell_text, coefficient_name,
 from .verdicts import (ALPHA, UNINFORMATIVE_MARK, confound_blocks, correction_phrase, delta_table, family_phrase, fmt_ci,
                        verdict_tests)
 from .glossary import glossary
-from .svg import DOT, FIT, esc, heatmap_svg, scatter_svg
+from .svg import DOT, FIT, esc, heatmap_svg, scatter_layout, scatter_svg
 
 
 # --------------------------------------------------------------------------- plots
@@ -39,14 +38,18 @@ def scatter_figures(results: Mapping[str, Any]) -> tuple[list[tuple[str, list[tu
     names when every name finds a free place in every panel, else their numbers. Returns
     ([(measure, [(svg, dots left unlabelled), ...]), ...], numbered)."""
     label, numbered = system_labels(results)
-    figs = _scatter_figures(results, label)
-    if not numbered and any(u for _, panels in figs for _, u in panels):
-        label, numbered = system_labels(results, numbered=True)
-        figs = _scatter_figures(results, label)
-    return figs, numbered
+    if not numbered and any(scatter_layout(pts, w, h)["unlabelled"] for pts, w, h, _ in _scatter_panels(results, label)):
+        label, numbered = system_labels(results, numbered=True)  # laid out first, drawn once
+    return _scatter_figures(results, label), numbered
 
 
-def _scatter_figures(results: Mapping[str, Any], label: Mapping[str, str]) -> list:
+def _scatter_panels(results: Mapping[str, Any], label: Mapping[str, str]):
+    """(points, width, height, title) of every panel with points, as :func:`_scatter_figures` draws them."""
+    for y, panels in _scatter_figures(results, label, draw=False):
+        yield from (p for p in panels if p[0])
+
+
+def _scatter_figures(results: Mapping[str, Any], label: Mapping[str, str], draw: bool = True) -> list:
     systems = results.get("systems", {})
     w, h = (400, 320) if len(systems) > 20 or not next(iter(label.values()), "1").isdigit() else (330, 270)
     figs = []
@@ -56,6 +59,7 @@ def _scatter_figures(results: Mapping[str, Any], label: Mapping[str, str]) -> li
         for y in rows:
             panels = []
             for x in cols:
+                scope = f"s{len(figs)}-{len(panels)}-{kind[3]}"  # the panel's ids, unique in the page
                 pts = [(float(e["mt"][x]), float(e[ykind][y]), label[s], f"{s}: {x} {e['mt'][x]:.4g}, {y} {e[ykind][y]:.4g}")
                        for s, e in sorted(systems.items(), key=lambda t: natural_key(t[0]))
                        if e.get("mt", {}).get(x) is not None and e.get(ykind, {}).get(y) is not None]
@@ -66,7 +70,8 @@ def _scatter_figures(results: Mapping[str, Any], label: Mapping[str, str]) -> li
                     title = f"{x}: τ = {fmt_tau(c['tau'])}" + ("" if c.get("significant") else " (n.s.)")
                     if c.get("informative") is False:
                         title += " — target UNINFORMATIVE"
-                panels.append(scatter_svg(pts, title=title, xlabel=x, ylabel=y, width=w, height=h))
+                panels.append(scatter_svg(pts, title=title, xlabel=x, ylabel=y, width=w, height=h, scope=scope)
+                              if draw else (pts, w, h, title))
             figs.append((y, panels))
     return figs
 
@@ -127,7 +132,7 @@ def _scatter_html(results: Mapping[str, Any]) -> str:
              "retrieval score (up). Dots rising to the right mean the metric ranks systems as retrieval "
              "does.</p>"]
     for y, panels in figs:
-        width = int(re.search(r"width='(\d+)'", panels[0][0]).group(1)) if panels else 330
+        width = int(re.search(r'width="(\d+)"', panels[0][0]).group(1)) if panels else 330
         cols = max(1, min(len(panels), PANELS_WIDTH // (width + 8)))  # the key sits right beside them
         parts.append(f"<h3>{esc(y)}</h3><div class='fig'><div class='panels' "
                      f"style='grid-template-columns:repeat({cols},auto)'>"
@@ -205,10 +210,11 @@ def _analyses_html(results: Mapping[str, Any], plots: bool) -> str:
     out = "<a id='analyses'></a>" + _blocks_html(blocks)
     buckets = (results.get("analyses") or {}).get("frequency_buckets")
     if plots and buckets:
+        from ..io.figures import root_attrs, scoped
         from ..mt.frequency import plot_buckets
 
-        png = base64.b64encode(plot_buckets(buckets)).decode("ascii")
-        out += f"<img alt='MacroF per frequency bucket' src='data:image/png;base64,{png}'>"
+        svg = scoped(plot_buckets(buckets, "svg"), "b")
+        out += root_attrs(svg, class_="buckets", role="img", **{"aria-label": "MacroF per frequency bucket"})
     return out
 
 

@@ -1,8 +1,10 @@
-"""The report's plots as inline SVG, built as strings (no plotting library, milliseconds per figure).
+"""The report's plots (scatter panels, the τ heatmap) as inline SVG, drawn with matplotlib
+(:mod:`clir_eval.io.figures`, like every figure of the harness).
 
-Labels are drawn in a monospace font with ``textLength`` set, so the browser renders each label at
-exactly the width computed here; :func:`place_labels` uses those boxes to place every label without
-collision, and :func:`label_boxes` reads them back from the SVG text (tests and the report check).
+What matplotlib does not do is here: dot labels are placed without collision (:func:`place_labels`, in the SVG's
+units) and drawn in a monospace font with ``textLength`` set, so the browser renders each label at exactly the width
+computed here; :func:`label_boxes` reads the boxes back from the markup (tests and the report check). Each dot and
+heatmap cell carries a hover ``<title>``.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import html
 import math
 import re
-from typing import Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 DOT = "#2b6cb0"
 FIT = "#c05621"
@@ -31,38 +33,6 @@ def _f(v: float) -> str:
 
 
 # --------------------------------------------------------------------------- scales
-def nice_ticks(lo: float, hi: float, n: int = 5) -> list[float]:
-    """About ``n`` round tick values covering [lo, hi]; at least 3 (a finer step when the round one leaves
-    fewer, e.g. [-0.93, 1.14] gets -0.5, 0, 0.5, 1 rather than 0, 1)."""
-    if not (math.isfinite(lo) and math.isfinite(hi)) or hi <= lo:
-        return [lo]
-    ticks = _ticks(lo, hi, n)
-    while len(ticks) < 3 and n < 12:
-        n += 1
-        ticks = _ticks(lo, hi, n)
-    return ticks
-
-
-def _ticks(lo: float, hi: float, n: int) -> list[float]:
-    raw = (hi - lo) / max(n - 1, 1)
-    mag = 10 ** math.floor(math.log10(raw))
-    step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
-    start = math.ceil(lo / step - 1e-9) * step
-    ticks, v = [], start
-    while v <= hi + step * 1e-9:
-        ticks.append(round(v, 12))
-        v += step
-    return ticks
-
-
-def tick_text(v: float, ticks: Sequence[float]) -> str:
-    step = abs(ticks[1] - ticks[0]) if len(ticks) > 1 else abs(v) or 1.0
-    d = max(0, min(6, -math.floor(math.log10(step) + 1e-9))) if step > 0 else 0
-    if step * 10 ** d % 1 > 1e-6:  # 2.5, 0.25 ...
-        d += 1
-    return f"{v:.{d}f}"
-
-
 def _padded(vals: Sequence[float], frac: float = 0.08) -> tuple[float, float]:
     lo, hi = min(vals), max(vals)
     span = hi - lo or (abs(hi) * 0.1 or 1.0)
@@ -178,54 +148,111 @@ def coincident(dots: Sequence[tuple[float, float]], within: float = 7.0) -> list
     return groups
 
 
-_LABEL_RE = re.compile(r"<text class='lbl' x='([-\d.]+)' y='([-\d.]+)' textLength='([-\d.]+)'[^>]*>([^<]*)</text>")
+_TEXT_RE = re.compile(r"<text ([^>]*)>([^<]*)</text>")
+_ATTR_RE = re.compile(r'([\w:-]+)="([^"]*)"')
 
 
 def label_boxes(svg: str, px: float = LABEL_PX) -> list[tuple[str, Box]]:
     """(label, box) of every dot label in an SVG made by :func:`scatter_svg`, read from the markup."""
     out = []
-    for x, y, tl, text in _LABEL_RE.findall(svg):
-        x, y, tl = float(x), float(y), float(tl)
+    for attrs, text in _TEXT_RE.findall(svg):
+        a = dict(_ATTR_RE.findall(attrs))
+        if a.get("class") != "lbl":
+            continue
+        x, y, tl = float(a["x"]), float(a["y"]), float(a["textLength"])
         out.append((html.unescape(text), (x - 1, y - 0.8 * px - 1, x + tl + 1, y + 0.25 * px + 1)))
     return out
 
 
+def dot_centres(svg: str) -> list[tuple[float, float]]:
+    """The centre of every dot of an SVG made by :func:`scatter_svg`, read from the markup."""
+    return [(float(x), float(y)) for x, y in
+            re.findall(r'<g id="[^"]*dot-\d+">(?:(?!</g>).)*?<use [^>]*x="([-\d.]+)" y="([-\d.]+)"', svg, re.S)]
+
+
 # --------------------------------------------------------------------------- scatter panel
-def scatter_svg(points: Sequence[tuple[float, float, str, str]], *, title: str, xlabel: str, ylabel: str,
-                width: int = 330, height: int = 270, title_class: str = "") -> tuple[str, int]:
-    """One panel: a dot per (x, y, label, hover text), the least-squares line, axes with round
-    ticks, every label placed without collision. Returns (svg, number of dots left unlabelled)."""
-    ml, mr, mt, mb = 54, 10, 26, 40
+def _dot_groups(svg: str, n: int) -> str:
+    """Each of the ``n`` dots of the scatter collection (``<g id="dots">``, one ``<use>`` per dot in the points'
+    order) wrapped in its own ``<g id="dot-I">``, so that it can carry its hover title."""
+    head, sep, rest = svg.partition('<g id="dots">')
+    if not sep:
+        return svg
+    body, end, tail = rest.partition("</g>")  # the first </g> closes the collection's clip group
+    uses = iter(range(n))
+    body = re.sub(r"<use [^>]*/>", lambda m: f'<g id="dot-{next(uses)}">{m.group(0)}</g>', body, count=n)
+    return head + sep + body + end + tail
+
+
+MARGINS = (54, 10, 26, 40)  # left, right, top, bottom of a scatter panel's axes, in the SVG's units
+
+
+def scatter_layout(points: Sequence[tuple[float, float, str, str]], width: int, height: int) -> dict[str, Any]:
+    """Where a panel's dots and labels go, in the SVG's units (y down), before anything is drawn: the axis limits,
+    the dots, the groups of dots drawn on top of each other, their label texts and places (None: no free place)."""
+    ml, mr, mt, mb = MARGINS
     area = (ml, mt, width - mr, height - mb)
-    parts = [f"<svg class='plot' width='{width}' height='{height}' "
-             f"viewBox='0 0 {width} {height}' role='img'><title>{esc(title)}</title>",
-             f"<rect x='{ml}' y='{mt}' width='{area[2] - ml}' height='{area[3] - mt}' fill='#fff' stroke='#a0aec0'/>"]
-    unlabelled = 0
-    if points:
+    xs = [p[0] for p in points]
+    ys = [p[1] for p in points]
+    x0, x1 = _padded(xs)
+    y0, y1 = _padded(ys)
+    # matplotlib's transform of a linear axis at 72 dpi, y flipped to the SVG's
+    dots = [(ml + (u - x0) / (x1 - x0) * (area[2] - ml), area[3] - (v - y0) / (y1 - y0) * (area[3] - mt))
+            for u, v in zip(xs, ys)]
+    groups = coincident(dots)  # dots drawn on top of each other share one label "3,7"
+    gdots = [dots[g[0]] for g in groups]
+    texts = [",".join(points[i][2] for i in g) for g in groups]
+    placed = place_labels(gdots, texts, (area[0] + 1, area[1] + 1, area[2] - 1, area[3] - 1),
+                          others=[dots[i] for g in groups for i in g[1:]])
+    unlabelled = sum(len(g) for g, pl in zip(groups, placed) if pl is None)
+    return {"limits": (x0, x1, y0, y1), "dots": dots, "groups": groups, "texts": texts, "placed": placed,
+            "unlabelled": unlabelled}
+
+
+def scatter_svg(points: Sequence[tuple[float, float, str, str]], *, title: str, xlabel: str, ylabel: str,
+                width: int = 330, height: int = 270, title_class: str = "", scope: str = "p") -> tuple[str, int]:
+    """One panel: a dot per (x, y, label, hover text), the least-squares line, axes with at least three
+    round ticks, every label placed without collision. Returns (svg, number of dots left unlabelled).
+    ``scope`` prefixes the SVG's ids (unique per page: several panels are inlined in one page)."""
+    from ..io.figures import decorate, render, root_attrs, scoped
+
+    ml, mr, mt, mb = MARGINS
+    area = (ml, mt, width - mr, height - mb)
+    titles: dict[str, str] = {}
+    labels: dict[str, str] = {}
+    layout = scatter_layout(points, width, height) if points else None
+
+    def draw(plt):
+        from matplotlib.lines import Line2D
+        from matplotlib.ticker import MaxNLocator
+
+        fig = plt.figure(figsize=(width / 72, height / 72), dpi=72)
+        ax = fig.add_axes((ml / width, mb / height, (area[2] - ml) / width, (area[3] - mt) / height))
+        ax.set_facecolor("#fff")
+        for side in ax.spines.values():
+            side.set_edgecolor("#a0aec0")
+        ax.tick_params(labelsize=9, colors="#4a5568", length=0, pad=3)
+        ax.grid(True, color="#edf2f7", linewidth=1)
+        ax.set_axisbelow(True)
+        fy = (mt + area[3]) / 2  # the title centred on the panel, squeezed when longer than the panel
+        size = min(12.0, (width - 10) / max(len(title) * TITLE_EM, 1))
+        fig.text(0.5, 1 - 16 / height, title, ha="center", va="baseline", fontsize=size, fontweight="bold",
+                 gid="title")
+        fig.text((ml + area[2]) / 2 / width, 8 / height, xlabel, ha="center", va="baseline", fontsize=10,
+                 color="#2d3748")
+        fig.text(12 / width, 1 - fy / height, ylabel, ha="center", va="center", rotation=90, fontsize=10,
+                 color="#2d3748")
+        if not points:
+            ax.set_xticks([])
+            ax.set_yticks([])
+            return fig
         xs = [p[0] for p in points]
         ys = [p[1] for p in points]
-        x0, x1 = _padded(xs)
-        y0, y1 = _padded(ys)
-
-        def sx(v):
-            return ml + (v - x0) / (x1 - x0) * (area[2] - ml)
-
-        def sy(v):
-            return area[3] - (v - y0) / (y1 - y0) * (area[3] - mt)
-
-        xt, yt = nice_ticks(x0, x1), nice_ticks(y0, y1)
-        for v in xt:
-            if x0 <= v <= x1:
-                X = _f(sx(v))
-                parts.append(f"<line x1='{X}' y1='{mt}' x2='{X}' y2='{area[3]}' stroke='#edf2f7'/>"
-                             f"<text x='{X}' y='{area[3] + 12}' font-size='9' text-anchor='middle' fill='#4a5568'>"
-                             f"{esc(tick_text(v, xt))}</text>")
-        for v in yt:
-            if y0 <= v <= y1:
-                Y = _f(sy(v))
-                parts.append(f"<line x1='{ml}' y1='{Y}' x2='{area[2]}' y2='{Y}' stroke='#edf2f7'/>"
-                             f"<text x='{ml - 4}' y='{_f(sy(v) + 3)}' font-size='9' text-anchor='end' fill='#4a5568'>"
-                             f"{esc(tick_text(v, yt))}</text>")
+        x0, x1, y0, y1 = layout["limits"]
+        ax.set_xlim(x0, x1)
+        ax.set_ylim(y0, y1)
+        for axis in (ax.xaxis, ax.yaxis):
+            axis.set_major_locator(MaxNLocator(nbins=5, steps=[1, 2, 2.5, 5, 10], min_n_ticks=3))
+        ax.ticklabel_format(useOffset=False, style="plain")
         if len(points) >= 2 and max(xs) > min(xs):
             mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
             a = sum((u - mx) * (v - my) for u, v in zip(xs, ys)) / sum((u - mx) ** 2 for u in xs)
@@ -234,62 +261,35 @@ def scatter_svg(points: Sequence[tuple[float, float, str, str]], *, title: str, 
             if a:  # keep the line inside the frame
                 ya, yb = sorted(((y0 - b) / a, (y1 - b) / a))
                 lx0, lx1 = max(lx0, ya), min(lx1, yb)
-            parts.append(f"<line class='fit' x1='{_f(sx(lx0))}' y1='{_f(sy(a * lx0 + b))}' x2='{_f(sx(lx1))}' "
-                         f"y2='{_f(sy(a * lx1 + b))}' stroke='{FIT}' stroke-width='1.2' stroke-dasharray='5 3'/>")
-        dots = [(sx(p[0]), sy(p[1])) for p in points]
-        groups = coincident(dots)  # dots drawn on top of each other share one label "3,7"
-        gdots = [dots[g[0]] for g in groups]
-        texts = [",".join(points[i][2] for i in g) for g in groups]
-        placed = place_labels(gdots, texts, (area[0] + 1, area[1] + 1, area[2] - 1, area[3] - 1),
-                              others=[dots[i] for g in groups for i in g[1:]])
+            ax.plot([lx0, lx1], [a * lx0 + b, a * lx1 + b], color=FIT, linewidth=1.2, dashes=(5, 3), gid="fit")
+        groups, texts, placed = layout["groups"], layout["texts"], layout["placed"]
+        gdots = [layout["dots"][g[0]] for g in groups]
         for (x, y), pl in zip(gdots, placed):
             if pl is not None and pl[3] is not None:
-                parts.append(f"<line x1='{_f(x)}' y1='{_f(y)}' x2='{_f(pl[3][0])}' y2='{_f(pl[3][1])}' "
-                             "stroke='#a0aec0' stroke-width='0.8'/>")
-        for (x, y), p in zip(dots, points):
-            parts.append(f"<circle cx='{_f(x)}' cy='{_f(y)}' r='3.5' fill='{DOT}'><title>{esc(p[3])}</title></circle>")
-        for pl, text, g in zip(placed, texts, groups):
+                fig.add_artist(Line2D([x / width, pl[3][0] / width], [1 - y / height, 1 - pl[3][1] / height],
+                                      color="#a0aec0", linewidth=0.8))
+        ax.scatter(xs, ys, s=49, color=DOT, linewidths=0, gid="dots")  # one <use> per dot, in order
+        for k, (pl, text) in enumerate(zip(placed, texts)):
             if pl is None:
-                unlabelled += len(g)
                 continue
-            parts.append(f"<text class='lbl' x='{_f(pl[0])}' y='{_f(pl[1])}' textLength='{_f(text_width(text))}' "
-                         f"lengthAdjust='spacingAndGlyphs' font-size='{_f(LABEL_PX)}' font-family=\"{FONT}\" "
-                         f"fill='#2d3748'>{esc(text)}</text>")
-    # centred on the panel; a title longer than the panel (by a generous estimate for a bold sans
-    # serif) is squeezed to fit instead of running off its edge
-    fit = f" textLength='{width - 10}' lengthAdjust='spacingAndGlyphs'" if len(title) * 12 * TITLE_EM > width - 10 else ""
-    parts.append(f"<text class='{' '.join(['title', title_class]).strip()}' x='{_f(width / 2)}' y='16' "
-                 f"font-size='12' font-weight='600' text-anchor='middle'{fit}>{esc(title)}</text>")
-    parts.append(f"<text x='{_f((ml + area[2]) / 2)}' y='{height - 8}' font-size='10' text-anchor='middle' "
-                 f"fill='#2d3748'>{esc(xlabel)}</text>")
-    cy = (mt + area[3]) / 2
-    parts.append(f"<text x='12' y='{_f(cy)}' font-size='10' text-anchor='middle' fill='#2d3748' "
-                 f"transform='rotate(-90 12 {_f(cy)})'>{esc(ylabel)}</text>")
-    parts.append("</svg>")
-    return "".join(parts), unlabelled
+            fig.text(pl[0] / width, 1 - pl[1] / height, text, ha="left", va="baseline", fontsize=LABEL_PX,
+                     family="DejaVu Sans Mono", color="#2d3748", gid=f"lbl-{k}")
+            labels[f"lbl-{k}"] = f'textLength="{_f(text_width(text))}" lengthAdjust="spacingAndGlyphs"'
+        return fig
+
+    svg = _dot_groups(render(draw, "svg", dpi=72), len(points))
+    titles.update({f"dot-{i}": p[3] for i, p in enumerate(points)})
+    svg = decorate(svg, titles=titles, classes={"title": " ".join(["title", title_class]).strip(),
+                                                **{k: "lbl" for k in labels}}, attrs=labels)
+    return root_attrs(scoped(svg, scope), class_="plot", role="img"), layout["unlabelled"] if layout else 0
 
 
 # --------------------------------------------------------------------------- heatmap
-_VIRIDIS = ["#440154", "#482878", "#3e4989", "#31688e", "#26828e", "#1f9e89", "#35b779", "#6ece58", "#b5de2b",
-            "#fde725"]
-_RDBU = ["#67001f", "#b2182b", "#d6604d", "#f4a582", "#fddbc7", "#f7f7f7", "#d1e5f0", "#92c5de", "#4393c3",
-         "#2166ac", "#053061"]
-COLORMAPS = {"viridis": _VIRIDIS, "RdBu": _RDBU}
-
-
 def colour(cmap: str, t: float) -> tuple[float, float, float]:
-    """RGB in [0, 1] of position t in [0, 1] of a colormap (linear between its stops)."""
-    stops = COLORMAPS[cmap]
-    t = min(max(t, 0.0), 1.0) * (len(stops) - 1)
-    i = min(int(t), len(stops) - 2)
-    f = t - i
-    a = [int(stops[i][k:k + 2], 16) / 255 for k in (1, 3, 5)]
-    b = [int(stops[i + 1][k:k + 2], 16) / 255 for k in (1, 3, 5)]
-    return tuple(u + (v - u) * f for u, v in zip(a, b))
+    """RGB in [0, 1] of position t in [0, 1] of a matplotlib colormap."""
+    import matplotlib
 
-
-def _hex(rgb: Iterable[float]) -> str:
-    return "#" + "".join(f"{round(c * 255):02x}" for c in rgb)
+    return tuple(float(c) for c in matplotlib.colormaps[cmap](min(max(t, 0.0), 1.0))[:3])
 
 
 def heat_scale(values: Iterable[float | None]) -> tuple[str, float, float]:
@@ -311,10 +311,12 @@ def heat_colour(cmap: str, lo: float, hi: float, v: float) -> tuple[float, float
 
 
 def heatmap_svg(rows: Sequence[str], cols: Sequence[str], cells: Mapping[tuple[str, str], Mapping],
-                cell_text, title: str) -> str:
+                cell_text, title: str, scope: str = "h") -> str:
     """The τ grid: a coloured cell per (row, column) with its text, row names left, column names
     above (rotated), a colour bar on the right; hover a cell for its p-value and n. Cells of an
     uninformative target (``informative: false``) are drawn faded, as the τ tables grey them."""
+    from ..io.figures import decorate, render, root_attrs, scoped
+
     cw, ch, px = 64, 26, 11
     lw = max(text_width(r, px) for r in rows) + 12
     th = max(text_width(c, px) for c in cols) * 0.72 + 18
@@ -323,35 +325,43 @@ def heatmap_svg(rows: Sequence[str], cols: Sequence[str], cells: Mapping[tuple[s
     height = int(top + ch * len(rows) + 12)
     vals = [c.get("tau") for c in cells.values() if c]
     cmap, lo, hi = heat_scale(vals)
-    p = [f"<svg class='heat' width='{width}' height='{height}' "
-         f"viewBox='0 0 {width} {height}' role='img'><title>{esc(title)}</title>",
-         f"<text x='4' y='14' font-size='12' font-weight='600'>{esc(title)}</text>"]
-    for j, c in enumerate(cols):
-        x = lw + cw * j + cw / 2
-        p.append(f"<text x='{_f(x)}' y='{_f(top - 6)}' font-size='{px}' transform='rotate(-35 {_f(x)} {_f(top - 6)})'"
-                 f">{esc(c)}</text>")
-    for i, r in enumerate(rows):
-        y = top + ch * i
-        p.append(f"<text x='{_f(lw - 6)}' y='{_f(y + ch / 2 + 4)}' font-size='{px}' text-anchor='end'>{esc(r)}</text>")
-        for j, x in enumerate(cols):
-            c = cells.get((r, x))
-            v = c.get("tau") if c else None
-            rgb = heat_colour(cmap, lo, hi, v) if v is not None else (1.0, 1.0, 1.0)
-            dark = 0.2126 * rgb[0] + 0.7152 * rgb[1] + 0.0722 * rgb[2] < 0.5
-            tip = f"{r} vs {x}: " + (f"τ = {v:.3f}, p = {c.get('p_value')}, n = {c.get('n')}" if v is not None else "n/a")
-            dim = " opacity='0.4'" if c and c.get("informative") is False else ""  # greyed, as in the τ tables
-            p.append(f"<g{dim}><title>{esc(tip)}</title><rect x='{_f(lw + cw * j)}' y='{_f(y)}' width='{cw}' height='{ch}' "
-                     f"fill='{_hex(rgb)}' stroke='#fff'/><text x='{_f(lw + cw * j + cw / 2)}' y='{_f(y + ch / 2 + 4)}' "
-                     f"font-size='{px}' text-anchor='middle' fill='{'#fff' if dark else '#000'}'>"
-                     f"{esc(cell_text(c))}</text></g>")
-    bx, by, bh = lw + cw * len(cols) + 14, top, max(ch * len(rows), 60)
-    steps = 24
-    for k in range(steps):
-        t = 1 - (k + 0.5) / steps
-        p.append(f"<rect x='{_f(bx)}' y='{_f(by + bh * k / steps)}' width='12' height='{_f(bh / steps + 0.5)}' "
-                 f"fill='{_hex(colour(cmap, t))}'/>")
-    p.append(f"<rect x='{_f(bx)}' y='{_f(by)}' width='12' height='{_f(bh)}' fill='none' stroke='#a0aec0'/>")
-    for v, yy in ((hi, by + 4), (lo, by + bh)):
-        p.append(f"<text x='{_f(bx + 16)}' y='{_f(yy)}' font-size='9'>{esc(f'{v:.2f}')}</text>")
-    p.append("</svg>")
-    return "".join(p)
+    titles: dict[str, str] = {}
+
+    def draw(plt):
+        from matplotlib.cm import ScalarMappable
+        from matplotlib.colors import Normalize
+        from matplotlib.patches import Rectangle
+
+        fig = plt.figure(figsize=(width / 72, height / 72), dpi=72)
+        gw, gh = cw * len(cols), ch * len(rows)
+        ax = fig.add_axes((lw / width, (height - top - gh) / height, gw / width, gh / height))
+        ax.set_xlim(0, len(cols))
+        ax.set_ylim(len(rows), 0)
+        ax.set_axis_off()
+        fig.text(4 / width, 1 - 14 / height, title, fontsize=12, fontweight="bold", va="baseline")
+        for j, c in enumerate(cols):
+            ax.text(j + 0.5, -6 / ch, c, fontsize=px, rotation=35, rotation_mode="anchor", ha="left", va="baseline")
+        for i, r in enumerate(rows):
+            ax.text(-6 / cw, i + 0.5, r, fontsize=px, ha="right", va="center")
+            for j, x in enumerate(cols):
+                c = cells.get((r, x))
+                v = c.get("tau") if c else None
+                rgb = heat_colour(cmap, lo, hi, v) if v is not None else (1.0, 1.0, 1.0)
+                dark = 0.2126 * rgb[0] + 0.7152 * rgb[1] + 0.0722 * rgb[2] < 0.5
+                alpha = 0.4 if c and c.get("informative") is False else 1.0  # greyed, as in the τ tables
+                gid = f"cell-{i}-{j}"
+                titles[gid] = f"{r} vs {x}: " + (f"τ = {v:.3f}, p = {c.get('p_value')}, n = {c.get('n')}"
+                                                 if v is not None else "n/a")
+                ax.add_patch(Rectangle((j, i), 1, 1, facecolor=rgb, edgecolor="#fff", linewidth=1, alpha=alpha,
+                                       gid=gid))
+                ax.text(j + 0.5, i + 0.5, cell_text(c), fontsize=px, ha="center", va="center", alpha=alpha,
+                        color="#fff" if dark else "#000")
+        bar = fig.add_axes(((lw + gw + 14) / width, (height - top - max(gh, 60)) / height, 12 / width,
+                            max(gh, 60) / height))
+        cb = fig.colorbar(ScalarMappable(Normalize(lo, hi), cmap), cax=bar, ticks=[lo, hi])
+        cb.ax.set_yticklabels([f"{lo:.2f}", f"{hi:.2f}"], fontsize=9)
+        cb.outline.set_edgecolor("#a0aec0")
+        return fig
+
+    svg = decorate(render(draw, "svg", dpi=72), titles=titles)
+    return root_attrs(scoped(svg, scope), class_="heat", role="img")
