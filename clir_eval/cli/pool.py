@@ -74,14 +74,16 @@ def _text(res, summary, out: Optional[Path]) -> None:
         print(f"WARNING: {w}")
     for s in summary:
         print(s["text"])
-    for t in dict.fromkeys(r["target"] for r in res.leaderboard):
-        rows = [r for r in res.leaderboard if r["target"] == t]
+    key = lambda r: (r.get("level", "system"), r.get("items"), r["target"])  # noqa: E731
+    for k in dict.fromkeys(key(r) for r in res.leaderboard):
+        rows = [r for r in res.leaderboard if key(r) == k]
         runs = list(rows[0]["taus"])
-        print(f"\n{t} (mean τ over {rows[0]['n_tasks']} runs; per run: {', '.join(lab[r] for r in runs)})")
+        what = f"{k[2]} (mean τ" if k[0] == "system" else f"item level, {k[2]} over {k[1]} (mean within-item τ"
+        print(f"\n{what} over {rows[0]['n_tasks']} runs; per run: {', '.join(lab[r] for r in runs)})")
         width = max(len(r["metric"]) for r in rows)
         for r in rows:
             taus = " ".join(f"{_f(r['taus'][k]):>6}" if r["taus"][k] is not None else "  miss" for k in runs)
-            print(f"  {str(r['cluster'] or '-'):>2} {r['metric']:<{width}} {_f(r['mean_tau']):>6}   {taus}")
+            print(f"  {str(r['cluster'] or ('?' if r.get('untested') else '-')):>2} {r['metric']:<{width}} {_f(r['mean_tau']):>6}   {taus}")
     pooled = [r for r in res.thresholds if "run" not in r]
     if pooled:
         print("\nCLIR thresholds (pooled): metric target pairs accuracy Δ80% Δ90% Δ95%")

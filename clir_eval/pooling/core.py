@@ -260,7 +260,7 @@ def _interval(estimate: float, runs: list[tuple[float, dict, dict]], level: floa
 
 def pool(dirs: Sequence[str | Path], weights: str = "equal", margin: float = 0.1, correction: str = "holm",
          bootstrap: int = 1000, seed: int = 13, thresholds: bool = True, plots: bool = False,
-         two_sided: bool = True, map: Callable | None = None) -> PoolResult:  # fmt: skip
+         two_sided: bool = True, map: Callable | None = None, item_level: bool = True) -> PoolResult:  # fmt: skip
     """Pool the finished runs in ``dirs``: leaderboard, pairs, CLIR thresholds (see docs/pooling.md).
 
     ``weights``: ``equal`` or comma-separated attributes (``name`` or an attribute every system of a
@@ -268,7 +268,8 @@ def pool(dirs: Sequence[str | Path], weights: str = "equal", margin: float = 0.1
     holm, bh or none over each target's metric pairs; ``bootstrap``: draws of the Δτ CIs and the
     thresholds' CIs; ``seed``: the thresholds' bootstrap seed; ``two_sided``: p = share of summed draws
     with |Δ| at least the observed |Δ| (default; holds α), else one-sided in the direction the pooled
-    ranking chose (mt-metrics-eval's AverageCorrMatrix; rejects up to about 2α under the null)."""
+    ranking chose (mt-metrics-eval's AverageCorrMatrix; rejects up to about 2α under the null); ``item_level``: pool
+    the runs' item-level (within-item) component too, where they have one (:mod:`.items`; rows ``"level": "item"``)."""
     if correction not in CORRECTIONS:
         raise UserError(f"--correction {correction!r}: use one of {', '.join(CORRECTIONS)}")
     if not (isinstance(margin, (int, float)) and 0 < margin <= 2):
@@ -451,7 +452,21 @@ def pool(dirs: Sequence[str | Path], weights: str = "equal", margin: float = 0.1
 
         thr, tnotes, plot_bytes = threshold_rows(runs, bootstrap=bootstrap, seed=seed, plots=plots)
         notes += tnotes
-    notes.append("item level: not pooled (the runs' item_level blocks stay in their own reports)")
+    item_rows, item_pairs, item_settings = [], [], {}
+    if item_level:
+        from .items import pool_items
+
+        def weights_of(rs: Sequence[Run]) -> list[float]:
+            ws = assign_weights(rs, attrs)
+            return [x / sum(ws) for x in ws]
+
+        item_rows, item_pairs, iwarn, inotes, item_settings = pool_items(runs, weights_of, lab, correction, alpha,
+                                                                         margin)
+        warnings += iwarn
+        notes += inotes
+    if not item_rows:
+        notes.append("item level: none of these runs has one (no item_level block in their results.json), so nothing "
+                     "is pooled at item level" if item_level else "item level: not pooled (item_level=False)")
     tasks = []
     for r in runs:
         tasks.append({"run": r.path, "name": r.name, "n_systems": len(r.systems), "targets": r.targets,
@@ -465,7 +480,10 @@ def pool(dirs: Sequence[str | Path], weights: str = "equal", margin: float = 0.1
                 "bootstrap": bootstrap, "seed": seed, "ci_level": 0.95, "equivalence_level": z90,
                 "test": POOL_METHOD.format(sided=SIDED[two_sided]), "two_sided": two_sided, "ci_method": CI_METHOD,
                 "runs": names}
-    return PoolResult(leaderboard, pair_rows, thr, tasks, warnings, notes, settings, plot_bytes)
+    if item_rows:
+        settings["item_level"] = item_settings
+    return PoolResult(leaderboard + item_rows, pair_rows + item_pairs, thr, tasks, warnings, notes, settings,
+                      plot_bytes)
 
 
 def _oriented_mean(mean: dict[str, float], m: str, lower: Sequence[str]) -> float:

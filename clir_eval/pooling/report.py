@@ -35,20 +35,42 @@ def labels(res: PoolResult) -> dict[str, str]:
     return {t["run"]: (t["name"] if names.count(t["name"]) == 1 else t["run"]) for t in res.tasks}
 
 
+def _system(r: dict[str, Any]) -> bool:
+    return r.get("level", "system") == "system"
+
+
+def item_keys(res: PoolResult) -> list[tuple[str, str]]:
+    """The item-level (items, target) analyses pooled, in order."""
+    return list(dict.fromkeys((r["items"], r["target"]) for r in res.leaderboard if r.get("level") == "item"))
+
+
 def summaries(res: PoolResult) -> list[dict[str, Any]]:
     """Per pooled target: significant pairs, equivalent pairs, and the bound every pooled Δτ's 95% CI
-    lies within (the sentence a null result should be read as)."""
+    lies within (the sentence a null result should be read as); then the same per item-level analysis
+    (``"level": "item"``)."""
     out = []
     margin = res.settings["margin"]
-    for t in dict.fromkeys(r["target"] for r in res.leaderboard if r.get("cluster")):
-        pairs = [p for p in res.pairs if p["target"] == t]
+    groups: list[tuple[Any, str, list, list]] = [
+        (None, t, [p for p in res.pairs if p["target"] == t and _system(p)],
+         [r for r in res.leaderboard if r["target"] == t and _system(r)])
+        for t in dict.fromkeys(r["target"] for r in res.leaderboard if r.get("cluster") and _system(r))]
+    groups += [((kind, t), f"item level, {t} over {kind}",
+                [p for p in res.pairs if p.get("level") == "item" and (p["items"], p["target"]) == (kind, t)],
+                [r for r in res.leaderboard if r.get("level") == "item" and (r["items"], r["target"]) == (kind, t)])
+               for kind, t in item_keys(res)]
+    for key, t, pairs, lrows in groups:
         tested = [p for p in pairs if p["p_adjusted"] is not None]
         sig = [p for p in tested if p["significant"]]
         eq = [p for p in tested if p["equivalent"]]
         ends = [abs(v) for p in tested for v in p["ci"] if v is not None]
         bound = max(ends) if ends else None
-        n_tasks = max((r["n_tasks"] for r in res.leaderboard if r["target"] == t), default=0)
-        if not tested:
+        n_tasks = max((r["n_tasks"] for r in lrows), default=0)
+        if key is not None and not tested:
+            best = [r for r in lrows if not r.get("apart")]
+            text = (f"{t}: not tested (the runs do not keep these item matrices); highest mean within-item τ "
+                    f"{best[0]['metric']} {best[0]['mean_tau']:+.3f} over {n_tasks} runs" if best else
+                    f"{t}: no metric in every run")
+        elif not tested:
             text = f"{t}: no metric pair could be tested"
         elif sig:
             text = (f"{t}: {len(sig)} of {len(tested)} metric pairs differ ({res.settings['correction']}-adjusted "
@@ -59,8 +81,11 @@ def summaries(res: PoolResult) -> list[dict[str, Any]]:
         if tested:
             text += (f"; {len(eq)} of {len(tested)} pairs equivalent within ±{margin:g} (90% CI inside); every pooled "
                      f"Δτ's 95% CI lies within ±{bound:.3f}")
-        out.append({"target": t, "n_pairs": len(tested), "significant": len(sig), "equivalent": len(eq),
-                    "bound": bound, "text": text})
+        row = {"target": t, "n_pairs": len(tested), "significant": len(sig), "equivalent": len(eq),
+               "bound": bound, "text": text}
+        if key is not None:
+            row.update(target=key[1], items=key[0], level="item")
+        out.append(row)
     return out
 
 
@@ -89,8 +114,8 @@ def markdown(res: PoolResult, plots: dict[str, str] | None = None) -> str:
     for t in res.tasks:
         L.append(f"| {t['run']} | {t['name']} | {t['n_systems']} | {', '.join(t['targets'])} | {', '.join(t['metrics'])} |")
     L.append("")
-    for t in dict.fromkeys(r["target"] for r in res.leaderboard):
-        rows = [r for r in res.leaderboard if r["target"] == t]
+    for t in dict.fromkeys(r["target"] for r in res.leaderboard if _system(r)):
+        rows = [r for r in res.leaderboard if r["target"] == t and _system(r)]
         runs = list(rows[0]["taus"])
         L += [f"## {t}", "", "| cluster | metric | mean τ | " + " | ".join(lab[r] for r in runs) + " |",
               "|---:|---|---:|" + "---:|" * len(runs)]
@@ -100,7 +125,7 @@ def markdown(res: PoolResult, plots: dict[str, str] | None = None) -> str:
                      + " | ".join(taus) + " |")
         L += ["", f"Mean τ: weighted mean of the runs' own τ; n = {rows[0]['n_tasks']} runs. 'apart': not in every "
               "run, not ranked.", ""]
-        pairs = [p for p in res.pairs if p["target"] == t]
+        pairs = [p for p in res.pairs if p["target"] == t and _system(p)]
         if pairs:
             L += [f"| a | b | Δτ | 95% CI | p adjusted | significant | equivalent ±{s['margin']:g} |",
                   "|---|---|---:|---|---:|---|---|"]
@@ -108,6 +133,7 @@ def markdown(res: PoolResult, plots: dict[str, str] | None = None) -> str:
                 L.append(f"| {p['a']} | {p['b']} | {_f(p['delta'])} | {_ci(p['ci'])} | {_f(p['p_adjusted'])} | "
                          f"{'yes' if p['significant'] else 'no'} | {'yes' if p['equivalent'] else 'no'} |")
             L.append("")
+    L += _item_markdown(res, lab)
     pooled = [r for r in res.thresholds if "run" not in r]
     if pooled:
         L += ["## CLIR thresholds (pooled)", "",
@@ -131,6 +157,45 @@ def markdown(res: PoolResult, plots: dict[str, str] | None = None) -> str:
                      f"{_f(da['0.8'], 2)} | {_f(da['0.9'], 2)} | {_f(da['0.95'], 2)} |")
         L.append("")
     return "\n".join(L)
+
+
+ITEM_INTRO = ("Within-item τ (each run's item-level within grouping): every system's item scores minus its own mean, "
+              "τ across the systems per item, averaged over the items — on which items a system does worse than its "
+              "own average, not which metric ranks the systems. Pooled over the runs that have an item level.")
+
+
+def _item_tables(res: PoolResult, lab: dict[str, str]):
+    """Per item-level analysis: (heading, leaderboard head, rows, pairs head, rows)."""
+    s = res.settings
+    for kind, t in item_keys(res):
+        rows = [r for r in res.leaderboard if r.get("level") == "item" and (r["items"], r["target"]) == (kind, t)]
+        runs = list(rows[0]["taus"])
+        lb = [[(r["cluster"] or ("untested" if r.get("untested") else "apart")), r["metric"], _f(r["mean_tau"])]
+              + [(_f(r["taus"][k]) if r["taus"][k] is not None else "missing") for k in runs] for r in rows]
+        pairs = [p for p in res.pairs if p.get("level") == "item" and (p["items"], p["target"]) == (kind, t)
+                 and p["p_adjusted"] is not None]
+        pr = [[p["a"], p["b"], _f(p["delta"]), _ci(p["ci"]), _f(p["p_adjusted"]), "yes" if p["significant"] else "no",
+               "yes" if p["equivalent"] else "no"] for p in pairs]
+        yield (f"{t} over {kind}", ["cluster", "metric", "mean within τ"] + [lab[r] for r in runs], lb,
+               ["a", "b", "Δτ", "95% CI", "p adjusted", "significant", f"equivalent ±{s['margin']:g}"], pr)
+
+
+def _item_markdown(res: PoolResult, lab: dict[str, str]) -> list[str]:
+    keys = item_keys(res)
+    if not keys:
+        return []
+    it = res.settings.get("item_level") or {}
+    L = ["## Item level", "", ITEM_INTRO, "",
+         f"Pairs: {it.get('test', '—')}; {res.settings['correction']} over each analysis's pairs; draws "
+         f"{it.get('first_draws', '—')} per test ({it.get('resolution', '—')}, up to {it.get('max_draws', '—')}). "
+         f"Δτ CIs: {it.get('ci_method', '—')}.", ""]
+    for head, lh, lb, ph, pr in _item_tables(res, lab):
+        L += [f"### {head}", "", "| " + " | ".join(lh) + " |", "|---:|---|" + "---:|" * (len(lh) - 2)]
+        L += ["| " + " | ".join(str(x) for x in r) + " |" for r in lb] + [""]
+        if pr:
+            L += ["| " + " | ".join(ph) + " |", "|---|---|---:|---|---:|---|---|"]
+            L += ["| " + " | ".join(str(x) for x in r) + " |" for r in pr] + [""]
+    return L
 
 
 _CSS = ("body{font-family:sans-serif;max-width:70em;margin:1em auto;padding:0 1em}table{border-collapse:collapse;"
@@ -164,18 +229,24 @@ def html_report(res: PoolResult, plots: dict[str, bytes] | None = None) -> str:
     H.append("<h2>Runs</h2>" + table(["run", "name", "systems", "targets", "metrics"],
                                      [[t["run"], t["name"], t["n_systems"], ", ".join(t["targets"]),
                                        ", ".join(t["metrics"])] for t in res.tasks], 5))
-    for t in dict.fromkeys(r["target"] for r in res.leaderboard):
-        rows = [r for r in res.leaderboard if r["target"] == t]
+    for t in dict.fromkeys(r["target"] for r in res.leaderboard if _system(r)):
+        rows = [r for r in res.leaderboard if r["target"] == t and _system(r)]
         runs = list(rows[0]["taus"])
         H.append(f"<h2>{e(t)}</h2>" + table(
             ["cluster", "metric", "mean τ"] + [lab[r] for r in runs],
             [[r["cluster"] or "apart", r["metric"], _f(r["mean_tau"])]
              + [(_f(r["taus"][k]) if r["taus"][k] is not None else "missing") for k in runs] for r in rows], 2))
-        pairs = [p for p in res.pairs if p["target"] == t]
+        pairs = [p for p in res.pairs if p["target"] == t and _system(p)]
         if pairs:
             H.append(table(["a", "b", "Δτ", "95% CI", "p adjusted", "significant", f"equivalent ±{s['margin']:g}"],
                            [[p["a"], p["b"], _f(p["delta"]), _ci(p["ci"]), _f(p["p_adjusted"]),
                              "yes" if p["significant"] else "no", "yes" if p["equivalent"] else "no"] for p in pairs], 2))
+    if item_keys(res):
+        it = s.get("item_level") or {}
+        H.append(f"<h2>Item level</h2><p>{e(ITEM_INTRO)}</p><p>Pairs: {e(str(it.get('test', '—')))}; "
+                 f"{e(s['correction'])} over each analysis's pairs. Δτ CIs: {e(str(it.get('ci_method', '—')))}.</p>")
+        for head, lh, lb, ph, pr in _item_tables(res, lab):
+            H.append(f"<h3>{e(head)}</h3>" + table(lh, lb, 2) + (table(ph, pr, 2) if pr else ""))
     pooled = [r for r in res.thresholds if "run" not in r]
     if pooled:
         H.append("<h2>CLIR thresholds (pooled)</h2>" + table(
