@@ -45,20 +45,36 @@ def true_tau(r: float, q: int) -> float:
     return 2 / math.pi * math.asin(r * math.sqrt(rel))
 
 
+def run_pair_p(a, b, y) -> float:
+    """The run's PERM-BOTH p of the pair, as its verdicts compute it (correlation/driver.py's exact stream: the
+    run's setup, the leader's tail counted over every swap pattern, doubled when two-sided)."""
+    from clir_eval.correlation.statistics import perm_both_exact_hits, perm_both_setup
+
+    A, B, G, d = perm_both_setup(a, b, y, "kendall", "b")
+    total = 2 ** len(A)
+    if abs(d) <= 1e-12:
+        return 1.0
+    hits = perm_both_exact_hits(*((A, B) if d > 0 else (B, A)), G, abs(d), "kendall", "b")
+    return min(SIDES * hits, total) / total
+
+
 def fresh(rng, n: int, q: int, studies: int, r=R_TRUE, alpha: float = 0.05) -> tuple[float, float]:
     """Shares of fresh studies in which τ(m0, target) is significant (scipy's test) and in which the verdict
-    declares m0 significantly above m1 (PERM-BOTH exact p, Holm over the 6 pairs, m0 ranked above m1)."""
-    tau_hits = pair_hits = 0
-    for _ in range(studies):
-        X, pq = study(rng, n, q, r)
-        y = pq.mean(axis=1)
-        taus = [scipy.stats.kendalltau(X[:, m], y).statistic for m in range(4)]
-        tau_hits += scipy.stats.kendalltau(X[:, 0], y).pvalue < alpha
-        ps = []
-        for i, j in itertools.combinations(range(4), 2):
-            W = dz.perm_both_weights(X[None, :, i], X[None, :, j], y[None])[0]
-            ps.append(min(1.0, SIDES * dz.subset_sum_p((W * (1 if taus[i] >= taus[j] else -1))[None])[0]))
-        pair_hits += taus[0] > taus[1] and adjust_p(ps, "holm")[0] < alpha
+    declares m0 significantly above m1 (the run's PERM-BOTH p — design's ``pair_p``, equal to the run's by
+    test_design_applies_the_runs_exact_perm_both_p_wherever_the_run_is_exact, vectorised over the studies —,
+    Holm over the 6 pairs with the run's ``adjust_p``, m0 ranked above m1)."""
+    drawn = [study(rng, n, q, r) for _ in range(studies)]
+    X = np.stack([d[0] for d in drawn])  # (studies, n, 4)
+    y = np.stack([d[1].mean(axis=1) for d in drawn])
+    tau_hits = sum(scipy.stats.kendalltau(X[k, :, 0], y[k]).pvalue < alpha for k in range(studies))
+    taus = np.stack([dz.kendall_rows(X[:, :, m], y) for m in range(4)], axis=1)
+    ps = []
+    for i, j in itertools.combinations(range(4), 2):
+        lead = (taus[:, i] >= taus[:, j])[:, None]
+        ps.append(dz.pair_p(np.where(lead, X[:, :, i], X[:, :, j]), np.where(lead, X[:, :, j], X[:, :, i]), y,
+                            SIDES))
+    P = np.stack(ps, axis=1)
+    pair_hits = sum(taus[k, 0] > taus[k, 1] and adjust_p(list(P[k]), "holm")[0] < alpha for k in range(studies))
     return tau_hits / studies, pair_hits / studies
 
 
@@ -76,22 +92,23 @@ def predict(fit: dz.Fit, n: int, q: int, effect: float, a=None, b=None, reps: in
 
 # --------------------------------------------------------------------------- the run's tests, exactly
 @pytest.mark.parametrize("n", [5, 8, 10])
-def test_perm_both_is_linear_in_the_swap_signs_and_its_exact_p_is_the_enumerated_one(n):
+def test_design_pair_p_is_the_enumerated_perm_both_p(n):
+    """Every one of the 2^n swap patterns with the run's coefficient (scipy's τ-b): the share whose Δτ reaches
+    the observed one is design's p, one-sided and (for the leader, as the verdicts test it) two-sided."""
     from clir_eval.correlation.statistics import _coef, perm_both_setup
 
     rng = np.random.default_rng(n)
     a, b, y = rng.normal(size=(3, n))
-    W = dz.perm_both_weights(a[None], b[None], y[None])[0]
     A, B, G, delta = perm_both_setup(a, b, y, "kendall", "b")
-    pairs = n * (n - 1) / 2
-    assert W.sum() / pairs == pytest.approx(delta, abs=1e-12)
-    hits = 0
+    hits = hits2 = 0
     for bits in itertools.product([False, True], repeat=n):
         sw = np.array(bits)
         d = _coef(np.where(sw, B, A), G, "kendall", "b") - _coef(np.where(sw, A, B), G, "kendall", "b")
-        assert (np.where(sw, -1, 1) * W).sum() / pairs == pytest.approx(d, abs=1e-12)
         hits += d >= delta - 1e-12
-    assert dz.subset_sum_p(W[None])[0] == pytest.approx(hits / 2 ** n, abs=1e-12)
+        hits2 += abs(d) >= abs(delta) - 1e-12
+    assert dz.pair_p(a[None], b[None], y[None], 1)[0] == pytest.approx(hits / 2 ** n, abs=1e-12)
+    lead, other = (a, b) if delta > 0 else (b, a)  # two-sided: twice the leader's tail
+    assert dz.pair_p(lead[None], other[None], y[None], 2)[0] == pytest.approx(hits2 / 2 ** n, abs=1e-12)
 
 
 def test_exact_p_agrees_with_the_runs_monte_carlo_test():
@@ -102,16 +119,45 @@ def test_exact_p_agrees_with_the_runs_monte_carlo_test():
         u = rng.normal(size=n)
         a, b, y = u + 0.6 * rng.normal(size=n), u + 0.9 * rng.normal(size=n), u + 0.5 * rng.normal(size=n)
         _, p_mc = permutation_sigdiff(a, b, y, n_resamples=20000, seed=1, plus_one=True)
-        p = dz.subset_sum_p(dz.perm_both_weights(a[None], b[None], y[None]))[0]
+        p = dz.pair_p(a[None], b[None], y[None])[0]
         assert abs(p - p_mc) <= 4 * math.sqrt(p * (1 - p) / 20000) + 1e-4, (n, p, p_mc)
 
 
-def test_normal_approximation_above_exact_max_is_close():
+@pytest.mark.parametrize("n", [13, 36, 60])
+def test_design_applies_the_runs_exact_perm_both_p_wherever_the_run_is_exact(n):
+    """Up to the run's exact limit (60 systems) design's p of each simulated study is the p the run's verdicts
+    compute for it, exactly (no approximation): 40 studies per size, the leader's test, one- or two-sided as
+    the run's."""
+    from clir_eval.correlation.statistics import EXACT_DP_MAX_N
+
+    assert n <= EXACT_DP_MAX_N
+    rng = np.random.default_rng(n)
+    u = rng.normal(size=(40, n))
+    a, b, y = u + 0.8 * rng.normal(size=u.shape), u + 1.2 * rng.normal(size=u.shape), u + rng.normal(size=u.shape)
+    lead = (dz.kendall_rows(a, y) >= dz.kendall_rows(b, y))[:, None]  # the run tests the leader's tail
+    L, O = np.where(lead, a, b), np.where(lead, b, a)
+    mine = dz.pair_p(L, O, y, SIDES)
+    assert [float(v) for v in mine] == [run_pair_p(L[k], O[k], y[k]) for k in range(len(u))], n
+    assert 0 < (mine < 0.05).sum() < len(u)  # the sizes span decisions both ways
+
+
+def test_perm_both_tail_p_counts_exactly_and_its_float_form_above_the_integer_limit():
+    """Weights +1 (32 systems) and -1 (32): the share of swap patterns with sum_(i in A) W_i <= 0 is P(X <= Y) for
+    X, Y ~ Bin(32, 1/2), (1 + C(64, 32) / 2^64) / 2 — the integer count at 62 systems and the floating-point
+    recursion at 64 (above int64's range); the normal approximation used above the run's exact limit is close."""
+    from clir_eval.correlation.statistics import (COUNT_EXACT_MAX_N, perm_both_tail_counts, perm_both_tail_p,
+                                                  perm_both_weights)
+
+    assert COUNT_EXACT_MAX_N == 62
+    W = np.array([[1] * 31 + [-1] * 31])
+    assert perm_both_tail_counts(W)[0] == 2 ** 61 + math.comb(62, 31) // 2
+    W = np.array([[1] * 32 + [-1] * 32])
+    assert perm_both_tail_p(W)[0] == pytest.approx((1 + math.comb(64, 32) / 2 ** 64) / 2, rel=1e-12)
     rng = np.random.default_rng(1)
-    u = rng.normal(size=(300, 32))
-    W = dz.perm_both_weights(u + rng.normal(size=u.shape), u + 1.3 * rng.normal(size=u.shape),
+    u = rng.normal(size=(100, 64))
+    W, _ = perm_both_weights(u + rng.normal(size=u.shape), u + 1.3 * rng.normal(size=u.shape),
                              u + rng.normal(size=u.shape))
-    assert np.abs(dz.subset_sum_p(W) - dz._normal_p(W)).max() < 0.05
+    assert np.abs(perm_both_tail_p(W) - dz.normal_p(W)).max() < 0.02
 
 
 @pytest.mark.parametrize("method", ["holm", "bh", "none"])
@@ -132,14 +178,51 @@ def test_no_power_where_the_exact_test_cannot_reject():
 SIZES = [(6, 50), (12, 50), (24, 50), (36, 50), (12, 25), (12, 200), (24, 200)]
 
 
-def test_at_effect_zero_predicted_power_is_at_most_alpha():
-    """The old observed-power design predicted .13-.28 for a null pair; a null effect must predict <= α + 0.02."""
+CORNERS = [(6, 25), (6, 200), (36, 25), (36, 200)]  # the grid's corners: 6-36 systems x 25-200 queries
+
+
+def _mahonian(n: int) -> list[int]:
+    """Counts of the permutations of n items by number of inversions (Kendall's exact null, independently of
+    scipy): the coefficients of prod_k (1 + x + ... + x^(k-1))."""
+    c = [1]
+    for k in range(1, n + 1):
+        new = [0] * (len(c) + k - 1)
+        for i, v in enumerate(c):
+            for j in range(k):
+                new[i + j] += v
+        c = new
+    return c
+
+
+@pytest.mark.parametrize("n", [4, 6, 12, 36])
+def test_at_effect_zero_a_single_taus_power_is_the_runs_test_size(n):
+    """Effect 0: the systems' scores are independent of the target, so the power is the run's Kendall test's size:
+    every number of discordant pairs weighted by its exact null probability (Mahonian numbers), judged by the
+    run's own test (``correlate``: exact p up to 33 systems, normal approximation above). At every size and
+    number of queries design gives that size, at most alpha + 0.02 (0.0510 at 36 systems, where the run's critical
+    value comes from the normal approximation; 0 at 4 systems, where the test cannot reject)."""
+    from clir_eval.correlation.significance import permutation_with_inversions
+    from clir_eval.correlation.statistics import correlate
+
+    counts = _mahonian(n)
+    size = sum(c for d, c in enumerate(counts)
+               if correlate(list(range(n)), permutation_with_inversions(n, d)).significant) / math.factorial(n)
+    fit = pilot_fit(1, 12, 50)
+    for q in (25, 50, 200):
+        got = dz.run_question({"y": fit}, dz.Question("y", None, None, n, q, (0.0,), 400, 0.05, "holm", 0, 1))[0]
+        assert got["power"] == pytest.approx(size, abs=1e-12) and got["mc_se"] == 0.0, (n, q, got, size)
+    assert size <= 0.05 + 0.02
+
+
+def test_at_effect_zero_a_pairs_predicted_power_is_at_most_alpha():
+    """The old observed-power design predicted .13-.28 for a null pair; a null effect must predict <= α + 0.02 at
+    the grid's corners (6-36 systems, 25-200 queries), for two pilots and two pairs each. 1000 simulated studies
+    per point: a true rate of 0.10 would fail it (3 se)."""
     for seed in (1, 2):
         fit = pilot_fit(seed, 12, 50)
-        for n, q in SIZES:
-            assert predict(fit, n, q, 0.0) <= 0.05 + 0.02, (seed, n, q)
+        for n, q in CORNERS:
             for a, b in (fit.metrics[:2], fit.metrics[1:3]):
-                assert predict(fit, n, q, 0.0, a, b) <= 0.05 + 0.02, (seed, n, q, a, b)
+                assert predict(fit, n, q, 0.0, a, b, reps=1000) <= 0.05 + 0.02, (seed, n, q, a, b)
 
 
 def test_single_tau_prediction_matches_fresh_studies():

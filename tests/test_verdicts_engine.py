@@ -13,7 +13,7 @@ import scipy.stats
 
 from clir_eval.correlation.significance import (MCResult, Source, Stream, block_rng, max_draws, monte_carlo_family,
                                                 settle_draws, settle_summary)
-from clir_eval.correlation.statistics import (_swap_terms, perm_both_exact_hits, perm_both_exact_kind,
+from clir_eval.correlation.statistics import (perm_both_exact_hits, perm_both_exact_kind, perm_both_weights,
                                               perm_both_setup)
 
 
@@ -51,21 +51,23 @@ def test_exact_perm_both_equals_every_swap_pattern(case):
 
 
 def test_kendall_difference_is_linear_in_the_swap_bits():
-    """Without tied metric values, Δτ·(pairs) = c0 + Σ c_i s_i over all 2^n patterns (the claim the sum over
+    """Without tied metric values, Δτ·(pairs) = Σ W_i − 2 Σ W_i s_i over all 2^n patterns (the claim the sum over
     systems rests on); a metric with a tie breaks it (the τ-b denominator then moves with s)."""
     rng = np.random.default_rng(3)
     n = 8
     y = rng.normal(size=n)
     a, b, g, _ = perm_both_setup(y + rng.normal(size=n), rng.normal(size=n), y, "kendall", "b")
-    c0, c = _swap_terms(a, b, g)
+    W, linear = perm_both_weights(a, b, g)
+    assert linear.all()
+    W = W[0]
     pairs = n * (n - 1) / 2
     for s in itertools.product([0, 1], repeat=n):
         s = np.array(s, bool)
         d = (scipy.stats.kendalltau(np.where(s, b, a), g).statistic
              - scipy.stats.kendalltau(np.where(s, a, b), g).statistic)
-        assert d * pairs == pytest.approx(float(c0[0] + c @ s), abs=1e-9)
+        assert d * pairs == pytest.approx(float(W.sum() - 2 * W @ s), abs=1e-9)
     a[1] = a[0]
-    assert _swap_terms(a, b, g) is None
+    assert not perm_both_weights(a, b, g)[1][0]
 
 
 def test_exact_and_monte_carlo_agree():

@@ -22,11 +22,15 @@ Heisey 2001, rises and falls with the observed p-value and says nothing new):
    (4 systems at alpha 0.05) the power is 0. A pair is declared "a significantly above b" when a is ranked above b
    and PERM-BOTH's p, adjusted with the run's correction over the run's family (every pair of the target's metrics),
    is below alpha. PERM-BOTH's p is the exact one its Monte Carlo draws estimate (the run's sequential draws settle
-   each decision on it): without ties the permuted Delta tau is a linear function of the systems' swap signs
-   (:func:`perm_both_weights`), so its null distribution is a subset-sum distribution computed exactly
-   (:func:`subset_sum_p`) up to ``EXACT_MAX`` systems and by its normal approximation above.
+   each decision on it): without ties the permuted Delta tau is a linear function of the systems' swap bits, so
+   its null distribution is counted exactly by the function the run's verdicts use
+   (:func:`.statistics.perm_both_tail_p`), at every size where the run's p is exact (up to
+   ``statistics.EXACT_DP_MAX_N`` systems); above, where the run estimates it by Monte Carlo draws, by its normal
+   approximation (:func:`pair_p`).
 5. **Power with its Monte Carlo error**: the share of ``reps`` simulated studies that reject, ``mc_se =
-   sqrt(p (1 - p) / reps)``.
+   sqrt(p (1 - p) / reps)``. A single tau at effect 0 is the one exception: its studies are Kendall's null
+   exactly, so its power is the test's size from Kendall's exact null distribution (:func:`null_size`,
+   ``mc_se`` 0) — 400 simulated studies would put it anywhere in about alpha +- 0.02.
 
 Seeded by question, size and effect (``numpy.random.default_rng([seed, kind, crc32(question), n_systems,
 n_queries, effect in millionths])``), so one estimate does not depend on the other sizes or effects asked for; a
@@ -47,7 +51,6 @@ import numpy as np
 from ..settings import default
 from .settings import CorrelationSettings, DesignSettings
 
-EXACT_MAX = 30  # systems up to which PERM-BOTH's p is computed exactly (subset sums); normal approximation above
 MAX_R = 0.995  # loadings and correlations are kept below this (the model needs some noise)
 BLOCK = 2_000_000  # cells (studies x system pairs) per block of arithmetic: memory stays bounded whatever reps is
 DEFAULT_EFFECTS = (0.1, 0.2, 0.3)
@@ -222,56 +225,53 @@ def critical_tau(n: int, alpha: float, variant: str | None = "b") -> float | Non
     return min_significant_tau(n, alpha, variant)
 
 
-def perm_both_weights(a: np.ndarray, b: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """PERM-BOTH's permuted Delta tau as a linear function of the swap signs, for untied data (R, n) rows:
-    ``P * (tau(a', y) - tau(b', y)) = sum_i t_i W_i`` (t_i = -1 where system i's two values are swapped, P the
-    number of system pairs), with integer ``W_i = sum_j sgn(y_i - y_j) (sgn(a_i - a_j) - sgn(b_i - b_j)
-    + sgn(a_i - b_j) - sgn(b_i - a_j)) / 2``. Both metrics are z-scored per row first, as the run's test does."""
-    def z(v: np.ndarray) -> np.ndarray:
-        sd = v.std(axis=1, keepdims=True)
-        return (v - v.mean(axis=1, keepdims=True)) / np.where(sd > 0, sd, 1.0)
+@functools.lru_cache(maxsize=256)
+def null_size(n: int, alpha: float, variant: str | None = "b") -> float:
+    """The size of the run's two-sided Kendall test at n untied systems: the probability, under independence, that
+    |tau| reaches :func:`critical_tau` — Kendall's exact null distribution at every n (above 33 systems the run's
+    critical value comes from the normal approximation, so its size is not exactly alpha: 0.0510 at 36, 0.0495 at
+    100 for alpha 0.05); 0 where the test cannot reject."""
+    import scipy.stats
 
-    a, b = z(a), z(b)
-    R, n = a.shape
-    W = np.empty((R, n), np.int64)
-    step = max(1, BLOCK // max(1, n * n))
-    for s in range(0, R, step):
-        A, B, Y = a[s:s + step], b[s:s + step], y[s:s + step]
-        sy = np.sign(Y[:, :, None] - Y[:, None, :]).astype(np.int8)
-        g = (np.sign(A[:, :, None] - A[:, None, :]) - np.sign(B[:, :, None] - B[:, None, :])
-             + np.sign(A[:, :, None] - B[:, None, :]) - np.sign(B[:, :, None] - A[:, None, :])).astype(np.int8)
-        W[s:s + step] = (sy * g).sum(axis=2, dtype=np.int64) // 2
-    return W
+    from .significance import permutation_with_inversions
+
+    c = critical_tau(n, alpha, variant)
+    if c is None:
+        return 0.0
+    pairs = n * (n - 1) // 2
+    d = int(round((pairs - c * pairs) / 2))  # discordant pairs at the critical value
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return float(scipy.stats.kendalltau(range(n), permutation_with_inversions(n, d), method="exact").pvalue)
+
+
+def pair_p(a: np.ndarray, b: np.ndarray, y: np.ndarray, sides: int = 1) -> np.ndarray:
+    """PERM-BOTH's p of "a correlates with y better than b" in each study (rows of (R, n) arrays), as the run's
+    verdicts compute it: both metrics z-scored per study, the permuted Δτ a sum over the systems' swap bits
+    (:func:`.statistics.perm_both_weights`), its null distribution counted by :func:`subset_sum_p`. ``sides`` 2:
+    two-sided, min(1, 2 x the one-sided p) — for a the leader (the run tests the leader's tail)."""
+    from scipy.stats import zscore
+
+    from .statistics import perm_both_weights
+
+    if a.shape[0] == 0:
+        return np.zeros(0)
+    W, linear = perm_both_weights(zscore(a, axis=1), zscore(b, axis=1), y)
+    p = subset_sum_p(W) if linear.all() else normal_p(W)  # continuous simulated scores: no ties, linear always
+    return np.minimum(1.0, sides * p)
 
 
 def subset_sum_p(W: np.ndarray) -> np.ndarray:
-    """Per row of integer weights (R, n): P(sum_i t_i W_i >= sum_i W_i) for independent uniform signs t_i, i.e.
-    the probability that a uniformly random subset A of the systems has sum_{i in A} W_i <= 0 — PERM-BOTH's exact
-    one-sided p (the identity counted, as p = (c+1)/(k+1) counts it). Exact (a subset-sum distribution, one
-    system at a time) up to EXACT_MAX systems; above, the normal approximation with continuity correction."""
+    """PERM-BOTH's one-sided p per row of integer swap weights W (R, n) (:func:`.statistics.perm_both_weights`):
+    the share of swap patterns s with sum_i W_i s_i <= 0, the identity counted. Exact — the run's own count,
+    :func:`.statistics.perm_both_tail_p` — up to the run's exact limit (``statistics.EXACT_DP_MAX_N`` systems);
+    above it, where the run estimates this p by Monte Carlo draws, its normal approximation (:func:`normal_p`)."""
+    from .statistics import EXACT_DP_MAX_N, perm_both_tail_p
+
     W = np.asarray(W, np.int64)
-    R, n = W.shape
-    if R == 0:
+    if W.shape[0] == 0:
         return np.zeros(0)
-    if n > EXACT_MAX:
-        return _normal_p(W)
-    neg = np.where(W < 0, W, 0).sum(axis=1)  # the smallest subset sum
-    span = int((np.abs(W).sum(axis=1)).max()) + 1
-    off = -neg  # index of subset sum 0
-    out = np.empty(R)
-    step = max(1, BLOCK // max(1, span))
-    cols = np.arange(span)
-    for s in range(0, R, step):
-        w, o = W[s:s + step], off[s:s + step]
-        r = len(w)
-        dist = np.zeros((r, span))
-        dist[np.arange(r), o] = 1.0
-        for i in range(n):
-            src = cols[None, :] - w[:, i:i + 1]
-            ok = (src >= 0) & (src < span)
-            dist = 0.5 * (dist + np.where(ok, np.take_along_axis(dist, np.clip(src, 0, span - 1), axis=1), 0.0))
-        out[s:s + step] = np.where(cols[None, :] <= o[:, None], dist, 0.0).sum(axis=1)
-    return np.minimum(out, 1.0)
+    return perm_both_tail_p(W) if W.shape[1] <= EXACT_DP_MAX_N else normal_p(W)
 
 
 def adjust_rows(P: np.ndarray, method: str) -> np.ndarray:
@@ -332,6 +332,8 @@ def tau_power(fit: Fit, q: Question, effect: float) -> tuple[float, float, str |
     c = critical_tau(q.n_systems, q.alpha, q.variant)
     if c is None:
         return 0.0, 0.0, None
+    if effect == 0:  # independence: the power is the test's size, known exactly (no Monte Carlo error)
+        return null_size(q.n_systems, q.alpha, q.variant), 0.0, None
     rho_q = math.sin(math.pi / 2 * effect) * math.sqrt(fit.reliability(q.n_queries) / fit.reliability(fit.n_queries))
     note = None
     if rho_q > MAX_R:
@@ -380,8 +382,10 @@ def simulate_family(fit: Fit, r: np.ndarray, n: int, n_q: int | None, reps: int,
     return X, Y
 
 
-def _normal_p(W: np.ndarray) -> np.ndarray:
-    """:func:`subset_sum_p` by its normal approximation (continuity-corrected): mean 0, variance sum W_i^2."""
+def normal_p(W: np.ndarray) -> np.ndarray:
+    """PERM-BOTH's one-sided p from its weights (:func:`.statistics.perm_both_weights`) by the normal
+    approximation of sum_i t_i W_i (t_i = +-1 uniform: mean 0, variance sum W_i^2), continuity-corrected: used
+    above the run's exact limit only."""
     from scipy.special import ndtr
 
     obs = W.sum(axis=1).astype(float)
@@ -390,18 +394,14 @@ def _normal_p(W: np.ndarray) -> np.ndarray:
         return np.where(sd > 0, ndtr(-(obs - 1) / np.where(sd > 0, sd, 1.0)), 1.0)
 
 
-ALL_EXACT_MAX = 12  # up to this many systems every pair's p is exact; above, the family's other pairs are approximated
-
-
 def verdict_rejects(X: np.ndarray, Y: np.ndarray, ia: int, ib: int, alpha: float, correction: str,
                     extra_family: int = 0, sides: int = 1) -> np.ndarray:  # fmt: skip
     """Per study (X: (R, n, M) metrics, Y: (R, n) target): whether the run's verdict procedure declares metric
     ia significantly above metric ib — ia ranked above ib (higher tau) and PERM-BOTH's one-sided p of the pair
     (leader against the other), adjusted with ``correction`` over every pair of the M metrics (and
-    ``extra_family`` pairs of other targets, counted as not rejected), below alpha. The pair's p is exact
-    (:func:`subset_sum_p`); the family's other pairs, which only set the correction's step, are exact up to
-    ALL_EXACT_MAX systems and by the normal approximation of the same distribution above. ``sides`` 2: the
-    two-sided p, P(|Δ*| >= |Δ|) = min(1, 2 P(Δ* >= |Δ|)) (the permutation distribution is symmetric)."""
+    ``extra_family`` pairs of other targets, counted as not rejected), below alpha. Every pair's p is the run's
+    (:func:`pair_p`: exact wherever the run's is). ``sides`` 2: the two-sided p, P(|Δ*| >= |Δ|) =
+    min(1, 2 P(Δ* >= |Δ|)) (the permutation distribution is symmetric)."""
     R, n, M = X.shape
     ta, tb = kendall_rows(X[:, :, ia], Y), kendall_rows(X[:, :, ib], Y)
     above = ta > tb  # only studies that rank ia above ib can declare it
@@ -411,7 +411,7 @@ def verdict_rejects(X: np.ndarray, Y: np.ndarray, ia: int, ib: int, alpha: float
     pairs = [(i, j) for i in range(M) for j in range(i + 1, M)]
     K = len(pairs) + extra_family
     X, Y = X[above], Y[above]
-    p_focal = np.minimum(1.0, sides * subset_sum_p(perm_both_weights(X[:, :, ia], X[:, :, ib], Y)))  # ia leads
+    p_focal = pair_p(X[:, :, ia], X[:, :, ib], Y, sides)  # ia leads
     if correction == "none" or K == 1:
         out[above] = p_focal < alpha
         return out
@@ -428,9 +428,9 @@ def verdict_rejects(X: np.ndarray, Y: np.ndarray, ia: int, ib: int, alpha: float
             if k == focal:
                 P[:, k] = p_focal[open_]
                 continue
-            W = perm_both_weights(Xo[:, :, i], Xo[:, :, j], Yo)
-            W = W * np.where(taus[:, i] >= taus[:, j], 1, -1)[:, None]  # the leader's test; continuous: no ties
-            P[:, k] = np.minimum(1.0, sides * (subset_sum_p(W) if n <= ALL_EXACT_MAX else _normal_p(W)))
+            lead = (taus[:, i] >= taus[:, j])[:, None]  # the leader's test; continuous: no ties
+            P[:, k] = pair_p(np.where(lead, Xo[:, :, i], Xo[:, :, j]), np.where(lead, Xo[:, :, j], Xo[:, :, i]), Yo,
+                             sides)
         decided[open_] = adjust_rows(P, correction)[:, focal] < alpha
     out[above] = decided
     return out

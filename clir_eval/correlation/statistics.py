@@ -391,6 +391,7 @@ def resample_block(b: ResampleBlock) -> np.ndarray:
 PERM_EXACT_CHUNK = 1 << 14  # swap patterns per enumeration step (bounds memory)
 EXACT_ENUM_MAX_N = 14  # PERM-BOTH by full enumeration (2^(n-1) patterns) up to this many systems
 EXACT_DP_MAX_N = 60  # PERM-BOTH by the sum over systems (Kendall, no ties in either metric) up to this many
+#                     (the run's verdicts; above, Monte Carlo draws estimate the same p)
 
 
 def swap_patterns(n: int, start: int, stop: int) -> np.ndarray:
@@ -398,28 +399,97 @@ def swap_patterns(n: int, start: int, stop: int) -> np.ndarray:
     return ((np.arange(start, stop, dtype=np.int64)[:, None] >> np.arange(n)) & 1).astype(bool)
 
 
-def _swap_terms(a: np.ndarray, bb: np.ndarray, g: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """Kendall PERM-BOTH as a sum over systems: S(s) = c0 + Σ c_i s_i, where S is the difference of the
-    two metrics' concordant-minus-discordant counts against g under swap pattern s, and (c0, c) are
-    integers. Per system pair (i, j), with A = sg·(sign(a_i−a_j) − sign(b_i−b_j)) and B = sg·(sign(b_i−a_j)
-    − sign(a_i−b_j)) (sg = sign(g_i−g_j)), the pair adds A when neither system is swapped, −A when both
-    are, B when only i is and −B when only j is: exactly A + (B−A)s_i + (−B−A)s_j, linear in the bits.
-    None when a metric value ties another system's value (then a τ-b denominator depends on s)."""
-    n = len(a)
-    iu, ju = np.triu_indices(n, k=1)
-    saa = np.sign(a[iu] - a[ju])
-    sbb = np.sign(bb[iu] - bb[ju])
-    sba = np.sign(bb[iu] - a[ju])
-    sab = np.sign(a[iu] - bb[ju])
-    if not (saa.all() and sbb.all() and sba.all() and sab.all()):
-        return None
-    sg = np.sign(g[iu] - g[ju])
-    A = (sg * (saa - sbb)).astype(np.int64)
-    B = (sg * (sba - sab)).astype(np.int64)
-    c = np.zeros(n, np.int64)
-    np.add.at(c, iu, B - A)
-    np.add.at(c, ju, -B - A)
-    return np.array([A.sum()]), c
+def perm_both_weights(a: np.ndarray, bb: np.ndarray, g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Kendall PERM-BOTH as a sum over systems, for one study (arrays (n,)) or many (rows of (R, n) arrays).
+
+    Returns (W, linear): integer weights W (R, n) and, per study, whether the sum is exact. Under swap
+    pattern s (s_i = 1: system i's two values exchanged) the difference of the two metrics' concordant-minus-
+    discordant counts against g is ``S(s) = sum(W) - 2 sum_i W_i s_i`` (so ``S(0) = sum(W)``, P·Δτ for τ-b
+    without ties), with ``W_i = sum_(j != i) sg_ij (sign(a_i - a_j) - sign(b_i - b_j) + sign(a_i - b_j) -
+    sign(b_i - a_j)) / 2`` and ``sg_ij = sign(g_i - g_j)``. Why: per system pair (i, j) the term is A =
+    sg·(sign(a_i−a_j) − sign(b_i−b_j)) when neither is swapped, −A when both are, and B = sg·(sign(b_i−a_j)
+    − sign(a_i−b_j)) when only i is, −B when only j is: A + (B−A)s_i + (−B−A)s_j, linear in the bits.
+    Not linear (``linear`` False) when a metric value ties another system's value of either metric (a τ-b
+    denominator then moves with s). Ties in g are allowed. The metrics are used as given (the run's test
+    z-scores them first: :func:`perm_both_setup`)."""
+    a, bb, g = (np.atleast_2d(np.asarray(v, float)) for v in (a, bb, g))
+    R, n = a.shape
+    W = np.zeros((R, n), np.int64)
+    linear = np.ones(R, bool)
+    off = ~np.eye(n, dtype=bool)
+    step = max(1, 2_000_000 // max(1, n * n))
+    for s in range(0, R, step):
+        A, B, G = a[s:s + step, :, None], bb[s:s + step, :, None], g[s:s + step, :, None]
+        At, Bt, Gt = A.transpose(0, 2, 1), B.transpose(0, 2, 1), G.transpose(0, 2, 1)
+        saa, sbb = np.sign(A - At).astype(np.int8), np.sign(B - Bt).astype(np.int8)
+        sab, sba = np.sign(A - Bt).astype(np.int8), np.sign(B - At).astype(np.int8)
+        tied = ((saa == 0) | (sbb == 0) | (sab == 0) | (sba == 0)) & off
+        linear[s:s + step] = ~tied.any(axis=(1, 2))
+        sg = np.sign(G - Gt).astype(np.int8)
+        W[s:s + step] = (sg * (saa - sbb + sab - sba)).sum(axis=2, dtype=np.int64) // 2
+    return W, linear
+
+
+COUNT_EXACT_MAX_N = 62  # swap-pattern counts in int64 (2^62 patterns at most): exact up to this many systems
+
+
+def perm_both_tail_counts(W: np.ndarray) -> np.ndarray:
+    """Per study (row of integer weights W (R, n), :func:`perm_both_weights`): how many of the 2^n swap
+    patterns s have ``sum_i W_i s_i <= 0``, i.e. a difference at least the observed one — PERM-BOTH's exact
+    upper-tail count (the identity among them), p = count / 2^n. The distribution of the partial sums is
+    built one system at a time, every study at once, in integers: exact for n <= COUNT_EXACT_MAX_N (above,
+    a ValueError: use :func:`perm_both_tail_p`)."""
+    W = np.atleast_2d(np.asarray(W, np.int64))
+    R, n = W.shape
+    if n > COUNT_EXACT_MAX_N:
+        raise ValueError(f"{n} systems: more than {COUNT_EXACT_MAX_N}, the counts would overflow int64")
+    return _subset_sums_at_most_zero(W, np.int64)
+
+
+def perm_both_tail_p(W: np.ndarray, sides: int = 1) -> np.ndarray:
+    """PERM-BOTH's exact p per study from its weights (:func:`perm_both_weights`): one-sided, the share of swap
+    patterns whose difference reaches the observed one (count / 2^n, :func:`perm_both_tail_counts`); ``sides``
+    2: the two-sided p, min(1, 2 x the one-sided) (swapping every system negates the difference, so the
+    two tails hold equally many patterns). Up to COUNT_EXACT_MAX_N systems from the integer counts; above, the
+    same recursion in floating point (probabilities; rounding only)."""
+    W = np.atleast_2d(np.asarray(W, np.int64))
+    n = W.shape[1]
+    if n <= COUNT_EXACT_MAX_N:
+        p = perm_both_tail_counts(W) / float(2 ** n)
+    else:
+        p = _subset_sums_at_most_zero(W, np.float64)
+    return np.minimum(1.0, sides * p)
+
+
+def _subset_sums_at_most_zero(W: np.ndarray, dtype: type) -> np.ndarray:
+    """Per row of W: the number (int64) or share (float64) of subsets A of the columns with sum_(i in A) W_i <= 0,
+    from the distribution of the partial sums, one column at a time, every row at once (in blocks of rows)."""
+    R, n = W.shape
+    out = np.zeros(R, dtype)
+    if R == 0:
+        return out
+    lo = np.where(W < 0, W, 0).sum(axis=1)  # each row's smallest subset sum: index 0 of its distribution
+    width = int(np.abs(W).sum(axis=1).max()) + 1
+    pad = int(np.abs(W).max()) if W.size else 0
+    stride = width + 2 * pad  # a row's buffer: pad zeros, the distribution, pad zeros
+    step = max(1, 2_000_000 // stride)
+    cols = np.arange(width)
+    for s in range(0, R, step):
+        w, base = W[s:s + step], lo[s:s + step]
+        r = len(w)
+        buf = np.zeros((r, stride), dtype)
+        flat = buf.reshape(-1)
+        core = buf[:, pad:pad + width]
+        core[np.arange(r), -base] = 1  # the empty subset: sum 0
+        start = np.arange(r, dtype=np.int64) * stride + pad
+        for i in range(n):
+            # take system i or not: dist'[v] = dist[v] + dist[v - w_i] (reads beyond the row land on its zeros)
+            moved = flat[(start - w[:, i])[:, None] + cols]
+            core += moved
+            if dtype is np.float64:
+                core *= 0.5
+        out[s:s + step] = np.where(cols[None, :] <= -base[:, None], core, 0).sum(axis=1)
+    return out
 
 
 def perm_both_exact_kind(a: np.ndarray, bb: np.ndarray, method: str, variant: str | None) -> str | None:
@@ -428,7 +498,7 @@ def perm_both_exact_kind(a: np.ndarray, bb: np.ndarray, method: str, variant: st
     ``enumerate`` (every swap pattern, up to EXACT_ENUM_MAX_N systems), or None (Monte Carlo)."""
     n = len(a)
     if method == "kendall" and variant in ("b", "c") and n <= EXACT_DP_MAX_N and \
-            _swap_terms(a, bb, np.arange(n, dtype=float)) is not None:
+            perm_both_weights(a, bb, np.arange(n, dtype=float))[1][0]:
         return "sum"
     return "enumerate" if n <= EXACT_ENUM_MAX_N else None
 
@@ -438,28 +508,17 @@ def perm_both_exact_hits(a: np.ndarray, bb: np.ndarray, g: np.ndarray, delta: fl
     """How many of the 2^n swap patterns of PERM-BOTH give a difference >= ``delta`` (the observed
     one, less 1e-12): the exact null count, p = hits / 2^n.
 
-    Kendall without tied metric values: the difference is (c0 + Σ c_i s_i)/D with integer c and a
-    constant D (:func:`_swap_terms`); pattern 0 is the observation, so the count is the number of
-    bit vectors with Σ c_i s_i >= 0, by dynamic programming over the systems (counts of each partial
-    sum). Otherwise every pattern is enumerated, half of them: swapping every system exchanges the
+    Kendall without tied metric values: the difference is (Σ W_i − 2 Σ W_i s_i)/D with integer W and a
+    constant D (:func:`perm_both_weights`); pattern 0 is the observation, so the count is the number of
+    bit vectors with Σ W_i s_i <= 0 (:func:`perm_both_tail_counts`, the same function design applies to
+    its simulated studies). Otherwise every pattern is enumerated, half of them: swapping every system exchanges the
     two metrics, so pattern ~s gives exactly −Δ(s); the coefficients are those of the Monte Carlo
     blocks (:func:`_coef_batch`, NaN as 0)."""
     n = len(a)
-    terms = _swap_terms(a, bb, g) if method == "kendall" and variant in ("b", "c") else None
-    if terms is not None:
-        _, c = terms
-        span = int(np.abs(c).sum())
-        counts = [0] * (2 * span + 1)  # Python integers: exact for any n
-        counts[span] = 1
-        for ci in (int(v) for v in c):
-            if ci == 0:
-                counts = [2 * x for x in counts]
-            elif ci > 0:
-                counts = [x + (counts[k - ci] if k >= ci else 0) for k, x in enumerate(counts)]
-            else:
-                m = len(counts)
-                counts = [x + (counts[k - ci] if k - ci < m else 0) for k, x in enumerate(counts)]
-        return int(sum(counts[span:]))
+    if method == "kendall" and variant in ("b", "c") and n <= COUNT_EXACT_MAX_N:
+        W, linear = perm_both_weights(a, bb, g)
+        if linear[0]:
+            return int(perm_both_tail_counts(W)[0])
     half = 1 << (n - 1)
     hits = 0
     for start in range(0, half, PERM_EXACT_CHUNK):
