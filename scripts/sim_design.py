@@ -4,7 +4,7 @@
 
 Uses the generator of tests/test_design.py (systems' quality u ~ N(0, 1); per-query IR values 0.1 u + query
 effect + noise 0.3; four metrics with loadings 0.75, 0.45, 0.4, 0.2 and residual correlation 0.6). For each pilot
-size, ``--pilots`` pilots are drawn and fitted; each predicts, with ``--reps`` simulated studies per point (the
+size, ``--pilots`` pilots are drawn (seeds distinct across pilot sizes) and fitted; each predicts, with ``--reps`` simulated studies per point (the
 command's default 400), the power of
 
 - the single τ of the first metric at its true population τ at the pilot's number of queries, and
@@ -48,7 +48,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pilot", type=size, action="append", help="pilot size SYSTEMSxQUERIES (repeatable; "
                     "default 12x50 and 24x100)")
-    ap.add_argument("--pilots", type=int, default=8)
+    ap.add_argument("--pilots", type=int, default=24)
     ap.add_argument("--fresh", type=int, default=1000)
     ap.add_argument("--reps", type=int, default=400)
     ap.add_argument("--seed", type=int, default=1)
@@ -61,9 +61,9 @@ def main() -> None:
         truth[(n, q)] = fresh(rng, n, q, a.fresh)
     se = lambda p: math.sqrt(p * (1 - p) / a.fresh)  # noqa: E731
     print(f"fresh studies: {a.fresh} per size; predictions: {a.reps} simulated studies per point, {a.pilots} pilots "
-          f"per pilot size (seeds {a.seed * 1000}..{a.seed * 1000 + a.pilots - 1})")
+          f"per pilot size (seeds {a.seed} * 100000 + systems * 1000 + 0..{a.pilots - 1})")
     for S, Q in pilots:
-        fits = [pilot_fit(a.seed * 1000 + k, S, Q) for k in range(a.pilots)]
+        fits = [pilot_fit(a.seed * 100_000 + S * 1000 + k, S, Q) for k in range(a.pilots)]
         tau = true_tau(R_TRUE[0], Q)
         delta = tau - true_tau(R_TRUE[1], Q)
         print(f"\npilot {S} systems x {Q} queries: true τ(m0) = {tau:.3f}, true Δτ(m0, m1) = {delta:.3f} at {Q} "

@@ -250,15 +250,18 @@ def pair_p(a: np.ndarray, b: np.ndarray, y: np.ndarray, sides: int = 1) -> np.nd
     verdicts compute it: both metrics z-scored per study, the permuted Δτ a sum over the systems' swap bits
     (:func:`.statistics.perm_both_weights`), its null distribution counted by :func:`subset_sum_p`. ``sides`` 2:
     two-sided, min(1, 2 x the one-sided p) — for a the leader (the run tests the leader's tail)."""
-    from scipy.stats import zscore
-
     from .statistics import perm_both_weights
 
     if a.shape[0] == 0:
         return np.zeros(0)
-    W, linear = perm_both_weights(zscore(a, axis=1), zscore(b, axis=1), y)
+    W, linear = perm_both_weights(_z(a), _z(b), y)
     p = subset_sum_p(W) if linear.all() else normal_p(W)  # continuous simulated scores: no ties, linear always
     return np.minimum(1.0, sides * p)
+
+
+def _z(v: np.ndarray) -> np.ndarray:
+    """Each row z-scored (population sd, as scipy.stats.zscore, which the run's test uses on one study)."""
+    return (v - v.mean(axis=1, keepdims=True)) / v.std(axis=1, keepdims=True)
 
 
 def subset_sum_p(W: np.ndarray) -> np.ndarray:
