@@ -282,6 +282,9 @@ def test_correlate_item_col_rows_and_verdicts_carry_the_grouping(tmp_path, cli):
     for c in res["correlations"]:
         assert c["tau"] == pytest.approx(loop_groupings({"chrf": X, "bleu": B}[c["x"]], Y)[c["grouping"]], abs=1e-12)
         assert c["ci_items"][0] <= c["tau"] + 1e-9 or c["grouping"] == "none"
+        # the interval for systems and items both random: on the tested groupings only
+        assert ("ci_crossed" in c) == (c["grouping"] in ("item", "within")), c
+        assert "ci_crossed" not in c or c["ci_crossed"][0] < c["tau"] < c["ci_crossed"][1]
         # a p-value only where it holds its level: none and system are descriptive
         assert (c["p_value"] is None) == (c["grouping"] in ("none", "system")), c
     [v] = res["verdicts"]
@@ -555,7 +558,7 @@ def test_bound_answer_names_the_item_in_the_singular(items, word):
     not a clipped plural)."""
     from clir_eval.correlation.items import ItemSettings, _answer
 
-    mine = {m: {"tau": 0.01, "significant": False, "ci_items": [-0.05, 0.04]} for m in ("bleu", "chrf1")}
+    mine = {m: {"tau": 0.01, "significant": False, "ci_crossed": [-0.05, 0.04]} for m in ("bleu", "chrf1")}
     text = _answer(items, "map", ["bleu", "chrf1"], [["bleu", "chrf1"]], None, mine, [], ItemSettings())
     assert "beyond ±0.050" in text and word in text
 
@@ -612,7 +615,7 @@ def test_answers_name_only_the_pairs_that_are_significant():
     from clir_eval.correlation.items import _answer
 
     s = ItemSettings()
-    mine = {m: {"tau": t, "significant": True, "ci_items": [t - 0.05, t + 0.05]}
+    mine = {m: {"tau": t, "significant": True, "ci_crossed": [t - 0.05, t + 0.05]}
             for m, t in [("chrf1", 0.3), ("microf1", 0.28), ("macrof1", 0.27), ("bleu", 0.2)]}
     order = ["chrf1", "microf1", "macrof1", "bleu"]
     pw = [{"a": a, "b": b, "significant": (a, b) == ("chrf1", "bleu")} for i, a in enumerate(order) for b in order[i + 1:]]

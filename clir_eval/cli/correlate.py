@@ -124,7 +124,7 @@ def correlate_cmd(
 
 
 ITEM_TSV = ("group", "x", "y", "grouping", "tau", "p_value", "significant", "n", "n_items", "n_systems", "n_groups",
-            "ci_items", "ci_systems", "p_test")
+            "ci_crossed", "ci_items", "ci_systems", "p_test")
 
 
 def _check_item_columns(t, item_col: str, system_col: str, xs, ys, group_by: Optional[str]) -> None:

@@ -22,8 +22,11 @@ systems, the same way in every item; docs/statistics.md, "Item level"):
 - p-values of ``item`` and ``within``: the target's system labels permuted jointly across items
   (:func:`joint_permutation_tests`, exact up to 7 systems), two-sided; ``none`` and ``system`` are descriptive (no
   p-value).
-- CIs: percentile bootstrap resampling items (columns) and, separately, systems (rows).
-  When the interval over items lies within ±x, "no metric predicts it beyond ±x" is an answer.
+- CIs: ``ci_crossed`` (``item`` and ``within``): systems and items both random, crossed (:func:`crossed_item_ci`,
+  jackknife over systems and over items, the interaction counted once; coverage measured in docs/statistics.md).
+  ``ci_items`` / ``ci_systems``: percentile bootstrap resampling only items (columns) or only systems (rows),
+  descriptive (each ignores the other factor). When every metric's ``ci_crossed`` lies within ±x and contains 0,
+  "no metric predicts it beyond ±x" is an answer.
 - Metric comparisons (``within`` grouping): whole-system swaps of the centred, z-scored values
   (:func:`system_swap_test`), two-sided, exact up to 13 systems, else sequential Monte Carlo, decided by the
   verdict engine of both levels (:func:`.significance.monte_carlo_family`); clusters as mt-metrics-eval's
@@ -38,6 +41,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
+import scipy  # scipy.special loads on first use (scipy's lazy submodules)
 
 from ..settings import default
 from .kendall_rows import kendall_rows
@@ -56,8 +60,9 @@ from .statistics import _coef_batch, _percentile_ci, check_method, resample_bloc
 # (the same draws; the means over the other items may differ in the last bit); 9: tests valid for the crossed
 # systems x items design: the ``within`` grouping (system-centred scores), ``item`` and ``within`` p-values from system
 # labels permuted jointly across items, ``none``/``system`` descriptive (no p-value), verdicts on ``within`` with
-# whole-system swaps (two-sided, exact or sequential Monte Carlo), the family and resolution of the correlation section
-ITEM_PROCEDURE = "9"
+# whole-system swaps (two-sided, exact or sequential Monte Carlo), the family and resolution of the correlation section;
+# 10: ``ci_crossed`` on the tested groupings (systems and items both random), the answers' bound read from it
+ITEM_PROCEDURE = "10"
 GROUPINGS = ("none", "item", "system", "within")
 TESTED_GROUPINGS = ("item", "within")  # groupings whose p-value holds its level for the crossed design
 VERDICT_GROUPING = "within"
@@ -279,6 +284,92 @@ def _recomputed(X: np.ndarray, Y: np.ndarray, grouping: str, s: ItemSettings, ax
         v = group_coefs(np.take(X, i, axis=axis), np.take(Y, i, axis=axis), grouping, s.method, s.variant)
         out[b] = np.nan if np.isnan(v).all() else np.nanmean(v)
     return out
+
+
+# --------------------------------------------------------------------------- interval for the crossed design
+def loo_system_coefs(X: np.ndarray, Y: np.ndarray, method: str, variant: str | None) -> tuple[np.ndarray, np.ndarray]:
+    """(per-item coefficients across systems (I,), the same with each system left out in turn (S, I)); NaN
+    where undefined (fewer than 3 cells, a constant side). τ-b from each item's pair sign matrices: leaving
+    system s out subtracts its row of the matrices from the item's sums (missing cells drop their pairs, as
+    :func:`coef_rows` drops them); other coefficients are recomputed without each system."""
+    X, Y = np.asarray(X, float), np.asarray(Y, float)
+    S, I = X.shape
+    if not (method == "kendall" and variant == "b"):
+        full = coef_rows(X.T, Y.T, method, variant)
+        loo = np.stack([coef_rows(np.delete(X, s, 0).T, np.delete(Y, s, 0).T, method, variant) for s in range(S)])
+        return full, loo.reshape(S, I)
+    full, loo = np.empty(I), np.empty((S, I))
+    step = max(1, 2_000_000 // max(1, S * S))
+    for a in range(0, I, step):
+        x, y = X[:, a:a + step].T, Y[:, a:a + step].T  # (c, S)
+        present = ~(np.isnan(x) | np.isnan(y))
+        with np.errstate(invalid="ignore"):
+            sx = np.sign(np.where(present, x, 0.0)[:, :, None] - np.where(present, x, 0.0)[:, None, :])
+            sy = np.sign(np.where(present, y, 0.0)[:, :, None] - np.where(present, y, 0.0)[:, None, :])
+        w = present[:, :, None] & present[:, None, :]
+        sx, sy = (sx * w).astype(np.int8), (sy * w).astype(np.int8)
+        rows = [(sx * sy).sum(axis=2, dtype=np.int64), np.abs(sx).sum(axis=2, dtype=np.int64),
+                np.abs(sy).sum(axis=2, dtype=np.int64)]  # per item and system: its pairs' sums (c, S)
+        num, nx, ny = (r.sum(axis=1) // 2 for r in rows)  # every pair counted from both ends
+        cells = present.sum(axis=1)
+        full[a:a + step] = _tau_b_of(num, nx, ny, cells)
+        loo[:, a:a + step] = _tau_b_of(num[:, None] - rows[0], nx[:, None] - rows[1], ny[:, None] - rows[2],
+                                       cells[:, None] - present).T
+    return full, loo
+
+
+def crossed_item_ci(X: np.ndarray, Y: np.ndarray, grouping: str, s: ItemSettings) -> list[float] | None:
+    """A ``s.level`` interval for the item-averaged coefficient of the ``item`` or ``within`` grouping when the
+    systems and the items are both random samples, crossed (every item judged by the same systems). The
+    estimand is the coefficient's expectation over studies of the same design: as many systems and items,
+    drawn anew from their populations. None with fewer than 4 systems or 2 items with a coefficient.
+
+    Its variance adds two jackknifes and removes what they count twice. Over items (systems fixed): the
+    items' coefficients' variance / I, which holds the item part and the system x item interaction. Over
+    systems (items fixed; Efron & Stein 1981, Arvesen 1969 for U-statistics such as τ): the leave-one-system-
+    out means, which hold the system part and the interaction again; the interaction's share is read off the
+    pseudo-values (S−1)(c_i − c_i^(−s)) as a two-way table, its residual mean square / (S·I), and subtracted
+    (as a variance component of crossed random effects; McCullagh 2000, Owen 2007 on why resampling rows and
+    columns together counts it three times). Interval estimate ± t·se, t with Satterthwaite's (1946) degrees of
+    freedom of the two parts (items − 1, systems − 1), clipped to ±1. No random draws:
+    the same data give the same interval."""
+    if grouping == "within":
+        X, Y = system_centred(X, Y)
+    elif grouping != "item":
+        raise ValueError(f"crossed_item_ci: grouping {grouping!r} has no crossed interval (item, within)")
+    S = X.shape[0]
+    if S < 4:
+        return None
+    c, loo = loo_system_coefs(X, Y, s.method, s.variant)
+    ok = ~np.isnan(c)
+    n = int(ok.sum())
+    if n < 2:
+        return None
+    c, loo = c[ok], loo[:, ok]
+    est = float(c.mean())
+    v_items = float(c.var(ddof=1)) / n
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t_loo = np.nanmean(loo, axis=1)
+    t_loo = t_loo[~np.isnan(t_loo)]
+    k = len(t_loo)
+    if k < 3:
+        return None
+    v_sys = (k - 1) / k * float(((t_loo - t_loo.mean()) ** 2).sum())
+    full = ~np.isnan(loo).any(axis=0)  # items with every leave-one-out coefficient: the two-way table
+    if full.sum() >= 2:
+        psi = (S - 1) * (c[full][None] - loo[:, full])
+        res = psi - psi.mean(axis=1, keepdims=True) - psi.mean(axis=0, keepdims=True) + psi.mean()
+        v_sys = max(0.0, v_sys - float((res ** 2).sum()) / ((S - 1) * (full.sum() - 1)) / (S * n))
+    var = v_items + v_sys
+    if var <= 0:
+        return [est, est]
+    df = var ** 2 / (v_items ** 2 / (n - 1) + v_sys ** 2 / (k - 1))  # Satterthwaite (1946)
+    q = float(scipy.special.stdtrit(df, 1 - (1 - s.level) / 2))
+    if abs(est) >= 1:
+        return [max(-1.0, est - q * math.sqrt(var)), min(1.0, est + q * math.sqrt(var))]
+    z, half = math.atanh(est), q * math.sqrt(var) / (1 - est * est)  # Fisher's z, its se by the delta method
+    return [math.tanh(z - half), math.tanh(z + half)]
 
 
 def item_coefs(Xd: np.ndarray, Y: np.ndarray, method: str, variant: str | None) -> np.ndarray:
@@ -712,10 +803,15 @@ def plan_rows(m: ItemMatrix, s: ItemSettings, seed: int) -> tuple[list[dict[str,
 
 def _row_draws(X: np.ndarray, Y: np.ndarray, grouping: str, s: ItemSettings, key: tuple[int, int],
                tau: float) -> dict[str, Any]:  # fmt: skip
-    """One row's bootstrap draws, in the order of its generator: the CI over items, then over systems."""
+    """One row's intervals: the bootstrap over items, then over systems (in the order of its generator;
+    descriptive), and for the tested groupings the interval for systems and items both random
+    (:func:`crossed_item_ci`, no draws)."""
     rng = np.random.default_rng(list(key))
-    return {"ci_items": _ci(_draw_coefs(X, Y, grouping, s, 1, rng), s.level),
-            "ci_systems": _ci(_draw_coefs(X, Y, grouping, s, 0, rng), s.level)}
+    out = {"ci_items": _ci(_draw_coefs(X, Y, grouping, s, 1, rng), s.level),
+           "ci_systems": _ci(_draw_coefs(X, Y, grouping, s, 0, rng), s.level)}
+    if grouping in TESTED_GROUPINGS:
+        out["ci_crossed"] = crossed_item_ci(X, Y, grouping, s)
+    return out
 
 
 def finish_rows(rows: list[dict[str, Any]], jobs: list[tuple], results: Sequence[Any],
@@ -908,7 +1004,7 @@ def _answer(items: str, y: str, order: Sequence[str], groups, winner, mine: Mapp
     if not order:
         return f"{y} over {unit}: no metric has a defined within-{one} coefficient"
     sig = [x for x in order if mine[x].get("significant") and oriented(mine[x]["tau"], x, lower) > 0]
-    cis = [mine[x].get("ci_items") for x in order]
+    cis = [mine[x].get("ci_crossed") for x in order]
     bound = max((max(abs(c[0]), abs(c[1])) for c in cis if c), default=None)
     zero_in_all = all(c and c[0] <= 0 <= c[1] for c in cis)
     above = [(r["a"], r["b"]) for r in pairwise if r.get("significant")]
@@ -920,7 +1016,8 @@ def _answer(items: str, y: str, order: Sequence[str], groups, winner, mine: Mapp
                 + (f"; not separated from {rest} other metric(s))" if rest else ")"))
     if zero_in_all and bound is not None:
         return (f"{y} over {unit}: no metric tells {what} beyond ±{bound:.3f} "
-                f"({s.level:.0%} CI over {unit} of every metric's within-{one} τ of system-centred scores contains 0)")
+                f"(the {s.level:.0%} interval for systems and {unit} both random of every metric's within-{one} τ of "
+                "system-centred scores contains 0)")
     if sig and above:
         pairs = ", ".join(f"{a} > {b}" for a, b in above)
         return (f"{y} over {unit}: {', '.join(groups[0])} rank first on telling {what}; the pairs separated "
