@@ -25,8 +25,6 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from test_item_ci_coverage import GENERATORS, coverage  # noqa: E402
 
