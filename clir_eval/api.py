@@ -9,12 +9,11 @@ docs/python-api.md, whose examples run in tests/test_python_api.py.
 
 from __future__ import annotations
 
-import json
 import os
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from .errors import UserError
+from .io.results import RunResults
 
 if TYPE_CHECKING:
     from .config.schema import Config
@@ -25,77 +24,7 @@ if TYPE_CHECKING:
 PathLike = str | os.PathLike
 
 
-class Results(Mapping[str, Any]):
-    """A finished run, read back from its ``results.json``: a read-only mapping of the file's
-    top-level blocks, with the main ones as attributes (each equal to the file's block)."""
-
-    def __init__(self, data: Mapping[str, Any], out: Path):
-        self._data = dict(data)
-        self.out = out
-
-    def __getitem__(self, key: str) -> Any:
-        return self._data[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._data)
-
-    def __len__(self) -> int:
-        return len(self._data)
-
-    def __repr__(self) -> str:
-        return (f"Results({str(self.out)!r}: {len(self.systems)} systems, {len(self.correlations)} correlations, "
-                f"{len(self.verdicts)} verdicts)")
-
-    @property
-    def systems(self) -> dict[str, Any]:
-        """``{system: {"mt": {metric: score}, "ir": {measure: score}, ...}}``."""
-        return self._data["systems"]
-
-    @property
-    def correlations(self) -> list[dict[str, Any]]:
-        """One row per (MT metric, IR measure or human score): ``mt_metric``, ``ir_measure``, ``tau``, ..."""
-        return self._data["correlations"]
-
-    @property
-    def verdicts(self) -> list[dict[str, Any]]:
-        """Per target: the metrics' significance clusters and pairwise tests."""
-        return self._data.get("verdicts", [])
-
-    @property
-    def item_level(self) -> dict[str, Any] | None:
-        """The item-level block (documents and queries as items), or None when the run has none."""
-        return self._data.get("item_level")
-
-    @property
-    def signature(self) -> dict[str, Any]:
-        return self._data["signature"]
-
-    @property
-    def notes(self) -> list[str]:
-        return self._data.get("notes", [])
-
-    def to_dict(self) -> dict[str, Any]:
-        """A deep copy of results.json's content."""
-        return json.loads(json.dumps(self._data))
-
-    def to_pandas(self, block: str = "correlations"):
-        """A pandas DataFrame of ``correlations``, ``verdicts`` (one row per pairwise test), ``systems``
-        (one row per system, a column per score) or ``item_level`` (its correlation rows). pandas is
-        not a dependency of clir_eval: install it to use this."""
-        try:
-            import pandas as pd
-        except ImportError:
-            raise ImportError("to_pandas() needs pandas, which clir_eval does not install: pip install pandas") from None
-        if block == "correlations":
-            return pd.DataFrame(self.correlations)
-        if block == "verdicts":
-            return pd.DataFrame([{"target": v["target"], **p} for v in self.verdicts for p in v.get("pairwise", [])])
-        if block == "systems":
-            return pd.DataFrame.from_dict({s: {**r.get("mt", {}), **r.get("ir", {}), **r.get("human", {})}
-                                           for s, r in self.systems.items()}, orient="index")
-        if block == "item_level":
-            return pd.DataFrame((self.item_level or {}).get("correlations", []))
-        raise ValueError(f"unknown block {block!r}; use correlations, verdicts, systems or item_level")
+Results = RunResults  # a finished run: results.json as a record (clir_eval.io.results), read-only mapping of its blocks
 
 
 def _config(config: Config | Mapping[str, Any] | PathLike, data_root: str | None) -> Config:
@@ -124,10 +53,11 @@ def run(config: Config | Mapping[str, Any] | PathLike, out: PathLike, *, jobs: i
 
 
 def load(out: PathLike) -> Results:
-    """The results of a finished run (its ``out/results.json``, checked as ``clir-eval report`` checks it)."""
-    from .io.results import read_results
+    """The results of a finished run (its ``out/results.json``, checked as ``clir-eval report`` checks it), as
+    the :class:`~clir_eval.io.results.RunResults` record results.json was written from."""
+    from .io.results import load_results
 
-    return Results(read_results(Path(out)), Path(out))
+    return load_results(out)
 
 
 def _columns(value: str | Sequence[str], what: str) -> list[str]:

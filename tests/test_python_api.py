@@ -101,6 +101,32 @@ def test_to_pandas(demo):
     assert set(res.to_pandas("systems").index) == set(res.systems)
 
 
+def test_results_record_is_what_results_json_is_written_from(demo, tmp_path):
+    """load() gives the record the run wrote results.json from: typed per-system entries, frozen, written
+    again byte for byte (a block it does not know, e.g. the one clir-eval design adds, kept in place)."""
+    import dataclasses
+
+    from clir_eval.io.results import RunResults, SystemResult, load_results
+
+    text = (demo / "demo-out" / "results.json").read_text(encoding="utf-8")
+    on_disk = json.loads(text)
+    res = clir_eval.load(demo / "demo-out")
+    assert isinstance(res, RunResults) and res.to_json() == text
+    strong = res.systems["strong"]
+    assert isinstance(strong, SystemResult) and strong.mt == on_disk["systems"]["strong"]["mt"] and strong.mt
+    assert strong.queries == on_disk["systems"]["strong"]["queries"] and strong.ir_per_query
+    assert res.timing == on_disk["timing"] and res.item_segments == on_disk["item_segments"]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        res.verdicts = []  # type: ignore[misc]
+    changed = dataclasses.replace(res, notes=[*res.notes, "one more"])
+    assert json.loads(changed.to_json())["notes"] == on_disk["notes"] + ["one more"] and res.to_json() == text
+    on_disk["design"] = {"pilot": {"systems": 12}}
+    (tmp_path / "results.json").write_text(json.dumps(on_disk, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    again = load_results(tmp_path)
+    assert again.extra == {"design": {"pilot": {"systems": 12}}} and again["design"] == on_disk["design"]
+    assert again.to_json() == (tmp_path / "results.json").read_text(encoding="utf-8") and again == on_disk
+
+
 def test_import_clir_eval_imports_nothing_else():
     code = "import sys, clir_eval\nprint(*sorted(m for m in sys.modules if m.startswith('clir_eval')))"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

@@ -94,10 +94,13 @@ def _published_tau():
 def _run(config: Path, out: Path, data: Path) -> dict:
     """``clir-eval run CONFIG --out OUT`` in-process; the parsed results.json."""
     from clir_eval.cli import main
+    from clir_eval.io.results import load_results
 
     code = main(["run", str(config), "--out", str(out), "--data-root", str(data), "-j", "2", "-q"])
     assert code == 0
-    res = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    text = (out / "results.json").read_text(encoding="utf-8")
+    assert load_results(out).to_json() == text  # read back into its record and written again: the same bytes
+    res = json.loads(text)
     res["__report_md__"] = (out / "report.md").read_text(encoding="utf-8")
     return res
 

@@ -5,7 +5,6 @@ executor), then the documents and queries matrices and their correlations
 from __future__ import annotations
 
 import functools
-import time
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
@@ -206,15 +205,13 @@ def item_correlations(mats: Sequence[Any], s: Any, seed: int, lower: Sequence[st
 
 def item_level_block(cfg: Config, outputs: Sequence[Mapping[str, Any]], systems: Sequence[str],
                      sys_results: Mapping[str, Any], ir_measures: Sequence[str], english: Mapping[str, Any],
-                     lower: Sequence[str], timing: dict[str, float], cache: Cache | None = None,
-                     mapper: Callable | None = None, ext=None, files: dict[str, str] | None = None
-                     ) -> dict[str, Any]:  # fmt: skip
-    """results.json's ``item_level`` block; its correlations come from :func:`item_correlations`. ``files``
-    (name -> text) receives the documents matrix for the run directory (:mod:`clir_eval.io.item_matrix`),
-    which the block names with its sha256."""
+                     lower: Sequence[str], cache: Cache | None = None,
+                     mapper: Callable | None = None, ext=None) -> tuple[dict[str, Any], dict[str, str]]:  # fmt: skip
+    """results.json's ``item_level`` block, its correlations from :func:`item_correlations`, and the files
+    for the run directory (name -> text): the documents matrix (:mod:`clir_eval.io.item_matrix`), which the
+    block names with its sha256."""
     from ..correlation.items import GROUPINGS, VERDICT_GROUPING, ItemSettings
 
-    t0 = time.perf_counter()
     cc, il = cfg.correlation, cfg.item_level
     s = ItemSettings(cc.method, cc.variant, cc.alpha, cc.bootstrap if il.bootstrap is None else il.bootstrap,
                      cc.permutation if il.permutation is None else il.permutation, cc.seed, CI_LEVEL, cc.correction,
@@ -247,7 +244,7 @@ def item_level_block(cfg: Config, outputs: Sequence[Mapping[str, Any]], systems:
         signals[name] = {"mean_rr": float(np.mean(o["rr"])) if o["rr"] else None,
                          "mean_rr_drop": float(np.mean(drops)) if drops else None,
                          "pairs_not_retrieved": sum(1 for r in o["rank"] if r is None)}
-    timing["item_level"] = time.perf_counter() - t0
+    documents_file, files = _documents_file(doc_mat, outputs, len(q_mat.ids))
     return {
         "items": {"documents": {"n": len(doc_mat.ids), "what": "documents some query judges relevant",
                                 "targets": list(doc_mat.y)},
@@ -265,11 +262,11 @@ def item_level_block(cfg: Config, outputs: Sequence[Mapping[str, Any]], systems:
         "correlations": rows,
         "verdicts": verdicts,
         "notes": notes,
-        **({"documents_file": _documents_file(doc_mat, outputs, len(q_mat.ids), files)} if files is not None else {}),
-    }
+        "documents_file": documents_file,
+    }, files
 
 
-def _documents_file(doc_mat, outputs: Sequence[Mapping[str, Any]], n_queries: int, files: dict[str, str]) -> dict:
+def _documents_file(doc_mat, outputs: Sequence[Mapping[str, Any]], n_queries: int) -> tuple[dict, dict[str, str]]:
     from collections import Counter
 
     from ..io.item_matrix import documents_file
@@ -277,8 +274,7 @@ def _documents_file(doc_mat, outputs: Sequence[Mapping[str, Any]], n_queries: in
     per_doc = Counter(d for _, d in outputs[0]["pairs"])
     text, entry = documents_file(doc_mat.systems, doc_mat.ids, doc_mat.x, doc_mat.y,
                                  [per_doc[d] for d in doc_mat.ids], n_queries)
-    files[entry["file"]] = text
-    return entry
+    return entry, {entry["file"]: text}
 
 
 def _external_notes(ext, doc_mat) -> list[str]:

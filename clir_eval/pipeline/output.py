@@ -9,10 +9,12 @@ import shutil
 import socket
 import stat
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from ..errors import UserError
+from ..io.results import RunResults
 
 LOCK_FILE = ".clir-eval.lock"
 CACHE_LOCK_FILE = ".clir-eval-cache.lock"
@@ -225,32 +227,35 @@ def cache_locked(root: Path, log) -> Iterator[None]:
             _HELD.pop(key, None)
 
 
-def write_outputs(results: dict, out: Path, t_start: float, progress: Any = None,
-                  extra: Mapping[str, str] | None = None) -> None:
+def write_outputs(results: RunResults, out: Path, t_start: float, progress: Any = None,
+                  extra: Mapping[str, str] | None = None) -> RunResults:
     """Write the reports and results.json as one set (all written aside first, so a failure
     leaves the previous set byte-identical; results.json is replaced last, so a run stopped
     during the swap leaves no results.json). Reports are not re-rendered when results.json
     already holds the same results. ``progress`` (a :class:`.progress.Progress`) shows the
-    reports being rendered; ``extra`` (file name: text) are more files of the set."""
+    reports being rendered; ``extra`` (file name: text) are more files of the set. Returns the
+    record as written (its timing completed with the reports' and the total)."""
     from ..io.files import write_set
     from .. import report
 
     t0 = time.perf_counter()
     target = out / "results.json"
     previous = _previous_results(target)
-    unchanged = previous is not None and _without_timing(previous) == _without_timing(json.loads(json.dumps(results)))
+    data = results.to_dict()
+    unchanged = previous is not None and _without_timing(previous) == _without_timing(json.loads(json.dumps(data)))
     files: dict[str, str] = dict(extra or {})
     if not (unchanged and all((out / f).exists() for f in report.REPORT_FILES)):
         stage = progress.stage("reports", list(report.REPORT_FILES)) if progress is not None else None
-        files.update(report.render_reports(results, on_done=stage))
-    results["timing"]["report"] = round(time.perf_counter() - t0, 3)
-    results["timing"]["total"] = round(time.perf_counter() - t_start, 3)
-    files["results.json"] = json.dumps(results, indent=1, ensure_ascii=False) + "\n"
+        files.update(report.render_reports(data, on_done=stage))
+    results = replace(results, timing={**results.timing, "report": round(time.perf_counter() - t0, 3),
+                                       "total": round(time.perf_counter() - t_start, 3)})
+    files["results.json"] = results.to_json()
     write_set(out, files, last="results.json")
     for name in _optional_files():  # a previous run's item-level files that this run's results.json does not describe
         if name not in files:
             with contextlib.suppress(FileNotFoundError, IsADirectoryError, PermissionError):
                 (out / name).unlink()
+    return results
 
 
 def _optional_files() -> tuple[str, ...]:

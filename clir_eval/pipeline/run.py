@@ -24,6 +24,7 @@ from ..errors import UserError
 from ..io.trec import Qrels, read_run
 from ..ir.settings import PSEUDO_TOP_K
 from ..mt.analyses import run_analyses
+from ..io.results import RunResults, SystemResult
 from .cache import Cache, tool_versions
 from .executor import Beside, Executor, LocalExecutor, WorkerLost, get_executor, runs_elsewhere
 from .inputs import Resolved, resolve_inputs
@@ -64,7 +65,8 @@ def run_experiment(
         root = prepare_cache(cache_dir) if cache_dir is not None else prepare_default_cache(out)
         with cache_locked(root, log or _note):  # also when OUT/cache is another run's --cache
             return _run(cfg, out, ex, quiet, log or _warn, {"jobs": jobs, "executor": executor, "log": log,
-                                                            "shard_docs": shard_docs, "cache_dir": cache_dir and root}, root)
+                                                            "shard_docs": shard_docs, "cache_dir": cache_dir and root},
+                        root).to_dict()
 
 
 def _warn(message: str) -> None:
@@ -77,10 +79,12 @@ def _note(message: str) -> None:
 
 
 def _run(cfg: Config, out: Path, ex: Executor, quiet: bool, log: Callable[[str], None], run_kw: dict,
-         cache_root: Path | None = None) -> dict:
-    """The experiment in ``out`` (locked); ``run_kw`` is passed on to the per-direction runs."""
+         cache_root: Path | None = None) -> RunResults:
+    """The experiment in ``out`` (locked); ``run_kw`` is passed on to the per-direction runs. Each stage
+    returns its part (and how long it took); the parts are assembled once, into the :class:`RunResults`
+    record that results.json is written from."""
     cache = Cache(cache_root if cache_root is not None else out / "cache")
-    timing: dict[str, float] = {}
+    timing: dict[str, float] = {}  # seconds per stage, in the order they ran (written by this function only)
     t_start = time.perf_counter()
     res = resolve_inputs(cfg, cache)
     timing["resolve"] = time.perf_counter() - t_start
@@ -89,7 +93,6 @@ def _run(cfg: Config, out: Path, ex: Executor, quiet: bool, log: Callable[[str],
     if ext_items is not None:
         timing["external_items"] = time.perf_counter() - t_start - timing["resolve"]
     analyses = run_analyses(cfg, res.systems, res.mt_refs)  # config analyses (mt/analyses.py): {} or {"analyses": ...}
-    signature: dict[str, Any] = {"versions": tool_versions(), "seed": cfg.seed, **res.signature}
     t0 = time.perf_counter()
     if neural_prepass([system_task(cfg, res, cache, s, False).mt for s in res.systems], cache, progress=not quiet):
         timing["neural"] = time.perf_counter() - t0  # the neural metrics' segment scores (inside "systems")
@@ -110,52 +113,64 @@ def _run(cfg: Config, out: Path, ex: Executor, quiet: bool, log: Callable[[str],
         drop_stale_spans(cache)
         timing["systems"] = time.perf_counter() - t0
         worker_notes = shard_notes + [n for o in outputs for n in o["notes"]]
-        english, english_ir, items = None, None, None
+        english, english_ir, items, ir_outputs = None, None, None, {}
         if eng_task is not None:
             eng_out, outputs = outputs[0], outputs[1:]
             timing["english_retrieval"] = eng_out["times"]["retrieve"]
             english = english_side(cfg, res, cache, eng_task, eng_out["retrieve"])
-            signature["retrieval"] = english.signature
-            signature["relevance"] = english.qrels_source
             check_systems_ids(english, tasks, outputs)
             # the item scores run in the workers beside the IR measures and correlations computed here
-            items = item_scores(cfg, res, english, tasks, ex, cache, progress, timing, None if quiet else log)
+            items, seconds = item_scores(cfg, res, english, tasks, ex, cache, progress, None if quiet else log)
+            if seconds is not None:
+                timing["items"] = seconds
             t0 = time.perf_counter()
             english_ir = ir_stage(english_ir_task(cfg, english), cache)
-            score_systems_ir(cfg, english, tasks, outputs, cache,
-                             progress.stage("IR measures", [t.system for t in tasks if t.retrieve is not None]))
+            ir_outputs = score_systems_ir(cfg, english, tasks, cache, progress.stage(
+                "IR measures", [t.system for t in tasks if t.retrieve is not None]))
             timing["ir"] = time.perf_counter() - t0
             if isinstance(items, Beside):
                 items.raise_if_failed()  # a failed item stage stops the run before the correlations
-        sys_results, stage_times = assemble_systems(res, outputs, signature)
+        sys_results, stage_times, sys_signatures = assemble_systems(res, english, outputs, ir_outputs)
         timing.update({f"cpu_{k}": v for k, v in stage_times.items()})
-        ext_kinds, corr = score_tables(cfg, res, sys_results, timing, cache, ex, progress,
-                                       items.lock if isinstance(items, Beside) else None)
+        ext_kinds, corr, seconds = score_tables(cfg, res, sys_results, cache, ex, progress,
+                                                items.lock if isinstance(items, Beside) else None)
+        timing.update(seconds)
         if isinstance(items, Beside):
             items, timing["items"] = items.result(), items.seconds
-        run_files: dict[str, str] = {}  # beside results.json: the item-level documents matrix
-        item_block = item_level(cfg, res, english, items, sys_results, ext_kinds, timing, cache, ex, progress,
-                                ext_items, run_files) if items is not None else None
+        item_block, run_files = None, {}  # run_files: beside results.json (the item-level documents matrix)
+        if items is not None:
+            t0 = time.perf_counter()
+            item_block, run_files = item_level(cfg, res, english, items, sys_results, ext_kinds, cache, ex, progress,
+                                               ext_items)
+            if "skipped" not in item_block:
+                timing["item_level"] = time.perf_counter() - t0
         seg_table = item_segments(tasks, res, cache)
-    signature.update(settings_signature(cfg, res, english))
     for note in worker_notes + cache.notes:
         log(note)
-        res.notes.append(note)
-    results = assemble_results(cfg, res, sys_results, corr, english, english_ir, ext_kinds, signature) | analyses
-    if item_block is not None:
-        results["item_level"] = item_block
-    if seg_table is not None:
-        results["item_segments"] = seg_table[1]
-    results["timing"] = {k: round(v, 3) for k, v in timing.items()}
+    signature = {"versions": tool_versions(), "seed": cfg.seed, **res.signature,
+                 **({"retrieval": english.signature, "relevance": english.qrels_source} if english is not None else {}),
+                 **sys_signatures, **settings_signature(cfg, res, english)}
+    results = RunResults(
+        name=cfg.name, systems={n: SystemResult.from_dict(e) for n, e in sys_results.items()},
+        correlations=corr["correlations"], comparisons=corr["comparisons"], verdicts=corr["verdicts"],
+        confounds=corr.get("confounds") or None,
+        english=({"ir": english_ir["aggregate"], "n_queries": len(res.queries), "n_docs": english.collection_size}
+                 if english_ir else None),
+        score_kinds=ext_kinds, notes=list(cfg.notes) + res.notes + worker_notes + cache.notes,
+        signature=signature, config=cfg.to_dict(), analyses=analyses.get("analyses"), item_level=item_block,
+        item_segments=seg_table[1] if seg_table is not None else None,
+        timing={k: round(v, 3) for k, v in timing.items()},
+    )
     if cfg.wmt is not None and cfg.wmt.direction == "both":
-        from ..sources.direction import add_direction
+        from ..sources.direction import by_direction, direction_note, write_side_by_side
 
-        add_direction(results, cfg, out, run_experiment, **run_kw)
+        direction = by_direction(cfg, out, run_experiment, **run_kw)
+        results = replace(results, direction=direction, notes=[*results.notes, direction_note(direction)])
+        write_side_by_side(results.to_dict(), out)
+    if seg_table:
+        run_files[seg_table[1]["file"]] = seg_table[0]
     with Progress(quiet) as progress:
-        if seg_table:
-            run_files[results["item_segments"]["file"]] = seg_table[0]
-        write_outputs(results, out, t_start, progress, run_files or None)
-    return results
+        return write_outputs(results, out, t_start, progress, run_files or None)
 
 
 def _segment_metrics(cfg: Config) -> tuple[str, ...]:
@@ -177,16 +192,16 @@ def item_segments(tasks: list[SystemTask], res: Resolved, cache: Cache) -> tuple
 
 
 def item_scores(cfg: Config, res: Resolved, english: EnglishSide, tasks: list[SystemTask], ex: Executor,
-                cache: Cache, progress: Progress, timing: dict[str, float],
-                log: Callable[[str], None] | None = None) -> dict | Beside:  # fmt: skip
+                cache: Cache, progress: Progress,
+                log: Callable[[str], None] | None = None) -> tuple[dict | Beside, float | None]:  # fmt: skip
     """Every system's item-level scores (cached, through the executor), or ``{"skipped": why}``;
     where the executor runs tasks elsewhere, a :class:`Beside` computing them while this process
-    goes on (its ``result()``: the same dict)."""
+    goes on (its ``result()``: the same dict). With the seconds it took (None: skipped, or beside)."""
     from .item_level import english_signals, items_tasks, run_items, skip_reason
 
     why = skip_reason(cfg, res, english)
     if why is not None:
-        return {"skipped": why}
+        return {"skipped": why}, None
     t0 = time.perf_counter()
     itasks = items_tasks(cfg, res, english, tasks)
     neural_items_prepass(itasks, cache, progress, log)  # here: it may load a model on this process's device
@@ -204,10 +219,9 @@ def item_scores(cfg: Config, res: Resolved, english: EnglishSide, tasks: list[Sy
         return {"systems": [t.system for t in itasks], "outputs": out, "english": english_signals(english, cache)}
 
     if runs_elsewhere(ex) and len(itasks) > 1:  # (a map of one task would run in this process)
-        return Beside(work, started=t0)
+        return Beside(work, started=t0), None
     items = work()
-    timing["items"] = time.perf_counter() - t0
-    return items
+    return items, time.perf_counter() - t0
 
 
 def external_items(cfg: Config, res: Resolved):
@@ -232,16 +246,17 @@ def external_items(cfg: Config, res: Resolved):
 
 
 def item_level(cfg: Config, res: Resolved, english: EnglishSide, items: dict, sys_results: dict,
-               kinds: dict, timing: dict[str, float], cache: Cache | None = None, ex: Executor | None = None,
-               progress: Progress | None = None, ext_items=None, files: dict[str, str] | None = None) -> dict:  # fmt: skip
-    """results.json's ``item_level`` block (or ``{"skipped": why}``): cached; its permutation
-    tests and bootstraps run through ``ex`` where it runs work elsewhere (results never depend on it)."""
+               kinds: dict, cache: Cache | None = None, ex: Executor | None = None,
+               progress: Progress | None = None, ext_items=None) -> tuple[dict, dict[str, str]]:  # fmt: skip
+    """results.json's ``item_level`` block (or ``{"skipped": why}``) and the files written beside
+    results.json (name: text): cached; its permutation tests and bootstraps run through ``ex`` where it
+    runs work elsewhere (results never depend on it)."""
     if "skipped" in items:
-        return {"skipped": items["skipped"]}
+        return {"skipped": items["skipped"]}, {}
     from .item_level import item_level_block
 
     if not items["outputs"] or not items["outputs"][0]["documents"]:
-        return {"skipped": "no document is judged relevant by any query"}
+        return {"skipped": "no document is judged relevant by any query"}, {}
     parallel = runs_elsewhere(ex)
 
     def mapper(fn, jobs):
@@ -255,8 +270,8 @@ def item_level(cfg: Config, res: Resolved, english: EnglishSide, items: dict, sy
             ) from None
 
     return item_level_block(cfg, items["outputs"], items["systems"], sys_results, list(kinds.get("ir", [])),
-                            items["english"], list(kinds.get("lower_is_better", [])), timing, cache,
-                            mapper if parallel else None, ext_items, files)
+                            items["english"], list(kinds.get("lower_is_better", [])), cache,
+                            mapper if parallel else None, ext_items)
 
 
 def _check_unique_names(systems: list[SystemSpec]) -> None:
@@ -291,23 +306,26 @@ def _bound_local_jobs(ex: Executor, tasks: list, quiet: bool) -> None:
 
 
 def english_side(cfg: Config, res: Resolved, cache: Cache, task: RetrieveTask, meta: dict) -> EnglishSide:
-    """After retrieval on the human-English side: the RBO reference run and (pseudo-)qrels."""
-    if res.qrels is None:
+    """After retrieval on the human-English side: the RBO reference run and (pseudo-)qrels (the config's
+    qrels, else the top of the English-side run)."""
+    judgements, source = res.qrels, res.qrels_source
+    if judgements is None:
         from ..ir.relevance import pseudo_qrels
 
         top_k = cfg.relevance.pseudo_top_k if cfg.relevance else PSEUDO_TOP_K
-        res.qrels = pseudo_qrels(read_run(run_file(task, cache)), top_k=top_k)
-        res.qrels_source = f"pseudo:top_k={top_k} of the English-side run"
-    qrels = qrels_stage(QrelsTask(tuple((q, tuple(d.items())) for q, d in res.qrels.judgements.items())), cache)
-    unknown = _unknown_qrels_docs(res.qrels, meta["doc_ids"])
+        judgements = pseudo_qrels(read_run(run_file(task, cache)), top_k=top_k)
+        source = f"pseudo:top_k={top_k} of the English-side run"
+    qrels = qrels_stage(QrelsTask(tuple((q, tuple(d.items())) for q, d in judgements.judgements.items())), cache)
+    unknown = _unknown_qrels_docs(judgements, meta["doc_ids"])
     if unknown:
         raise UserError(
-            f"{res.qrels_source}: query {unknown[0]!r} judges document {unknown[1]!r}, which is not in the collection "
+            f"{source}: query {unknown[0]!r} judges document {unknown[1]!r}, which is not in the collection "
             f"{res.english}; fix the qrels or the collection"
         )
     return EnglishSide(
         run=task, doc_ids=tuple(meta["doc_ids"]), signature=meta["signature"], qrels=qrels,
-        qrels_source=res.qrels_source, collection_size=cfg.ir.collection_size or meta["n_docs"],
+        qrels_source=source, collection_size=cfg.ir.collection_size or meta["n_docs"],
+        judged=tuple(q for q, j in judgements.judgements.items() if j),
     )
 
 
@@ -384,19 +402,21 @@ def check_systems_ids(english: EnglishSide, tasks: list[SystemTask], outputs: li
             check_same_ids(task.retrieve, out["retrieve"].get("ids_checksum"), want, english.doc_ids)
 
 
-def score_systems_ir(cfg: Config, english: EnglishSide, tasks: list[SystemTask], outputs: list[dict], cache: Cache,
-                     on_done: Callable[[int], None] | None) -> None:  # fmt: skip
-    """Add each system's IR scores to its output (its ids checked: :func:`check_systems_ids`)."""
-    done = 0
-    for task, out in zip(tasks, outputs):
+def score_systems_ir(cfg: Config, english: EnglishSide, tasks: list[SystemTask], cache: Cache,
+                     on_done: Callable[[int], None] | None) -> dict[int, tuple[dict, float]]:  # fmt: skip
+    """Each system's IR scores and the seconds they took, by the system's index in ``tasks`` (its ids
+    checked: :func:`check_systems_ids`)."""
+    done, scored = 0, {}
+    for i, task in enumerate(tasks):
         if task.retrieve is None:
             continue
         t0 = time.perf_counter()
-        out["ir"] = ir_stage(ir_task(cfg, english, task.system, task.retrieve), cache)
-        out["times"]["ir"] = time.perf_counter() - t0
+        ir = ir_stage(ir_task(cfg, english, task.system, task.retrieve), cache)
+        scored[i] = ir, time.perf_counter() - t0
         if on_done:
             on_done(done)
         done += 1
+    return scored
 
 
 def mt_plan(tasks: list[SystemTask], cache: Cache, jobs: int, log: Callable[[str], None] | None) -> float:
@@ -446,16 +466,22 @@ def _length_ratio(hyp: str | None, refs: tuple[str, ...], ref_tokens: dict[str, 
 
 
 def assemble_systems(
-    res: Resolved, outputs: list[dict], signature: dict[str, Any]
-) -> tuple[dict[str, dict[str, Any]], dict[str, float]]:
-    """Per-system entries of results.json (and MT/IR signatures into ``signature``)."""
+    res: Resolved, english: EnglishSide | None, outputs: list[dict], ir_outputs: dict[int, tuple[dict, float]]
+) -> tuple[dict[str, dict[str, Any]], dict[str, float], dict[str, dict[str, str]]]:
+    """Per-system entries of results.json (the external scores are joined to them next), the CPU-seconds
+    of each stage summed over the systems, and the MT/IR signatures (``{"mt": ..., "ir": ...}`` for the
+    run's signature). ``ir_outputs``: :func:`score_systems_ir`'s."""
     from ..ir.accounting import query_accounting
 
     sys_results: dict[str, dict[str, Any]] = {}
+    signature: dict[str, dict[str, str]] = {}
     ref_tokens: dict[str, int] = {}
     stage_times = {"mt": 0.0, "retrieve": 0.0, "ir": 0.0}
-    judged = [q for q, j in res.qrels.judgements.items() if j] if res.qrels is not None else []
-    for s, o in zip(res.systems, outputs):
+    judged = list(english.judged) if english is not None else []
+    pseudo = english is not None and english.qrels_source.startswith("pseudo:")
+    for i, (s, o) in enumerate(zip(res.systems, outputs)):
+        if i in ir_outputs:
+            o = {**o, "ir": ir_outputs[i][0], "times": {**o["times"], "ir": ir_outputs[i][1]}}
         entry: dict[str, Any] = {"attrs": dict(s.attrs), "mt": {}, "ir": {}, "external": {}, "human": {}}
         if "mt" in o:
             entry["mt"] = {k: v["score"] for k, v in o["mt"].items()}
@@ -467,7 +493,7 @@ def assemble_systems(
             entry["ir"] = dict(o["ir"]["aggregate"])
             entry["ir_per_query"] = o["ir"]["per_query"]
             entry["queries"] = query_accounting(res.queries, judged, o["ir"]["per_query"], o["ir"]["aggregate"],
-                                                pseudo=res.qrels_source.startswith("pseudo:"),
+                                                pseudo=pseudo,
                                                 generation_skipped=res.query_skips)
             signature.setdefault("ir", {}).update(o["ir"].get("signatures", {}))
         if "retrieve" in o:
@@ -475,7 +501,7 @@ def assemble_systems(
         for k, v in o["times"].items():
             stage_times[k] += v
         sys_results[s.name] = entry
-    return sys_results, stage_times
+    return sys_results, stage_times, signature
 
 
 def correlation_inputs(cfg: Config):
@@ -487,9 +513,10 @@ def correlation_inputs(cfg: Config):
                              pseudo_qrels=bool(rel is not None and rel.pseudo_top_k), wmt=cfg.wmt is not None)
 
 
-def score_tables(cfg: Config, res: Resolved, sys_results: dict, timing: dict[str, float], cache: Cache,
+def score_tables(cfg: Config, res: Resolved, sys_results: dict, cache: Cache,
                  ex: Executor | None = None, progress: Progress | None = None, lock=None):  # fmt: skip
-    """Join external and human scores, then correlate (cached): (score kinds, {"correlations", "comparisons", "verdicts"}).
+    """Join external and human scores, then correlate (cached): (score kinds, {"correlations", "comparisons",
+    "verdicts"}, {"external": seconds, "correlation": seconds}).
 
     The resampling seed blocks of all correlations run through ``ex`` (one ``map``, a few
     tasks per worker) when there is enough of them to pay; results never depend on it. ``lock``
@@ -501,7 +528,7 @@ def score_tables(cfg: Config, res: Resolved, sys_results: dict, timing: dict[str
 
     t0 = time.perf_counter()
     ext_kinds = join_external(cfg, res.systems, sys_results, res)
-    timing["external"] = time.perf_counter() - t0
+    timing = {"external": time.perf_counter() - t0}
     t0 = time.perf_counter()
     inputs = correlation_inputs(cfg)
     entry = cache.entry(CorrelationTask(inputs, sys_results, ext_kinds, resample_block=RESAMPLE_BLOCK,
@@ -537,7 +564,7 @@ def score_tables(cfg: Config, res: Resolved, sys_results: dict, timing: dict[str
         if row is not None:
             row(0)
     timing["correlation"] = time.perf_counter() - t0
-    return ext_kinds, corr
+    return ext_kinds, corr, timing
 
 
 def settings_signature(cfg: Config, res: Resolved, english: EnglishSide | None) -> dict[str, Any]:
@@ -562,24 +589,3 @@ def settings_signature(cfg: Config, res: Resolved, english: EnglishSide | None) 
         sig["retrieval_settings"] = asdict(cfg.retrieval)
         sig["ir_settings"] = {"measures": list(cfg.ir.measures), "collection_size": english.collection_size}
     return sig
-
-
-def assemble_results(cfg, res, sys_results, corr, english, english_ir, ext_kinds, signature) -> dict:
-    """results.json without its timing."""
-    return {
-        "name": cfg.name,
-        "systems": sys_results,
-        "correlations": corr["correlations"],
-        "comparisons": corr["comparisons"],
-        "verdicts": corr["verdicts"],
-        **({"confounds": corr["confounds"]} if corr.get("confounds") else {}),
-        "english": (
-            {"ir": english_ir["aggregate"], "n_queries": len(res.queries), "n_docs": english.collection_size}
-            if english_ir
-            else None
-        ),
-        "score_kinds": ext_kinds,
-        "notes": list(cfg.notes) + res.notes,
-        "signature": signature,
-        "config": cfg.to_dict(),
-    }

@@ -212,6 +212,7 @@ class EnglishSide:
     qrels: str  # path of the qrels file in the cache
     qrels_source: str
     collection_size: int | None
+    judged: tuple[str, ...] = ()  # the queries with at least one judgement
 
 
 def ids_checksum(ids) -> str:
