@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Optional
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Mapping, Optional
 
 import typer
 
@@ -22,6 +23,10 @@ from ..report.tables import correlate_blocks, correlate_markdown
 from ..report.tsv import CORRELATE_TSV, tsv_records
 from .app import app
 from .options import build, setting_option
+
+if TYPE_CHECKING:
+    from ..correlation.items import ItemSettings
+    from ..io.tables import Table
 
 
 @app.command("correlate")
@@ -93,10 +98,11 @@ def correlate_cmd(
         raise UserError(f"--lower-is-better {', '.join(unknown)}: not among the --x columns ({', '.join(xs)})")
     rounding = parse_rounding(round_, list(dict.fromkeys(xs + ys)))
     if item_col is not None:
-        _check_item_columns(t, item_col, system_col, xs, ys, group_by)
-        _check_item_memory(t, item_col, system_col, group_by, ci, permutation, variant if method == "kendall" else None)
-        text = _item_level(t, xs, ys, item_col, system_col, group_by, rounding, method, variant, alpha, ci, seed,
-                           ci_level, permutation, correction, lower, verdicts, fmt, family, resolution)
+        request = ItemTable(t, tuple(xs), tuple(ys), item_col, system_col, group_by, rounding, tuple(lower))
+        _check_item_columns(request)
+        s = item_settings(settings, v)
+        _check_item_memory(request, s)
+        text = _item_level(request, s, verdicts, fmt)
         if out:
             with atomic_write(out, parents=False) as fh:
                 fh.write(text)
@@ -123,13 +129,40 @@ def correlate_cmd(
         sys.stdout.write(text)
 
 
+@dataclass(frozen=True)
+class ItemTable:
+    """What ``correlate --item-col`` analyses: a long score table (one row per system and item), its x and y
+    columns, the columns naming each row's item and system, the --group-by column(s), the --round
+    decimals per column and the x columns where lower is better."""
+
+    table: Table
+    xs: tuple[str, ...]
+    ys: tuple[str, ...]
+    item_col: str
+    system_col: str = "system"
+    group_by: Optional[str] = None
+    rounding: Mapping[str, int] = field(default_factory=dict)
+    lower: tuple[str, ...] = ()
+
+
+def item_settings(stats: StatsSettings, v: VerdictSettings) -> ItemSettings:
+    """The item-level statistics of ``correlate --item-col`` from the command's two records (the variant
+    applies to Kendall's τ only)."""
+    from ..correlation.items import ItemSettings
+
+    return ItemSettings(method=stats.method, variant=stats.variant if stats.method == "kendall" else None,
+                        alpha=stats.alpha, bootstrap=stats.resamples, permutation=v.resamples, seed=stats.seed,
+                        level=stats.level, correction=v.correction, family=v.family, resolution=v.resolution)
+
+
 ITEM_TSV = ("group", "x", "y", "grouping", "tau", "p_value", "significant", "n", "n_items", "n_systems", "n_groups",
             "ci_crossed", "ci_items", "ci_systems", "p_test")
 
 
-def _check_item_columns(t, item_col: str, system_col: str, xs, ys, group_by: Optional[str]) -> None:
+def _check_item_columns(r: ItemTable) -> None:
     """--item-col and --system-col name two different id columns, neither a score nor a group
     column, and every row names its system and its item (an empty id is no item)."""
+    t, item_col, system_col, xs, ys, group_by = r.table, r.item_col, r.system_col, r.xs, r.ys, r.group_by
     if item_col == system_col:
         raise UserError(f"--item-col {item_col!r} is also the --system-col; name the column of the items (documents, "
                         "queries, segments) and the column of the systems separately")
@@ -161,12 +194,13 @@ def item_memory(systems: int, items: int, ci: int, permutation: int, variant: st
     return 300 * 2**20 + need
 
 
-def _check_item_memory(t, item_col: str, system_col: str, group_by: Optional[str], ci: int, permutation: int,
-                       variant: Optional[str]) -> None:
+def _check_item_memory(r: ItemTable, s: ItemSettings) -> None:
     """Refuse up front, naming the bound, an item-level analysis estimated to need more memory than
     :func:`clir_eval.limits.memory_bytes` (4 GiB unless raised)."""
     from ..limits import memory_bytes
 
+    t, item_col, system_col, group_by = r.table, r.item_col, r.system_col, r.group_by
+    ci, permutation, variant = s.bootstrap, s.permutation, s.variant if s.method == "kendall" else None
     cols = [c.strip() for c in group_by.split(",") if c.strip()] if group_by else []
     gi, si, ii = [t.index(c) for c in cols], t.index(system_col), t.index(item_col)
     per: dict[tuple, tuple[set, set]] = {}
@@ -187,17 +221,14 @@ def _check_item_memory(t, item_col: str, system_col: str, group_by: Optional[str
             )
 
 
-def _item_level(t, xs, ys, item_col, system_col, group_by, rounding, method, variant, alpha, ci, seed, ci_level,
-                permutation, correction, lower, verdicts, fmt, family="target", resolution="sequential") -> str:  # fmt: skip
-    """The --item-col output: JSON rows (and verdicts) with "grouping", or TSV."""
-    from ..correlation.items import ItemSettings, correlate_item_table, item_table_groups
+def _item_level(r: ItemTable, s: ItemSettings, verdicts: bool, fmt: str) -> str:
+    """The --item-col output: JSON rows (and, with ``verdicts``, the verdicts) with "grouping", or TSV."""
+    from ..correlation.items import correlate_item_table, item_table_groups
 
     if fmt not in ("json", "tsv"):
         raise UserError(f"--item-col prints --format json or tsv, not {fmt!r}")
-    s = ItemSettings(method, None if method != "kendall" else variant, alpha, ci, permutation,
-                     seed, ci_level, correction, family, resolution)
-    rows, vds = correlate_item_table(item_table_groups(t, xs, ys, item_col, system_col, group_by, rounding), s,
-                                     lower, verdicts)
+    groups_ = item_table_groups(r.table, r.xs, r.ys, r.item_col, r.system_col, r.group_by, r.rounding)
+    rows, vds = correlate_item_table(groups_, s, r.lower, verdicts)
     if fmt == "tsv":
         return tsv_records(rows, ITEM_TSV)
     return json.dumps({"correlations": rows, "verdicts": vds} if verdicts else rows, indent=1, ensure_ascii=False) + "\n"
