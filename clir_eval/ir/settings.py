@@ -4,10 +4,14 @@ records (the IR task embeds ``IRSettings``)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..errors import UserError
 from ..limits import MAX_DEPTH
 from ..settings import SettingError, Settings, like, setting
+
+if TYPE_CHECKING:
+    from .measures import Measure
 
 DEFAULT_MEASURES = ("map", "ndcg", "P_10", "rbo:p=0.98")
 SCORE_MEASURES = ("map", "ndcg", "P_10", "recall_100", "recip_rank")  # ir-score's: rbo would need --reference-run
@@ -28,11 +32,21 @@ class IRSettings(Settings):
             raise SettingError("measures", self.measures, "an empty list; name at least one measure", shows_value=True)
         from .measures import parse_measure  # pytrec_eval: loaded when measures are checked, not with the package
 
+        parsed = []
         for i, spec in enumerate(self.measures):
             try:
-                parse_measure(spec)
+                m = parse_measure(spec)
             except UserError as e:
                 raise SettingError(f"measures[{i}]", spec, str(e), shows_value=True) from None
+            if m not in parsed:
+                parsed.append(m)
+        object.__setattr__(self, "_parsed", tuple(parsed))  # not a field: derived, and not keyed
+
+    @property
+    def parsed(self) -> tuple[Measure, ...]:
+        """The measures, parsed once when the record was made (distinct, in order): the IR stage
+        evaluates these."""
+        return self.__dict__["_parsed"]
 
 
 @dataclass(frozen=True)

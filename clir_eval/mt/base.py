@@ -13,10 +13,11 @@ with one class and its ``@register(...)`` line; modules holding metrics are impo
 
 from __future__ import annotations
 
+import copy
 import functools
 import itertools
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 import sacrebleu
@@ -301,6 +302,11 @@ def _canonical(base: str, values: dict[str, Any]) -> str:
 def load_metric(spec: str, tokenize: str = TOKENIZE, lowercase: bool = LOWERCASE) -> MTMetric:
     """Build a metric from a spec such as ``bleu``, ``chrf1``, ``chrf:beta=1``, ``macrof:beta=2``,
     ``microf:k=0``. Raises UserError for unknown names or bad parameters."""
+    return metric_spec(spec, tokenize, lowercase).build()
+
+
+def _parse_metric(spec: str, tokenize: str, lowercase: bool) -> tuple[type, str, dict[str, Any]]:
+    """(the metric's class, its canonical name, its parameter values) of ``spec``; UserError when it is not valid."""
     name, raw = parse_spec(spec, what="metric")
     key = name.lower()
     if key in _ALIASES:
@@ -319,13 +325,15 @@ def load_metric(spec: str, tokenize: str = TOKENIZE, lowercase: bool = LOWERCASE
     if lowercase not in (True, False):
         raise UserError(f"lowercase must be true or false, got {lowercase!r}")
     tokenizer(tokenize)  # validate early
-    return info.cls(_canonical(base, values), values, tokenize, bool(lowercase))
+    return info.cls, _canonical(base, values), values
 
 
 @dataclass(frozen=True)
 class MetricSpec:
     """A metric spec parsed and checked once (:func:`metric_spec`): its canonical name and what the
-    stages ask of it without building the metric again; :meth:`build` makes the metric."""
+    stages ask of it without building the metric again; :meth:`build` makes the metric (from the parsed
+    parameters: the spec is not read again). The config's records hold their metrics' specs
+    (``MTSettings.specs``), and the stages build the metrics from them."""
 
     spec: str
     tokenize: str
@@ -335,9 +343,11 @@ class MetricSpec:
     higher_is_better: bool
     uses_source: bool
     item_level: bool
+    params: Mapping[str, Any] = field(default_factory=dict, compare=False)
 
     def build(self) -> MTMetric:
-        return load_metric(self.spec, self.tokenize, self.lowercase)
+        """A new instance of the metric (metrics hold runtime state, e.g. a neural metric's device)."""
+        return self.kind(self.name, copy.deepcopy(dict(self.params)), self.tokenize, self.lowercase)
 
 
 @functools.lru_cache(maxsize=None)
@@ -345,9 +355,22 @@ def metric_spec(spec: str, tokenize: str = TOKENIZE, lowercase: bool = LOWERCASE
     """``spec`` parsed and checked as :func:`load_metric` checks it, once per process and distinct
     (spec, tokenize, lowercase): the settings records, the config checks and the item level ask
     this instead of building the metric again."""
-    m = load_metric(spec, tokenize, lowercase)
+    cls, name, values = _parse_metric(spec, tokenize, lowercase)
+    params = copy.deepcopy(values)
+    m = cls(name, values, tokenize, bool(lowercase))
     return MetricSpec(spec, tokenize, bool(lowercase), m.name, type(m), m.higher_is_better, m.uses_source,
-                      m.item_level)
+                      m.item_level, params)
+
+
+def build_metrics(specs: Iterable[MetricSpec]) -> list[MTMetric]:
+    """The metrics of parsed specs, duplicates (same canonical name) dropped, order kept."""
+    out: dict[str, MTMetric] = {}
+    for s in specs:
+        if s.name not in out:
+            out[s.name] = s.build()
+    if not out:
+        raise UserError(f"no metrics given; choose from {', '.join(KNOWN_METRICS)}")
+    return list(out.values())
 
 
 def lower_is_better(metrics: Sequence[MTMetric]) -> list[str]:
@@ -357,13 +380,7 @@ def lower_is_better(metrics: Sequence[MTMetric]) -> list[str]:
 
 def load_metrics(specs: Sequence[str], tokenize: str = TOKENIZE, lowercase: bool = LOWERCASE) -> list[MTMetric]:
     """Metrics for a list of specs, duplicates (same canonical name) dropped, order kept."""
-    out: dict[str, MTMetric] = {}
-    for spec in specs:
-        m = load_metric(spec, tokenize=tokenize, lowercase=lowercase)
-        out.setdefault(m.name, m)
-    if not out:
-        raise UserError(f"no metrics given; choose from {', '.join(KNOWN_METRICS)}")
-    return list(out.values())
+    return build_metrics(metric_spec(spec, tokenize, lowercase) for spec in specs)
 
 
 def collect_stats(metrics: Sequence[MTMetric], hyps: Sequence[str], refs: Refs,

@@ -10,7 +10,7 @@ from ..errors import UserError
 from ..correlation.settings import CORRECTIONS
 from ..limits import MAX_DEPTH, MAX_RESAMPLES, MAX_SEED
 from ..settings import SettingError, Settings, setting
-from .base import LOWERCASE, TOKENIZE, metric_spec
+from .base import LOWERCASE, TOKENIZE, MetricSpec, metric_spec
 from .neural import DEVICES, MAX_BATCH, check_device
 
 DEFAULT_METRICS = ("bleu", "chrf1", "macrof1", "microf1")
@@ -48,11 +48,24 @@ class MTSettings(Settings):
             self.set("device", check_device(self.device))
         except UserError as e:
             raise SettingError("device", self.device, str(e), shows_value=True) from None
+        specs: dict[str, MetricSpec] = {}
         for i, spec in enumerate(self.metrics):
             try:
-                metric_spec(spec, self.tokenize, self.lowercase)
+                m = metric_spec(spec, self.tokenize, self.lowercase)
             except UserError as e:
                 raise SettingError(f"metrics[{i}]", spec, str(e), shows_value=True) from None
+            specs.setdefault(m.name, m)
+        object.__setattr__(self, "_specs", tuple(specs.values()))  # not a field: derived, and not keyed
+
+    @property
+    def specs(self) -> tuple[MetricSpec, ...]:
+        """The metrics, parsed once when the record was made (distinct canonical names, in order): the
+        stages build the metrics from these (:func:`~clir_eval.mt.base.build_metrics`)."""
+        return self.__dict__["_specs"]
+
+    def specs_for(self, metrics: Sequence[str]) -> tuple[MetricSpec, ...]:
+        """Other metric specs (e.g. ``item_level.metrics``) parsed with this section's tokenizer and case."""
+        return tuple(metric_spec(spec, self.tokenize, self.lowercase) for spec in metrics)
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ executor), then the documents and queries matrices and their correlations
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -17,30 +17,34 @@ from .inputs import Resolved
 from .stages import items_stage, run_file
 from .tasks import EnglishSide, ItemLevelTask, ItemsTask, SystemTask
 
+if TYPE_CHECKING:
+    from ..mt.base import MetricSpec
+
 TARGET_DOCS = "retrievability"
 
 
-def item_metric_names(cfg: Config, segmented: bool = False) -> tuple[list[str], list[str], list[str]]:
+def item_metric_names(cfg: Config, segmented: bool = False) -> tuple[list[str], list[MetricSpec], list[str]]:
     """(metrics scored per item from statistics, neural metrics scored per document as the mean of
     its segments' scores, the metrics left out). The segments are the MT test set's when
     ``segmented`` (the segments' documents are known), else the document's lines against the
     English side's lines: then a metric that reads the source (COMET) is left out."""
     if cfg.mt is None:
         return [], [], []
-    from ..mt.items import item_metrics
     from ..mt.neural import NeuralMetric
 
-    specs = list(cfg.item_level.metrics or cfg.mt.metrics)
-    ok, left = item_metrics(specs, cfg.mt.tokenize, cfg.mt.lowercase)
-    neural = [s for s in specs if issubclass((m := _spec(s, cfg)).kind, NeuralMetric) and (segmented or not m.uses_source)]
-    names = {_spec(s, cfg).name for s in neural}
-    return [m.name for m in ok], neural, [n for n in left if n not in names]
+    specs = item_specs(cfg)
+    distinct: dict[str, MetricSpec] = {}  # the first spec of each canonical name, in order
+    for m in specs:
+        distinct.setdefault(m.name, m)
+    neural = [m for m in specs if issubclass(m.kind, NeuralMetric) and (segmented or not m.uses_source)]
+    names = {m.name for m in neural}
+    return ([m.name for m in distinct.values() if m.item_level], neural,
+            [m.name for m in distinct.values() if not m.item_level and m.name not in names])
 
 
-def _spec(spec: str, cfg: Config):
-    from ..mt.base import metric_spec
-
-    return metric_spec(spec, cfg.mt.tokenize, cfg.mt.lowercase)
+def item_specs(cfg: Config) -> tuple[MetricSpec, ...]:
+    """The parsed specs of ``item_level.metrics`` (default: ``mt.metrics``), one per entry as written."""
+    return cfg.mt.specs_for(cfg.item_level.metrics or cfg.mt.metrics)
 
 
 SEGMENTS_FILE = "item_segments.tsv"
@@ -54,8 +58,8 @@ def segment_metrics(cfg: Config) -> tuple[str, ...]:
         return ()
     from ..mt.neural import NeuralMetric
 
-    wanted = {_spec(s, cfg).name for s in cfg.item_level.metrics} if cfg.item_level.metrics else None
-    names = [m.name for m in (_spec(s, cfg) for s in cfg.mt.metrics)
+    wanted = {m.name for m in item_specs(cfg)} if cfg.item_level.metrics else None
+    names = [m.name for m in cfg.mt.specs
              if (m.item_level or issubclass(m.kind, NeuralMetric)) and (wanted is None or m.name in wanted)]
     return tuple(dict.fromkeys(names))
 
@@ -104,7 +108,8 @@ def items_tasks(cfg: Config, res: Resolved, english: EnglishSide, tasks: Sequenc
     names, neural, _ = item_metric_names(cfg, seg)
     return [ItemsTask(system=t.system, docs=t.retrieve.docs, english=res.english, format=res.doc_format,
                       metrics=tuple(names), tokenize=cfg.mt.tokenize, lowercase=cfg.mt.lowercase,
-                      run=t.retrieve, qrels=english.qrels, neural=tuple(neural) if t.mt is not None or not seg else (),
+                      run=t.retrieve, qrels=english.qrels,
+                      neural=tuple(m.spec for m in neural) if t.mt is not None or not seg else (),
                       segments=t.mt if neural and seg else None, seg_docids=res.mt_docids if neural and seg else None,
                       device=cfg.mt.device, batch_size=cfg.mt.batch_size)
             for t in tasks if t.retrieve is not None]  # fmt: skip
@@ -220,7 +225,7 @@ def item_level_block(cfg: Config, outputs: Sequence[Mapping[str, Any]], systems:
     scored = set(outputs[0]["mt"]) if outputs else set()
     _, neural, left_out = item_metric_names(cfg, segmented=True)
     notes = [f"{m}: not scored per item (it needs a model or the whole corpus)" for m in left_out]
-    for m in (_spec(n, cfg) for n in neural):
+    for m in neural:
         notes.append(_neural_note(m, outputs, doc_mat) if m.name in scored else
                      f"{m.name}: not scored per document (it reads each segment's source, which only a WMT XML "
                      "source gives with the MT test set's document boundaries)" if m.uses_source else

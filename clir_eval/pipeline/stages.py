@@ -26,12 +26,12 @@ def mt_stage(task: MTTask, cache: Cache) -> dict:
         if task.segments:
             mt_segment_scores(task, cache)  # computed here when an earlier run did not ask for them
         return cached
-    from ..mt.base import collect_stats, load_metrics
+    from ..mt.base import build_metrics, collect_stats
     from ..mt.items import segment_scores
     from ..mt.neural import set_runtime
 
     hyps, refs, src = mt_segments(task)
-    metrics = load_metrics(list(task.mt.metrics), task.mt.tokenize, task.mt.lowercase)
+    metrics = build_metrics(task.mt.specs)
     set_runtime(metrics, **neural_runtime(task, cache, progress=False))
     stats = collect_stats(metrics, hyps, refs, sources=src)
     out = {m.name: {"score": (sc := m.score_stats(stats[m.name], len(refs))).score, "signature": sc.signature}
@@ -56,12 +56,12 @@ def mt_segment_scores(task: MTTask, cache: Cache) -> dict:
     cached = entry.load_json()
     if cached is not None:
         return cached
-    from ..mt.base import collect_stats, load_metrics
+    from ..mt.base import build_metrics, collect_stats
     from ..mt.items import segment_scores
     from ..mt.neural import set_runtime
 
     hyps, refs, src = mt_segments(task)
-    metrics = [m for m in load_metrics(list(task.mt.metrics), task.mt.tokenize, task.mt.lowercase) if m.name in task.segments]
+    metrics = [m for m in build_metrics(task.mt.specs) if m.name in task.segments]
     set_runtime(metrics, **neural_runtime(task, cache, progress=False))
     out = segment_scores(metrics, collect_stats(metrics, hyps, refs, sources=src), len(refs))
     entry.save_json(out)
@@ -125,13 +125,13 @@ def neural_prepass(tasks: list[MTTask | None], cache: Cache, progress: bool) -> 
     one model load and one progress bar per metric for the whole run, and the workers' MT stage
     then finds the scores in the store. Systems whose MT entry is cached are skipped, so a cached
     re-run loads no model. True when there was something to score."""
-    from ..mt.base import load_metrics
+    from ..mt.base import build_metrics
     from ..mt.neural import neural_metrics, set_runtime
 
     todo = [t for t in tasks if t is not None and not cache.child().entry(t).verified("json")]  # notes: the MT stage's
     if not todo:
         return False
-    metrics = neural_metrics(load_metrics(list(todo[0].mt.metrics), todo[0].mt.tokenize, todo[0].mt.lowercase))
+    metrics = neural_metrics(build_metrics(todo[0].mt.specs))
     if not metrics:
         return False
     items = [mt_segments(t) for t in todo]
@@ -268,12 +268,11 @@ def ir_stage(task: IRTask, cache: Cache) -> dict:
     if cached is not None:
         return cached
     from ..ir.evaluate import evaluate
-    from ..ir.measures import parse_measures
 
     run = read_run(run_file(task.run, cache))
     qrels = read_qrels(task.qrels)
     ref = read_run(run_file(task.reference, cache)) if task.reference is not None else None
-    res = evaluate(run, qrels, parse_measures(list(task.ir.measures)), reference_run=ref, collection_size=task.ir.collection_size)
+    res = evaluate(run, qrels, list(task.ir.parsed), reference_run=ref, collection_size=task.ir.collection_size)
     out = {"aggregate": res["aggregate"], "per_query": res["per_query"], "signatures": res.get("signatures", {})}
     entry.save_json(out)
     return out
@@ -315,7 +314,7 @@ def neural_document_scores(task: ItemsTask, cache: Cache, docs: list[str]) -> tu
     store the MT stage fills (the model is loaded only for segments the store lacks); None for a
     document without segments there."""
     from ..io.files import read_lines
-    from ..mt.base import load_metrics
+    from ..mt.base import build_metrics
     from ..mt.neural import set_runtime
 
     assert task.segments is not None and task.seg_docids is not None
@@ -327,7 +326,7 @@ def neural_document_scores(task: ItemsTask, cache: Cache, docs: list[str]) -> tu
     rows: dict[str, list[int]] = {}
     for i, d in enumerate(seg_docs):
         rows.setdefault(d, []).append(i)
-    metrics = load_metrics(list(task.neural), task.segments.mt.tokenize, task.segments.mt.lowercase)
+    metrics = build_metrics(task.segments.mt.specs_for(task.neural))
     set_runtime(metrics, **neural_runtime(task.segments, cache, progress=False))
     scores, sigs = {}, {}
     for m in metrics:

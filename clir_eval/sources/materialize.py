@@ -174,10 +174,9 @@ def _lower_is_better(cfg: Config, names: list[str]) -> list[str]:
     ``lower_is_better`` columns (per-system and per-document ones alike)."""
     out = []
     if cfg.mt is not None:
-        from ..mt.base import load_metric, lower_is_better
+        from ..mt.base import lower_is_better
 
-        metrics = [load_metric(spec, tokenize=cfg.mt.tokenize, lowercase=cfg.mt.lowercase) for spec in cfg.mt.metrics]
-        out = [n for n in lower_is_better(metrics) if n in names]
+        out = [n for n in lower_is_better(cfg.mt.specs) if n in names]
     return list(dict.fromkeys(out + [n for t in cfg.external for n in t.lower_is_better]))
 
 

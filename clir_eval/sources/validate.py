@@ -40,11 +40,9 @@ def check_settings(cfg: Config) -> list[str]:
     mt_names = _check_metrics(cfg)
     ir_names: list[str] = []
     if cfg.has_retrieval:
-        from ..ir.measures import parse_measure
         from ..retrieval.analysis import get_analyzer
 
-        for i, spec in enumerate(cfg.ir.measures):
-            ir_names.append(_at(f"ir.measures[{i}]", lambda: parse_measure(spec)).name)
+        ir_names = [m.name for m in cfg.ir.parsed]  # parsed and checked when the record was made (IRSettings.check)
         r = cfg.retrieval
         _at("retrieval.analyzer", lambda: get_analyzer(r.analyzer))
         if r.stopwords:
@@ -64,8 +62,8 @@ def _check_metrics(cfg: Config) -> list[str]:
         return []
     from ..mt.base import metric_spec
 
-    mt = cfg.mt  # mt.metrics were checked when the record was made (MTSettings.check)
-    names = [metric_spec(spec, mt.tokenize, mt.lowercase).name for spec in mt.metrics]
+    mt = cfg.mt  # mt.metrics were parsed and checked when the record was made (MTSettings.check)
+    names = [m.name for m in mt.specs]
     for i, spec in enumerate(cfg.item_level.metrics):
         _at(f"item_level.metrics[{i}]", lambda: metric_spec(spec, mt.tokenize, mt.lowercase))
     return names
