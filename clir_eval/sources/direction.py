@@ -19,13 +19,6 @@ from ..errors import UserError
 SUBSETS = ("source-original", "target-original")
 
 
-def add_direction(results: dict, cfg: Config, out: Path, run: Callable[..., dict], **run_kw: Any) -> None:
-    """``results["direction"]``, its note and ``OUT/direction.tsv`` (``wmt.direction: both``)."""
-    results["direction"] = by_direction(cfg, out, run, **run_kw)
-    results["notes"].append(direction_note(results["direction"]))
-    write_side_by_side(results, out)
-
-
 def by_direction(cfg: Config, out: Path, run: Callable[..., dict], **run_kw: Any) -> dict[str, Any]:
     """``{subset: {"documents", "systems": {name: {"mt", "ir"}}, "correlations"} or
     {"documents", "reason"}}`` for both subsets; writes ``OUT/direction.tsv``."""
