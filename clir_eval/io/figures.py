@@ -32,7 +32,7 @@ PNG_METADATA = {"Software": None}
 
 
 def pyplot():
-    """``matplotlib.pyplot`` on the Agg backend (imported on the first call)."""
+    """``matplotlib.pyplot`` on the Agg backend (imported on the first call: the one place this module loads it)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -44,10 +44,8 @@ def pyplot():
 def render(draw: Callable[[Any], Any], fmt: Literal["png", "svg"] = "png", **savefig: Any) -> bytes | str:
     """Draw a figure with ``draw(pyplot)`` in :data:`STYLE` and return it as PNG bytes or as SVG markup (a
     ``<svg>`` element). ``savefig`` options (``dpi``, ``bbox_inches``) are passed on."""
-    import matplotlib
-
     plt = pyplot()
-    with matplotlib.rc_context(STYLE):
+    with plt.rc_context(STYLE):
         fig = draw(plt)
         return save(fig, fmt, **savefig)
 
@@ -55,14 +53,13 @@ def render(draw: Callable[[Any], Any], fmt: Literal["png", "svg"] = "png", **sav
 def save(fig: Any, fmt: Literal["png", "svg"] = "png", **savefig: Any) -> bytes | str:
     """A figure drawn by the caller, as PNG bytes or SVG markup, byte-identical for the same figure (the style's
     saving settings apply); the figure is closed."""
-    import matplotlib
-
+    plt = pyplot()
     try:
-        with matplotlib.rc_context({k: v for k, v in STYLE.items() if k.startswith("svg.")}):
+        with plt.rc_context({k: v for k, v in STYLE.items() if k.startswith("svg.")}):
             buf = io.BytesIO()
             fig.savefig(buf, format=fmt, metadata=PNG_METADATA if fmt == "png" else SVG_METADATA, **savefig)
     finally:
-        pyplot().close(fig)
+        plt.close(fig)
     if fmt == "png":
         return buf.getvalue()
     text = buf.getvalue().decode("utf-8")

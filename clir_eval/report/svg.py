@@ -14,6 +14,8 @@ import math
 import re
 from typing import Any, Iterable, Mapping, Sequence
 
+from ..io.figures import decorate, pyplot, render, root_attrs, scoped
+
 DOT = "#2b6cb0"
 FIT = "#c05621"
 FONT = "ui-monospace,'DejaVu Sans Mono',Menlo,Consolas,monospace"
@@ -213,8 +215,6 @@ def scatter_svg(points: Sequence[tuple[float, float, str, str]], *, title: str, 
     """One panel: a dot per (x, y, label, hover text), the least-squares line, axes with at least three
     round ticks, every label placed without collision. Returns (svg, number of dots left unlabelled).
     ``scope`` prefixes the SVG's ids (unique per page: several panels are inlined in one page)."""
-    from ..io.figures import decorate, render, root_attrs, scoped
-
     ml, mr, mt, mb = MARGINS
     area = (ml, mt, width - mr, height - mb)
     titles: dict[str, str] = {}
@@ -222,9 +222,6 @@ def scatter_svg(points: Sequence[tuple[float, float, str, str]], *, title: str, 
     layout = scatter_layout(points, width, height) if points else None
 
     def draw(plt):
-        from matplotlib.lines import Line2D
-        from matplotlib.ticker import MaxNLocator
-
         fig = plt.figure(figsize=(width / 72, height / 72), dpi=72)
         ax = fig.add_axes((ml / width, mb / height, (area[2] - ml) / width, (area[3] - mt) / height))
         ax.set_facecolor("#fff")
@@ -251,7 +248,7 @@ def scatter_svg(points: Sequence[tuple[float, float, str, str]], *, title: str, 
         ax.set_xlim(x0, x1)
         ax.set_ylim(y0, y1)
         for axis in (ax.xaxis, ax.yaxis):
-            axis.set_major_locator(MaxNLocator(nbins=5, steps=[1, 2, 2.5, 5, 10], min_n_ticks=3))
+            axis.set_major_locator(plt.MaxNLocator(nbins=5, steps=[1, 2, 2.5, 5, 10], min_n_ticks=3))
         ax.ticklabel_format(useOffset=False, style="plain")
         if len(points) >= 2 and max(xs) > min(xs):
             mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
@@ -266,7 +263,7 @@ def scatter_svg(points: Sequence[tuple[float, float, str, str]], *, title: str, 
         gdots = [layout["dots"][g[0]] for g in groups]
         for (x, y), pl in zip(gdots, placed):
             if pl is not None and pl[3] is not None:
-                fig.add_artist(Line2D([x / width, pl[3][0] / width], [1 - y / height, 1 - pl[3][1] / height],
+                fig.add_artist(plt.Line2D([x / width, pl[3][0] / width], [1 - y / height, 1 - pl[3][1] / height],
                                       color="#a0aec0", linewidth=0.8))
         ax.scatter(xs, ys, s=49, color=DOT, linewidths=0, gid="dots")  # one <use> per dot, in order
         for k, (pl, text) in enumerate(zip(placed, texts)):
@@ -287,9 +284,7 @@ def scatter_svg(points: Sequence[tuple[float, float, str, str]], *, title: str, 
 # --------------------------------------------------------------------------- heatmap
 def colour(cmap: str, t: float) -> tuple[float, float, float]:
     """RGB in [0, 1] of position t in [0, 1] of a matplotlib colormap."""
-    import matplotlib
-
-    return tuple(float(c) for c in matplotlib.colormaps[cmap](min(max(t, 0.0), 1.0))[:3])
+    return tuple(float(c) for c in pyplot().colormaps[cmap](min(max(t, 0.0), 1.0))[:3])
 
 
 def heat_scale(values: Iterable[float | None]) -> tuple[str, float, float]:
@@ -315,8 +310,6 @@ def heatmap_svg(rows: Sequence[str], cols: Sequence[str], cells: Mapping[tuple[s
     """The τ grid: a coloured cell per (row, column) with its text, row names left, column names
     above (rotated), a colour bar on the right; hover a cell for its p-value and n. Cells of an
     uninformative target (``informative: false``) are drawn faded, as the τ tables grey them."""
-    from ..io.figures import decorate, render, root_attrs, scoped
-
     cw, ch, px = 64, 26, 11
     lw = max(text_width(r, px) for r in rows) + 12
     th = max(text_width(c, px) for c in cols) * 0.72 + 18
@@ -328,10 +321,6 @@ def heatmap_svg(rows: Sequence[str], cols: Sequence[str], cells: Mapping[tuple[s
     titles: dict[str, str] = {}
 
     def draw(plt):
-        from matplotlib.cm import ScalarMappable
-        from matplotlib.colors import Normalize
-        from matplotlib.patches import Rectangle
-
         fig = plt.figure(figsize=(width / 72, height / 72), dpi=72)
         gw, gh = cw * len(cols), ch * len(rows)
         ax = fig.add_axes((lw / width, (height - top - gh) / height, gw / width, gh / height))
@@ -352,13 +341,13 @@ def heatmap_svg(rows: Sequence[str], cols: Sequence[str], cells: Mapping[tuple[s
                 gid = f"cell-{i}-{j}"
                 titles[gid] = f"{r} vs {x}: " + (f"τ = {v:.3f}, p = {c.get('p_value')}, n = {c.get('n')}"
                                                  if v is not None else "n/a")
-                ax.add_patch(Rectangle((j, i), 1, 1, facecolor=rgb, edgecolor="#fff", linewidth=1, alpha=alpha,
+                ax.add_patch(plt.Rectangle((j, i), 1, 1, facecolor=rgb, edgecolor="#fff", linewidth=1, alpha=alpha,
                                        gid=gid))
                 ax.text(j + 0.5, i + 0.5, cell_text(c), fontsize=px, ha="center", va="center", alpha=alpha,
                         color="#fff" if dark else "#000")
         bar = fig.add_axes(((lw + gw + 14) / width, (height - top - max(gh, 60)) / height, 12 / width,
                             max(gh, 60) / height))
-        cb = fig.colorbar(ScalarMappable(Normalize(lo, hi), cmap), cax=bar, ticks=[lo, hi])
+        cb = fig.colorbar(plt.cm.ScalarMappable(plt.Normalize(lo, hi), cmap), cax=bar, ticks=[lo, hi])
         cb.ax.set_yticklabels([f"{lo:.2f}", f"{hi:.2f}"], fontsize=9)
         cb.outline.set_edgecolor("#a0aec0")
         return fig
