@@ -9,7 +9,12 @@ reference in the same run, the re-implemented mt-metrics-eval ``AverageCorrMatri
 (tests/test_pool.py) is timed on the same first 1000 draws per run, which it is given precomputed
 (the draws themselves are the bulk of the pooled test, so the ratio shows what the rest costs).
 
+With ``--before DIR`` (another checkout, e.g. ``git worktree add DIR main``, or ``git archive main clir_eval | tar -x
+-C DIR``), the same command from that checkout is timed alternately with this one in the same run, and the ratio
+printed.
+
     python scripts/bench_pool.py [--runs 10] [--repeat 3] [--systems 30]
+    python scripts/bench_pool.py --before ../main
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ sys.path.insert(0, str(benchlib.ROOT / "tests"))
 
 
 def arguments():
-    ap = benchlib.parser(__doc__, repeat=3)
+    ap = benchlib.parser(__doc__, repeat=3, before=True)
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--systems", type=int, default=30, help="systems in the largest run (runs have 8 to this)")
     return ap
@@ -50,14 +55,15 @@ def main() -> None:
                          rseed=13 + i) for i, n in enumerate(sizes)]
         print(f"{args.runs} runs, {sizes.min()}-{sizes.max()} systems, {len(metrics)} metrics, 3 targets; "
               f"load {benchlib.load()}")
-        walls, cpus = [], []
+        checkouts = benchlib.checkouts(args.before)
+        seen: dict[str, list[tuple[float, float]]] = {who: [] for who in checkouts}
         for k in range(args.repeat):
-            with benchlib.Tree() as tree:
-                subprocess.run(benchlib.clir_eval("pool", *runs, "--out", t / f"p{k}", "--format", "json"), check=True,
-                               stdout=subprocess.DEVNULL)
-            walls.append(tree.wall)
-            cpus.append(tree.cpu)
-        wall, cpu = statistics.median(walls), statistics.median(cpus)
+            for who, path in checkouts.items():  # alternately, so both see the same load
+                with benchlib.Tree() as tree:  # `-m` puts the working directory first on the path: cwd is the checkout
+                    subprocess.run(benchlib.clir_eval("pool", *runs, "--out", t / f"p{who}{k}", "--format", "json"),
+                                   check=True, stdout=subprocess.DEVNULL, env=benchlib.env(path), cwd=path)
+                seen[who].append((tree.wall, tree.cpu))
+        wall, cpu = (statistics.median(x[i] for x in seen["this"]) for i in (0, 1))
         # reference: mt-metrics-eval's AverageCorrMatrix on precomputed draws (one target)
         rl = [load_run(d) for d in runs]
         draws = []
@@ -76,6 +82,10 @@ def main() -> None:
         ref = time.perf_counter() - t0
         print(f"clir-eval pool: {wall:.2f} s wall (median of {args.repeat}; budget 10 s: {wall / 10:.2f}x), "
               f"{cpu:.2f} CPU-s; the whole command: 3 targets, draws, CIs, thresholds with 1000-draw bootstrap, plots")
+        if args.before:
+            ow, oc = (statistics.median(x[i] for x in seen["before"]) for i in (0, 1))
+            print(f"the same command from {args.before}: {ow:.2f} s wall, {oc:.2f} CPU-s; this one / that one: "
+                  f"{benchlib.ratio(wall, ow)} wall, {benchlib.ratio(cpu, oc)} CPU")
         print(f"mt-metrics-eval AverageCorrMatrix+AssignRanks on precomputed draws, one target: {ref * 1000:.1f} ms "
               f"(pool / reference per target: {wall / 3 / ref:.0f}x; pool draws its own)")
 

@@ -20,7 +20,6 @@ import math
 from typing import Any, Sequence
 
 import numpy as np
-import scipy.special
 
 from .runs import Run
 
@@ -61,41 +60,69 @@ def fit_beta(x: np.ndarray, y: np.ndarray, w: np.ndarray | None = None, start: f
     """Maximum-likelihood slope of P(y=1|x) = 1/(1+exp(-βx)) for each row of pair weights ``w``
     (k, pairs) (one fit when None): Newton's method from β = ``start`` (0, or the fit on all pairs for
     bootstrap rows), the log-likelihood being concave;
-    +inf where no pair with x > 0 has y = 0 (separated: no finite maximum), -inf where none has y = 1."""
+    +inf where no pair with x > 0 has y = 0 (separated: no finite maximum), -inf where none has y = 1.
+
+    Speed: the first step, where every row is at ``start``, is two matrix-vector products of the weights;
+    later steps visit only the pairs each row weighs (a bootstrap row weighs about 40% of them), one
+    contiguous segment per row (sums by ``np.add.reduceat``), dropping the rows that have converged."""
     W = np.ones((1, len(x))) if w is None else np.atleast_2d(np.asarray(w, float))
     pos = (x > 0)
-    n1 = (W * (pos & (y == 1))).sum(axis=1)
-    n0 = (W * (pos & (y == 0))).sum(axis=1)
+    n1 = W @ (pos & (y == 1)).astype(float)  # weights are whole numbers: these sums are exact
+    n0 = W @ (pos & (y == 0)).astype(float)
     scale = float(np.max(x)) if len(x) and np.max(x) > 0 else 1.0
     xs = x / scale  # fit on a unit scale, report in the metric's units
-    beta = np.full(len(W), start * scale if math.isfinite(start) else 0.0)
-    # the pairs each row weighs (a bootstrap row weighs about 40% of them): one entry per (row, pair)
+    k = len(W)
+    beta = np.full(k, start * scale if math.isfinite(start) else 0.0)
     live = np.flatnonzero((n0 > 0) & (n1 > 0))
-    rows, cols = np.nonzero(W[live])
-    rows = live[rows]
-    wv = W[rows, cols]
-    xc, yc = xs[cols], y[cols]
-    wx = wv * xc
-    moving = np.zeros(len(W), bool)
+    moving = np.zeros(k, bool)
     moving[live] = True
-    for _ in range(NEWTON_STEPS):
-        if not moving.any():
+    Wl = W if len(live) == k else W[live]
+    if len(live):  # the first step: every row at the same β, so the sums are matrix-vector products
+        p0 = _expit(beta[0] * xs)
+        g = Wl @ (xs * (y - p0))
+        h = Wl @ (xs * xs * p0 * (1 - p0))
+        _newton(beta, moving, live, g, h)
+    nz = Wl != 0
+    cnt = nz.sum(axis=1)
+    flat = np.flatnonzero(nz)  # row by row, so each row's entries are one segment
+    cols = flat % max(1, Wl.shape[1])
+    wx = Wl.ravel()[flat] * xs[cols]
+    xc = xs[cols]
+    wxx = wx * xc
+    g0 = np.add.reduceat(wx * y[cols], np.r_[0, np.cumsum(cnt)[:-1]]) if len(wx) else np.zeros(len(live))
+    act = live
+    rows = np.repeat(live, cnt)
+    for _ in range(NEWTON_STEPS - 1):
+        if not moving.any() or not len(rows):
             break
-        if len(rows) and moving[rows].mean() < 0.7:  # drop the settled rows' entries
-            keep = moving[rows]
-            rows, xc, yc, wx = rows[keep], xc[keep], yc[keep], wx[keep]
-        p = scipy.special.expit(beta[rows] * xc)
-        g = np.bincount(rows, wx * (yc - p), minlength=len(W))
-        h = np.bincount(rows, wx * xc * p * (1 - p), minlength=len(W))
-        with np.errstate(invalid="ignore", divide="ignore"):
-            step = np.where(moving & (h > 0), g / h, 0.0)
-        step = np.minimum(np.maximum(step, -5.0), 5.0)  # damped: far from the optimum p(1-p) is tiny
-        beta += step
-        moving &= np.abs(step) >= 1e-9 * np.maximum(1.0, np.abs(beta))
+        if moving[act].mean() < 0.7:  # drop the settled rows' entries
+            keep_rows = moving[act]
+            keep = np.repeat(keep_rows, cnt)
+            act, cnt, g0 = act[keep_rows], cnt[keep_rows], g0[keep_rows]
+            rows, xc, wx, wxx = rows[keep], xc[keep], wx[keep], wxx[keep]
+        starts = np.r_[0, np.cumsum(cnt)[:-1]]
+        p = _expit(beta[rows] * xc)
+        _newton(beta, moving, act, g0 - np.add.reduceat(wx * p, starts), np.add.reduceat(wxx * (p * (1 - p)), starts))
     beta = beta / scale
     beta = np.where(n0 == 0, np.where(n1 > 0, np.inf, 0.0), beta)
     beta = np.where((n1 == 0) & (n0 > 0), -np.inf, beta)
     return beta if w is not None else beta[:1]
+
+
+def _expit(z: np.ndarray) -> np.ndarray:
+    """The logistic function as 1/2 + tanh(z/2)/2 (within 2.3e-16 of scipy.special.expit, about twice as fast)."""
+    return 0.5 + 0.5 * np.tanh(0.5 * z)
+
+
+def _newton(beta: np.ndarray, moving: np.ndarray, idx: np.ndarray, g: np.ndarray, h: np.ndarray) -> None:
+    """One damped Newton step of the rows ``idx`` still moving (score ``g``, information ``h``), in place;
+    a row stops moving when its step is below 1e-9 of its β (at least 1e-9)."""
+    mv = moving[idx]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        step = np.where(mv & (h > 0), g / h, 0.0)
+    step = np.minimum(np.maximum(step, -5.0), 5.0)  # damped: far from the optimum p(1-p) is tiny
+    beta[idx] += step
+    moving[idx] = mv & (np.abs(step) >= 1e-9 * np.maximum(1.0, np.abs(beta[idx])))
 
 
 def delta_at(beta: float, p: float) -> float | None:

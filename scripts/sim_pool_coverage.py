@@ -1,0 +1,114 @@
+#!/usr/bin/env python
+"""Coverage of the pooled Δτ intervals of ``clir-eval pool`` (the 95% CI and the 90% CI of the equivalence test)
+in simulated pooled studies from a known model, for the interval the pool uses (Kendall τ-b: normal, Sen's
+variance per run, plus the queries' share where a run kept per-query values) and the one it used before
+(percentile interval of the summed bootstrap-over-systems draws; jackknife + queries' share in their shape).
+
+Model, per run: n systems with quality μ ~ N(0, 1); target y = μ + 0.7·e (``systems`` design: the run keeps
+one score per system) or y[i, j] = μ_i + β_j + 3·e_ij over Q queries, y_i = mean over queries (``crossed``:
+systems and queries both random); metrics a = μ + σ_a·ν_a, b = μ + σ_b·ν_b. Estimand: the pooled Δτ's
+expectation over fresh pooled studies of the same design (new systems, and new queries, in every run; equal
+weights), computed from 20,000 fresh studies per run size.
+
+    python scripts/sim_pool_coverage.py [--studies 400] [--draws 1000] [--crossed-studies 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from clir_eval.correlation.items import coef_rows  # noqa: E402
+from clir_eval.pooling.core import pooled_interval, systems_tau_b_draws, tau_parts  # noqa: E402
+
+SYSTEMS = [  # (run sizes, σ_a, σ_b)
+    ((10, 10, 10), 0.8, 0.8),
+    ((10, 10, 10), 0.4, 1.2),
+    ((8, 11, 14, 16, 20), 0.4, 1.2),
+    ((12,) * 9, 0.4, 1.2),
+    ((6, 8), 0.4, 1.2),
+    ((30, 30, 30), 0.4, 1.2),
+    ((8, 8, 8), 0.2, 2.0),
+]
+CROSSED = [((12, 12, 12), 40, 0.5, 1.0), ((8, 12, 16), 40, 0.8, 0.8)]
+
+
+def draw_run(rng, n, sa, sb, q=None):
+    mu = rng.normal(size=n)
+    if q is None:
+        y, pq = mu + 0.7 * rng.normal(size=n), None
+    else:
+        pq = mu[:, None] + rng.normal(size=(1, q)) + 3.0 * rng.normal(size=(n, q))
+        y = pq.mean(axis=1)
+    return mu + sa * rng.normal(size=n), mu + sb * rng.normal(size=n), y, pq
+
+
+def truth(rng, n, sa, sb, q=None, count=20000):
+    mu = rng.normal(size=(count, n))
+    if q is None:
+        y = mu + 0.7 * rng.normal(size=(count, n))
+    else:
+        y = (mu[:, :, None] + rng.normal(size=(count, 1, q)) + 3.0 * rng.normal(size=(count, n, q))).mean(axis=2)
+    a, b = mu + sa * rng.normal(size=(count, n)), mu + sb * rng.normal(size=(count, n))
+    return float(np.mean(coef_rows(a, y, "kendall", "b") - coef_rows(b, y, "kendall", "b")))
+
+
+def coverage(rng, sizes, sa, sb, studies, k, q=None):
+    tr = float(np.mean([truth(rng, n, sa, sb, q) for n in sizes]))
+    hit = {("new", 0.95): 0, ("new", 0.90): 0, ("old", 0.95): 0, ("old", 0.90): 0}
+    w = 1 / len(sizes)
+    for s in range(studies):
+        runs, obs = [], 0.0
+        for r, n in enumerate(sizes):
+            a, b, y, pq = draw_run(rng, n, sa, sb, q)
+            pa = tau_parts(a, y, pq, "kendall", "b", k, 1000 * s + r)
+            pb = tau_parts(b, y, pq, "kendall", "b", k, 1000 * s + r)
+            runs.append((w, pa, pb, a, b, y, pq, 1000 * s + r))
+            obs += w * float(coef_rows(a[None], y[None], "kendall", "b")[0] - coef_rows(b[None], y[None], "kendall", "b")[0])
+        new = [(w_, pa, pb) for w_, pa, pb, *_ in runs]
+        old = []
+        for w_, pa, pb, a, b, y, pq, seed in runs:  # the interval before: percentile / jackknife, no kernel
+            oa = {k_: v for k_, v in pa.items() if k_ != "kern"}
+            ob = {k_: v for k_, v in pb.items() if k_ != "kern"}
+            oa["systems"], ob["systems"] = systems_tau_b_draws(a, y, k, seed), systems_tau_b_draws(b, y, k, seed)
+            old.append((w_, oa, ob))
+        for lev in (0.95, 0.90):
+            for name, parts in (("new", new), ("old", old)):
+                lo, hi = pooled_interval(obs, parts, lev)
+                hit[name, lev] += lo is not None and lo <= tr <= hi
+    return tr, {key: v / studies for key, v in hit.items()}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--studies", type=int, default=400)
+    ap.add_argument("--crossed-studies", type=int, default=200)
+    ap.add_argument("--draws", type=int, default=1000)
+    args = ap.parse_args()
+    rng = np.random.default_rng(2027)
+    print("design | runs (systems) | σ_a, σ_b | true Δτ | 95% CI: now (before) | 90% CI: now (before)")
+    for sizes, sa, sb in SYSTEMS:
+        t0 = time.time()
+        tr, c = coverage(rng, sizes, sa, sb, args.studies, args.draws)
+        se = math.sqrt(0.95 * 0.05 / args.studies)
+        print(f"systems | {len(sizes)} ({', '.join(map(str, sizes))}) | {sa}, {sb} | {tr:+.3f} | "
+              f"{c['new', 0.95]:.3f} ({c['old', 0.95]:.3f}) | {c['new', 0.90]:.3f} ({c['old', 0.90]:.3f}) "
+              f"[{args.studies} studies, se {se:.3f}; {time.time() - t0:.0f} s]", flush=True)
+    for sizes, q, sa, sb in CROSSED:
+        t0 = time.time()
+        tr, c = coverage(rng, sizes, sa, sb, args.crossed_studies, min(args.draws, 400), q)
+        se = math.sqrt(0.95 * 0.05 / args.crossed_studies)
+        print(f"crossed, {q} queries | {len(sizes)} ({', '.join(map(str, sizes))}) | {sa}, {sb} | {tr:+.3f} | "
+              f"{c['new', 0.95]:.3f} ({c['old', 0.95]:.3f}) | {c['new', 0.90]:.3f} ({c['old', 0.90]:.3f}) "
+              f"[{args.crossed_studies} studies, se {se:.3f}; {time.time() - t0:.0f} s]", flush=True)
+
+
+if __name__ == "__main__":
+    main()
