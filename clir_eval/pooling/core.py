@@ -33,6 +33,14 @@ POOL_METHOD = ("PERM-BOTH per run (each run's own seeds and settings), the draws
                "sum of the runs' observed Δτ (as mt-metrics-eval's AverageCorrMatrix), {sided}")
 SIDED = {True: "two-sided (|Δ| at least the observed |Δ|)",
          False: "one-sided in the direction the pooled ranking chose (mt-metrics-eval's; up to about 2α under the null)"}
+MONTE_CARLO_WHY = (
+    "pooled p-values are Monte Carlo (p = (c+1)/(k+1), sequential with the resolution guard), not exact: a run's "
+    "exact PERM-BOTH null (Kendall τ without metric ties: the integer sum over systems of "
+    "correlation.statistics.perm_both_exact_hits) is a distribution of integers over that run's own τ-b denominator "
+    "√(pairs · pairs untied in the target); the pooled statistic adds such values over runs with different, generally "
+    "irrational denominators, so its exact null is a convolution whose support grows as the product of the runs' "
+    "supports (hundreds to thousands of values each), not an integer sum a dynamic programme can count; and runs with "
+    "tied metric values or other coefficients have no integer form at all")
 CI_METHOD = ("normal interval, se² = Σ w² (Sen's U-statistic variance of each run's Δτ over its systems + where the "
              "run kept per-query values the queries' share of the bootstrap variances); coverage of the 95% interval "
              "measured at 94-97% (docs/pooling.md)")
@@ -541,7 +549,8 @@ def pool(dirs: Sequence[str | Path], weights: str = "equal", margin: float = 0.1
                 "family": "each target's metric pairs", "resolution": "sequential" if sequential else "fixed",
                 "first_draws": first, "max_draws": int(mc.max_draws) if mc is not None else None,
                 "bootstrap": bootstrap, "seed": seed, "ci_level": 0.95, "equivalence_level": z90,
-                "test": POOL_METHOD.format(sided=SIDED[two_sided]), "two_sided": two_sided, "ci_method": ci_method,
+                "test": POOL_METHOD.format(sided=SIDED[two_sided]), "two_sided": two_sided, "exact": False,
+                "p_values": MONTE_CARLO_WHY, "ci_method": ci_method,
                 "runs": names}
     if item_rows:
         settings["item_level"] = item_settings

@@ -105,8 +105,10 @@ def markdown(res: PoolResult, plots: dict[str, str] | None = None) -> str:
     L += ["## Answer", ""]
     L += [f"- {x['text']}" for x in summaries(res)] or ["- nothing pooled"]
     L += ["", f"Clusters: {s['test']}; {s['correction']} over each target's pairs; α = {s['alpha']:g}; draws "
-          f"{s['first_draws']} per test ({s['resolution']}, up to {s['max_draws']}). Weights: {s['weights']}. "
-          f"Δτ CIs: {s['ci_method']}, {s['bootstrap']} draws. Equivalent = the 90% CI inside ±{s['margin']:g} "
+          f"{s['first_draws']} per test ({s['resolution']}, up to {s['max_draws']}; {s['p_values']}). "
+          f"Weights: {s['weights']}. "
+          f"Δτ CIs: {s['ci_method']}; bootstrap draws where used: {s['bootstrap']}. Equivalent = the 90% CI inside "
+          f"±{s['margin']:g} "
           "(two one-sided tests at 5%).", ""]
     if res.notes:
         L += ["Notes:", ""] + [f"- {n}" for n in res.notes] + [""]
@@ -214,7 +216,8 @@ def html_report(res: PoolResult, plots: dict[str, bytes] | None = None) -> str:
         H.append("<div class='warn'><h2>What these runs cannot show</h2><ul>"
                  + "".join(f"<li><b>{e(w)}</b></li>" for w in res.warnings) + "</ul></div>")
     H.append("<h2>Answer</h2><ul>" + "".join(f"<li>{e(x['text'])}</li>" for x in summaries(res)) + "</ul>")
-    H.append(f"<p>Clusters: {e(s['test'])}; {e(s['correction'])} over each target's pairs; α = {s['alpha']:g}. "
+    H.append(f"<p>Clusters: {e(s['test'])}; {e(s['correction'])} over each target's pairs; α = {s['alpha']:g}; "
+             f"{e(s['p_values'])}. "
              f"Δτ CIs: {e(s['ci_method'])}. Equivalent = the 90% CI inside ±{s['margin']:g}.</p>")
     if res.notes:
         H.append("<details open><summary>Notes</summary><ul>" + "".join(f"<li>{e(n)}</li>" for n in res.notes)
