@@ -137,6 +137,21 @@ def test_item_rows_carry_level_item_and_the_runs_without_item_level_are_named(de
     assert queries and all(r["cluster"] is None and r["untested"] for r in queries)
     assert any("item_documents.json" in n and "queries" in n for n in d["notes"])
     assert any(s.get("level") == "item" for s in d["summary"])
+    code, text, err = cli("pool", demo, copy, plain, "--bootstrap", "200")
+    assert code == 0, err
+    assert "item level, retrievability over documents" in text and "not in plain" in text
+
+
+def test_a_changed_documents_matrix_is_refused_in_one_line(demo_runs, tmp_path, cli):
+    from conftest import assert_one_line_error
+
+    demo, copy, _ = demo_runs
+    bad = tmp_path / "bad"
+    shutil.copytree(copy, bad)
+    f = bad / "item_documents.json"
+    f.write_text(f.read_text().replace('"n_queries":', '"n_queries": 1, "x":'))
+    code, _, err = cli("pool", demo, bad)
+    assert_one_line_error(code, err, "sha256")
 
 
 def test_one_run_pooled_alone_at_item_level_is_its_own_verdict(demo_runs):

@@ -30,7 +30,6 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from ..correlation.items import ItemSettings, group_coefs, swap_bits, swap_setup, system_swap_deltas
-from ..errors import UserError
 from .runs import Run
 
 GROUPING = "within"
@@ -80,10 +79,7 @@ def item_run(run: Run) -> ItemRun | None:
     if il.get("documents_file"):
         from ..io.item_matrix import read_documents_file
 
-        try:
-            d = read_documents_file(Path(run.path), run.results)
-        except UserError as e:
-            raise UserError(f"{e}") from None
+        d = read_documents_file(Path(run.path), run.results)  # a file that does not match: one error line, the fix
         mats["documents"] = (d["metrics"], d["targets"])
     else:
         why = "its run directory keeps no item-level documents matrix (results.json item_level.documents_file)"
@@ -272,7 +268,8 @@ def pool_items(runs: Sequence[Run], weights_of, lab: Mapping[str, str], correcti
     families = [list(p[9]) for p in plans]
     if tests:
         sequential = any(ir.settings.resolution == "sequential" for _, ir in have_runs)
-        first_draws = max(max(1, ir.settings.permutation) for _, ir in have_runs)
+        # the runs' item_level.permutation (a run that drew none, permutation 0, counts as the default 1000)
+        first_draws = max(ir.settings.permutation or ItemSettings().permutation for _, ir in have_runs)
         mc = monte_carlo_family([pooled_test_source(tests)], len(tests), [f for f in families if f], correction,
                                 alpha, first_draws, sequential)
         settings.update(first_draws=first_draws, max_draws=int(mc.max_draws),
