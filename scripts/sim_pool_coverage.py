@@ -10,7 +10,12 @@ systems and queries both random); metrics a = μ + σ_a·ν_a, b = μ + σ_b·ν
 expectation over fresh pooled studies of the same design (new systems, and new queries, in every run; equal
 weights), computed from 20,000 fresh studies per run size.
 
+With ``--item-level``: the pooled within-item Δτ interval instead (clir_eval.pooling.items), runs drawn as in
+tests/test_pool_items.py (systems x items; system effects, item effects, and metric a's system x item part
+correlated ρ with the target's); estimand: the pooled statistic's mean over 800 fresh pooled studies.
+
     python scripts/sim_pool_coverage.py [--studies 400] [--draws 1000] [--crossed-studies 200]
+    python scripts/sim_pool_coverage.py --item-level [--studies 400]
 """
 
 from __future__ import annotations
@@ -86,12 +91,49 @@ def coverage(rng, sizes, sa, sb, studies, k, q=None):
     return tr, {key: v / studies for key, v in hit.items()}
 
 
+ITEMS = [((8, 12, 16), 50, 0.0), ((12, 12, 12), 60, 0.4), ((10, 10, 10), 100, 0.2), ((20, 20), 40, 0.3),
+         ((6, 8, 10, 12, 14), 30, 0.3), ((11, 10, 19, 8), (24, 15, 300, 300), 0.2)]  # the last: the study's WMT runs
+
+
+def item_level(studies: int) -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+    from test_pool_items import crossed_run
+
+    from clir_eval.correlation.items import ItemSettings
+    from clir_eval.pooling.items import interval, statistic, swap_part
+
+    s = ItemSettings()
+    rng = np.random.default_rng(12)
+
+    def study(sizes, n_items, rho, rep):
+        items = n_items if isinstance(n_items, tuple) else (n_items,) * len(sizes)
+        return [swap_part(*crossed_run(rng, S, n, True, True, rho), 1 / len(sizes), (rep, r), s)
+                for r, (S, n) in enumerate(zip(sizes, items))]
+
+    print("runs (systems) x items | ρ | true Δτ | 95% CI covers | 90% CI covers")
+    for sizes, n_items, rho in ITEMS:
+        t0 = time.time()
+        tr = float(np.mean([statistic(study(sizes, n_items, rho, 0)) for _ in range(800)]))
+        hit = {0.95: 0, 0.90: 0}
+        for rep in range(studies):
+            parts = study(sizes, n_items, rho, rep)
+            for lev in hit:
+                lo, hi = interval(parts, statistic(parts), lev)
+                hit[lev] += lo is not None and lo <= tr <= hi
+        print(f"{len(sizes)} ({', '.join(map(str, sizes))}) x {n_items} | {rho} | {tr:+.3f} | {hit[0.95] / studies:.3f} | "
+              f"{hit[0.90] / studies:.3f} [{studies} studies; {time.time() - t0:.0f} s]", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
+    ap.add_argument("--item-level", action="store_true", help="the pooled within-item interval instead")
     ap.add_argument("--studies", type=int, default=400)
     ap.add_argument("--crossed-studies", type=int, default=200)
     ap.add_argument("--draws", type=int, default=1000)
     args = ap.parse_args()
+    if args.item_level:
+        item_level(args.studies)
+        return
     rng = np.random.default_rng(2027)
     print("design | runs (systems) | σ_a, σ_b | true Δτ | 95% CI: now (before) | 90% CI: now (before)")
     for sizes, sa, sb in SYSTEMS:

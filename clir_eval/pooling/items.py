@@ -11,10 +11,9 @@ runs that have it, with tests valid for the crossed systems x items design.
   are independent, so the summed draws are the null distribution of the summed statistic. Two-sided,
   p = (c+1)/(k+1), decided by the verdict engine (:func:`clir_eval.correlation.significance.monte_carlo_family`:
   the same correction and resolution guard as the system level).
-- **interval**: per run se² = the jackknife variance over systems (each system's row left out) plus the variance
-  over items (of the per-item Δτ, over the items with both coefficients defined, divided by their number); pooled
-  se² = Σ w² se²; normal interval. The two shares count the system x item interaction twice, so it errs wide;
-  its coverage is measured by ``tests/test_pool_items.py`` (docs/pooling.md).
+- **interval**: per run se² = the systems' share (Sen's U-statistic variance) + the items' share − the system x item
+  interaction both hold (:func:`run_variance`); pooled se² = Σ w² se²; normal interval; coverage measured by
+  ``scripts/sim_pool_coverage.py --item-level`` (docs/pooling.md).
 
 Only item kinds whose matrices the run directory keeps can be re-drawn: today the documents (``item_documents.json``,
 checked against results.json's sha256). The queries' matrices are not stored, so their pooled ``within`` τ is
@@ -37,9 +36,9 @@ TOL = 1e-12
 TEST = ("whole-system swaps per run (one swap bit per system, the same in every item, as the runs' own item-level "
         "verdicts), the draws' weighted sum against the weighted sum of the runs' observed within-item Δτ, two-sided, "
         "p = (c+1)/(k+1)")
-CI = ("normal interval, se² = Σ w² (jackknife variance over systems + variance of the per-item Δτ over items / items) "
-      "per run (counts the system x item interaction twice: errs wide; covered Δτ = 0 in 98-100% of simulated null "
-      "studies, docs/pooling.md)")
+CI = ("normal interval, se² = Σ w² (systems' share by Sen's U-statistic variance + items' share, the system x item "
+      "interaction counted once) per run; the 95% interval covered 96-98% of simulated pooled studies (errs wide; "
+      "docs/pooling.md)")
 
 
 @dataclass
@@ -139,9 +138,45 @@ def hits(parts: Sequence[SwapPart], block: int, size: int) -> int:
 
 
 def run_variance(p: SwapPart) -> float | None:
-    """A run's se² of its within-item Δτ for the crossed design: the jackknife variance over systems (each
-    system's row left out; centring is per system, so the others' centred rows are unchanged) plus the
-    variance over items of the per-item Δτ divided by their number."""
+    """A run's se² of its within-item Δτ for the crossed systems x items design.
+
+    Per item the τ-b of each metric is the mean over the pairs of systems of a kernel (the pair's sign product,
+    scaled by the item's P/√(pairs untied in x · pairs untied in y)), so Δτ is the mean of K(s, s', i) = kernel of a
+    minus kernel of b over pairs and items. With ψ(s, i) = mean over s' of K(s, s', i): the systems' share is Sen's
+    (1960) estimate 4/S · var_s(mean_i ψ(s, i)) (as at system level), the items' share var_i(Δτ_i) / I; each also
+    holds the system x item interaction, estimated from the double-centred ψ as 4 Σ R² / ((S−1)(I−1)) / (S·I) and
+    counted once: se² = V_systems + V_items − V_interaction, at least the larger of the two shares. Where a cell is
+    missing, the jackknife over systems (each system's row left out) plus V_items (counts the interaction twice:
+    wider)."""
+    ok = ~np.isnan(p.per_item)
+    d = p.per_item[ok]
+    if len(d) < 2 or p.y.shape[0] < 3:
+        return None
+    a, b, y = p.a[:, ok], p.b[:, ok], p.y[:, ok]
+    S, I = y.shape
+    v_items = float(d.var(ddof=1)) / I
+    if np.isnan(a).any() or np.isnan(b).any() or np.isnan(y).any():
+        v_jack = _jackknife_systems(p)
+        return None if v_jack is None else v_jack + v_items
+    iu = np.triu_indices(S, k=1)
+    sy = np.sign(y.T[:, :, None] - y.T[:, None, :])  # (I, S, S)
+    ny = np.count_nonzero(sy[:, iu[0], iu[1]], axis=1)
+
+    def kernel(x: np.ndarray) -> np.ndarray:
+        sx = np.sign(x.T[:, :, None] - x.T[:, None, :])
+        nx = np.count_nonzero(sx[:, iu[0], iu[1]], axis=1)
+        return sx * sy * (len(iu[0]) / np.sqrt(nx * ny))[:, None, None]
+
+    psi = (kernel(a) - kernel(b)).sum(axis=2) / (S - 1)  # (I, S)
+    mean = float(psi.mean())
+    psi_s = psi.mean(axis=0)
+    v_sys = 4.0 / S * float(((psi_s - mean) ** 2).sum()) / (S - 1)
+    R = psi - psi.mean(axis=0, keepdims=True) - psi.mean(axis=1, keepdims=True) + mean
+    v_int = 4.0 * float((R ** 2).sum()) / ((S - 1) * max(1, I - 1)) / (S * I)
+    return max(v_sys + v_items - v_int, v_sys, v_items)
+
+
+def _jackknife_systems(p: SwapPart) -> float | None:
     S = p.y.shape[0]
     s = p.settings
     jack = []
@@ -151,14 +186,11 @@ def run_variance(p: SwapPart) -> float | None:
         tb = _mean(group_coefs(p.b[keep], p.y[keep], "item", s.method, s.variant))
         if ta is not None and tb is not None:
             jack.append(ta - tb)
-    d = p.per_item[~np.isnan(p.per_item)]
-    if len(jack) < 3 or len(d) < 2:
+    if len(jack) < 3:
         return None
     j = np.asarray(jack)
     n = len(j)
-    v_sys = (n - 1) / n * float(((j - j.mean()) ** 2).sum())
-    v_items = float(d.var(ddof=1)) / len(d)
-    return v_sys + v_items
+    return (n - 1) / n * float(((j - j.mean()) ** 2).sum())
 
 
 def interval(parts: Sequence[SwapPart], estimate: float, level: float) -> list[float | None]:
