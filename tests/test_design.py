@@ -435,3 +435,36 @@ def test_the_docs_design_excerpt_is_what_the_command_prints(demo_run, tmp_path):
         "--out demo-out', paste the first lines of 'clir-eval design demo-out --targets map --reps 100 -q':\n"
         + "\n".join(got))
     assert "[observed Δτ" in p.stdout
+
+
+def test_design_item_level_rows_and_a_run_without_item_level_unchanged(demo_run, tmp_path):
+    """The demo keeps an item level: design adds its rows ("level": "item", the system level's fields; the item
+    count in n_queries). A run without an item level gives by default exactly the system-level rows (the same as
+    --level system with the item level there), and --level item is refused there in one line."""
+    import shutil
+
+    full, bare = tmp_path / "full", tmp_path / "bare"
+    shutil.copytree(demo_run, full)
+    shutil.copytree(demo_run, bare)
+    res = json.loads((bare / "results.json").read_text())
+    del res["item_level"]
+    (bare / "results.json").write_text(json.dumps(res, indent=1, ensure_ascii=False) + "\n")
+    (bare / "item_documents.json").unlink()
+    grid = ["--systems", "5,12", "--queries", "60", "--items", "40", "--effect", "0.05", "--reps", "30", "--jobs", "1",
+            "--format", "json"]
+    p = _clir("design", full, "--targets", "map,retrievability", *grid)
+    assert p.returncode == 0, p.stderr
+    rows = json.loads(p.stdout)
+    item = [r for r in rows if r.get("level") == "item"]
+    assert item and all(r["target"] == "retrievability" and r["items"] == "documents" for r in item)
+    assert {"target", "a", "n_systems", "n_queries", "effect", "power", "mc_se", "level"} <= set(item[0])
+    assert any("b" in r for r in item) and any("b" not in r for r in item)
+    assert {r["n_queries"] for r in item} <= {40, 298}  # the pilot's documents whose target varies, or --items
+    assert all(r["power"] == 0 for r in item if "b" in r and r["n_systems"] == 5)  # Holm over 6 pairs, 1/16 floor
+    system = [r for r in rows if r.get("level") != "item"]
+    p_sys = _clir("design", full, "--targets", "map", "--level", "system", *grid)
+    p_bare = _clir("design", bare, "--targets", "map", *grid)
+    assert p_sys.returncode == p_bare.returncode == 0, p_bare.stderr
+    assert json.loads(p_sys.stdout) == json.loads(p_bare.stdout) == system
+    p = _clir("design", bare, "--level", "item", "--reps", "20")
+    assert_one_line_error(p.returncode, p.stderr, "item_level")

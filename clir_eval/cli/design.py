@@ -37,8 +37,15 @@ def design_cmd(
                                "of a single correlation and the Δτ of a pair, at the pilot's number of queries "
                                "(default: 0.1,0.2,0.3; 0 gives the false-positive rate)."),
     targets: str = typer.Option("", "--targets", help="Comma list of the run's targets (default: all)."),
+    level: str = typer.Option("", "--level", help="system, item or both (default: both where the run keeps an "
+                              "item-level documents matrix, else system). Item level: the run's within-document "
+                              "questions; with --table, --level item reads each item's MT score from the MT columns "
+                              "(see Study design in the item-level page of the docs)."),
+    items: str = typer.Option("", "--items", help="Item level: comma list of study sizes in items (default: 6 sizes, "
+                              "0.5x to 3x the pilot's)."),
     pairs: str = typer.Option("adjacent", "--pairs", help="Metric pairs simulated: adjacent (each metric against the "
-                              "next in the pilot's ranking: the pairs that decide its clusters) or all."),
+                              "next in the pilot's ranking: the pairs that decide its clusters; item level: the "
+                              "leading pair) or all."),
     reps: int = setting_option(DesignSettings, "reps"),
     power: float = setting_option(DesignSettings, "power"),
     seed: int = setting_option(DesignSettings, "seed"),
@@ -71,22 +78,33 @@ def design_cmd(
         raise UserError(f"unknown --format {fmt!r}; use text or json")
     if pairs not in ("adjacent", "all"):
         raise UserError(f"--pairs {pairs!r}: use adjacent or all")
+    if level not in ("", "system", "item", "both"):
+        raise UserError(f"--level {level!r}: use system, item or both")
     build(DesignSettings, reps=reps, power=power, seed=seed)
     jobs = check_max(jobs or os.cpu_count() or 1, MAX_JOBS, "--jobs")
     effects = _effects(effect)
     n_sys = _sizes(systems, "--systems", 3, dz.MAX_SYSTEMS)
     n_q = _sizes(queries, "--queries", 1, 100_000)
+    n_items = _sizes(items, "--items", 3, 100_000)
     if (out is None) == (table is None):
         raise UserError("give a run's output directory (clir-eval design OUT) or --table FILE, not both"
                         if out is not None else "give a run's output directory (clir-eval design OUT) or --table FILE")
     if table is not None:
+        if level == "both":
+            raise UserError("--level both: with --table give --level system (MT columns repeat the system's score) or "
+                            "--level item (MT columns hold each item's score)")
+        if level == "item":
+            _table_item_mode(table, system_col, query_col, x, y, n_sys, n_items, effects, pairs, reps, power, seed,
+                             jobs, details, fmt, quiet)
+            return
         _table_mode(table, system_col, query_col, x, y, n_sys, n_q, effects, reps, power, seed, jobs, details, fmt,
                     quiet)
         return
-    _run_mode(out, targets, n_sys, n_q, effects, pairs, reps, power, seed, jobs, details, fmt, quiet)
+    _run_mode(out, targets, n_sys, n_q, effects, pairs, reps, power, seed, jobs, details, fmt, quiet, level, n_items)
 
 
-def _run_mode(out, targets, n_sys, n_q, effects, pairs, reps, power, seed, jobs, details, fmt, quiet) -> None:  # fmt: skip
+def _run_mode(out, targets, n_sys, n_q, effects, pairs, reps, power, seed, jobs, details, fmt, quiet, level="",
+              n_items=()) -> None:  # fmt: skip
     """``clir-eval design OUT``: the run in OUT as the pilot, its own tests and family; writes the design set under
     OUT's lock and prints."""
     from ..correlation import design as dz
@@ -108,17 +126,26 @@ def _run_mode(out, targets, n_sys, n_q, effects, pairs, reps, power, seed, jobs,
         sides = (2 if "two-sided" in test else 1) if test.startswith("PERM-BOTH") else dz.run_sides()
         family = "all" if str(vd[0].get("family", "")).startswith("all ") else "target"
         data = dz.design_data(results)
+        from ..correlation import design_items as di
+
+        item_names = di.item_targets(results) if (level or di.default_level(results)) != "system" else []
+        level = level or di.default_level(results)
+        want = None
         if targets:
             from ..params import split_list
 
             want = split_list(targets)
-            unknown = [t for t in want if t not in data.targets]
+            unknown = [t for t in want if t not in data.targets and t not in item_names]
             if unknown:
                 raise UserError(f"--targets {unknown[0]}: not a target design can simulate in {out / 'results.json'}"
-                                f" (these are: {', '.join(data.targets)})")
-            data = type(data)(data.systems, data.metrics, {t: data.targets[t] for t in want}, data.dropped, data.notes)
-        doc = _analyse(data, n_sys, n_q, effects, pairs, reps, power, seed, jobs, alpha, correction, family, variant,
-                       _observed_from_run(results), quiet, None, sides)
+                                f" (these are: {', '.join([*data.targets, *item_names])})")
+            data = type(data)(data.systems, data.metrics, {t: data.targets[t] for t in want if t in data.targets},
+                              data.dropped, data.notes)
+        doc = _analyse(data, n_sys, n_q, [] if level == "item" else effects, pairs, reps, power, seed, jobs, alpha,
+                       correction, family, variant, _observed_from_run(results), quiet, None, sides)
+        if level != "system" and (want is None or level == "item" or set(want) & set(item_names)):
+            _add_item_level(doc, di.run_pilot(out, results, want), level, n_sys, n_items, effects, pairs, reps, seed,
+                            power, jobs, quiet)
         from ..report.verdicts import uninformative_targets
 
         flagged = [t for t in uninformative_targets(results) if t in data.targets]
@@ -127,6 +154,21 @@ def _run_mode(out, targets, n_sys, n_q, effects, pairs, reps, power, seed, jobs,
                                 "target that barely separates the systems says little")
         _write(out, results, doc)
     _print(doc, details, fmt, out)
+
+
+def _add_item_level(doc, pilot, level, n_sys, n_items, effects, pairs, reps, seed, power, jobs, quiet
+                    ) -> None:  # fmt: skip
+    """The item level's questions (correlation/design_items.py) added to ``doc``: rows ("level": "item"), answer
+    lines after the system level's, notes, the fitted models (``item_fits``)."""
+    from ..correlation import design_items as di
+
+    item = di.analyse(pilot, n_sys, n_items, effects, pairs=pairs, reps=reps, seed=seed, goal=power,
+                      map=_mapper(jobs, quiet, "design: simulating the item level"))
+    doc["settings"].update(effects=list(effects), level=level, item_level=item["settings"])
+    doc["rows"] += item["rows"]
+    doc["query_answers"] += item["answers"]
+    doc["notes"] += item["notes"]
+    doc["item_fits"] = item["fits"]
 
 
 def _analyse(data, n_sys, n_q, effects, pairs, reps, power, seed, jobs, alpha, correction, family, variant,
@@ -243,6 +285,44 @@ def _observed_from_table(data, seed: int) -> dict[tuple, dict[str, Any]]:
     return out
 
 
+def _table_item_mode(table, system_col, query_col, x, y, n_sys, n_items, effects, pairs, reps, power, seed, jobs,
+                     details, fmt, quiet) -> None:  # fmt: skip
+    """``design --table T --level item``: one row per system and item, the MT columns holding each item's score;
+    the item-level (within) questions only (correlation/design_items.py)."""
+    import numpy as np
+
+    from ..correlation import design_items as di
+    from ..io.tables import read_table
+    from ..params import split_list
+
+    xs = split_list(x)
+    if not xs or not y:
+        raise UserError("--table needs --x (one or more MT metric columns) and --y (the per-item target column)")
+    if y in xs or system_col == query_col or {system_col, query_col} & set(xs + [y]):
+        raise UserError("--system-col, --query-col, --x and --y must name different columns")
+    t = read_table(table)
+    if not t.rows:
+        raise UserError(f"{table}: the table has a header but no rows; add one row per system and item")
+    t.check_unique([system_col, query_col], "system and item")
+    sys_ids, item_ids = [v.strip() for v in t.strings(system_col)], [v.strip() for v in t.strings(query_col)]
+    if any(not v for v in sys_ids + item_ids):
+        raise UserError(f"{table}: an empty {system_col} or {query_col} cell; every row names its system and item")
+    systems, items = list(dict.fromkeys(sys_ids)), list(dict.fromkeys(item_ids))
+    if len(systems) < 3:
+        raise UserError(f"{table}: {len(systems)} systems; design needs at least 3")
+    spos, ipos = {s: i for i, s in enumerate(systems)}, {q: i for i, q in enumerate(items)}
+    pilot = di.table_pilot(systems, items, np.array([spos[s] for s in sys_ids]), np.array([ipos[q] for q in item_ids]),
+                           {m: t.numbers(m) for m in xs}, y, t.numbers(y),
+                           alpha=default(CorrelationSettings, "alpha"),
+                           permutation=default(CorrelationSettings, "permutation"))
+    item = di.analyse(pilot, n_sys, n_items, effects, pairs=pairs, reps=reps, seed=seed, goal=power,
+                      map=_mapper(jobs, quiet, "design: simulating the item level"))
+    doc = {"observed": {"n_systems": len(systems)}, "rows": item["rows"], "answers": [],
+           "query_answers": item["answers"], "notes": item["notes"],
+           "settings": {"reps": reps, "alpha": pilot.alpha, "correction": pilot.correction}}
+    _print(doc, details, fmt, None)
+
+
 def _table_mode(table, system_col, query_col, x, y, n_sys, n_q, effects, reps, power, seed, jobs, details, fmt,
                 quiet) -> None:  # fmt: skip
     import numpy as np
@@ -330,12 +410,29 @@ def _print(doc: dict, details: bool, fmt: str, out: Path | None) -> None:
                 continue
             seen.add(key)
             a = r["a"] if "b" in r else "(any)"
-            typer.echo(f"{r['target']:<14} {a:<10} {r.get('b') or '-':<10} {r['n_systems']:>7} "
+            typer.echo(f"{_label(r):<14} {a:<10} {r.get('b') or '-':<10} {r['n_systems']:>7} "
                        f"{r['n_queries'] if r['n_queries'] is not None else '-':>7} {r['effect']:>6g} "
                        f"{r['power']:>6.2f} {r['mc_se']:>6.3f}")
     if out is not None:
         typer.echo(f"design: {out / 'design.html'} (also design.png, design.json; a Study design section in the "
                    "reports)")
+
+
+def _mapper(jobs: int, quiet: bool, label: str):
+    """map(function, tasks) through a local executor of at most ``jobs`` workers (MAX_WORKERS), with a progress bar."""
+    def run(fn, tasks: list) -> list:
+        from ..correlation.design import MAX_WORKERS
+        from ..pipeline.executor import get_executor
+        from ..pipeline.progress import Progress
+
+        with Progress(quiet) as progress, get_executor("local", min(jobs, MAX_WORKERS, max(1, len(tasks)))) as ex:
+            return ex.map(fn, tasks, progress.stage(label, len(tasks)))
+    return run
+
+
+def _label(r: dict) -> str:
+    """A row's target as shown in the grid: item-level rows name their items (their "queries" are items)."""
+    return f"{r['target']} (within {r['items']})" if r.get("level") == "item" else r["target"]
 
 
 def _write(out: Path, results: dict, doc: dict) -> None:
@@ -352,7 +449,7 @@ def _write(out: Path, results: dict, doc: dict) -> None:
         "settings": {k: doc["settings"][k] for k in ("reps", "alpha", "seed", "power", "effects", "correction",
                                                       "family", "method")},
         "observed_rows": [r for r in doc["rows"] if r["n_systems"] == o["n_systems"]
-                          and r["n_queries"] in (o.get("n_queries"), None)],
+                          and r["n_queries"] in (o.get("n_queries"), None) and r.get("level") != "item"],
         "answers": doc["answers"] + doc["query_answers"],
         **({"notes": doc["notes"]} if doc["notes"] else {}),
     }
@@ -408,26 +505,33 @@ def _png(doc: dict) -> bytes:
     from ..io.figures import pyplot, save
 
     plt = pyplot()
-    targets = list(dict.fromkeys(r["target"] for r in doc["rows"]))
     Q = doc["observed"].get("n_queries")
-    fits = doc["fits"]
-    fig, axes = plt.subplots(len(targets), 1, figsize=(7, 2.4 * len(targets)), squeeze=False)
-    for ax, name in zip(axes[:, 0], targets):
-        rank = fits[name]["ranking"]
+    # panels: each system-level target, then each item-level one (its rows have "level": "item")
+    panels = [(t, None) for t in dict.fromkeys(r["target"] for r in doc["rows"] if r.get("level") != "item")]
+    panels += [(t, "item") for t in dict.fromkeys(r["target"] for r in doc["rows"] if r.get("level") == "item")]
+    fig, axes = plt.subplots(len(panels), 1, figsize=(7, 2.4 * len(panels)), squeeze=False)
+    for ax, (name, level) in zip(axes[:, 0], panels):
+        fit = doc["fits"][name] if level is None else doc["item_fits"][name]
+        n_q = fit["n_queries"] if level is None else fit["n_items"]
+        rank = fit["ranking"]
         lead = tuple(rank[:2]) if len(rank) > 1 else None
         for ci, e in enumerate(doc["settings"]["effects"]):
             for kind in ("tau", "pair"):
-                mine = [r for r in doc["rows"] if r["target"] == name and r["effect"] == e
-                        and r["n_queries"] in (fits[name]["n_queries"], None)
-                        and ((kind == "tau" and "b" not in r and r["a"] == rank[0])
+                mine = [r for r in doc["rows"] if r["target"] == name and r.get("level") == level and r["effect"] == e
+                        and r["n_queries"] in (n_q, None)
+                        and ((kind == "tau" and "b" not in r and r["a"] in (rank[0], None))
                              or (kind == "pair" and lead and (r["a"], r.get("b")) == lead))]
                 pts = sorted((r["n_systems"], r["power"]) for r in mine)
                 if pts:
                     ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", markersize=3, color=f"C{ci % 10}",
                             linestyle="--" if kind == "tau" else "-",
                             label=(f"τ = {e:g}" if kind == "tau" else f"{lead[0]} > {lead[1]}, Δτ = {e:g}"))
+        if level == "item":
+            one = {"documents": "document", "queries": "query"}.get(fit["items"], "item")
+            ax.set_title(f"{name}: within-{one} τ (at {n_q} {fit['items']})", fontsize=9)
+        else:
+            ax.set_title(f"{name} (at {Q} queries)" if Q and fit["n_queries"] else name, fontsize=9)
         ax.axhline(doc["settings"]["power"], color="grey", linewidth=0.8)
-        ax.set_title(f"{name} (at {Q} queries)" if Q and fits[name]["n_queries"] else name, fontsize=9)
         ax.set_xlabel("systems", fontsize=8)
         ax.set_ylabel("power", fontsize=8)
         ax.set_ylim(-0.02, 1.02)
@@ -450,7 +554,7 @@ def _html(doc: dict, png: bytes) -> str:
             seen.add(key)
             shown.append(r)
     rows = "".join(
-        f"<tr><td>{html.escape(r['target'])}</td><td>{html.escape(r['a'] if r.get('b') else '(any metric)')}</td>"
+        f"<tr><td>{html.escape(_label(r))}</td><td>{html.escape(r['a'] if r.get('b') else '(any metric)')}</td>"
         f"<td>{html.escape(r.get('b') or '–')}</td><td>{r['n_systems']}</td>"
         f"<td>{r['n_queries'] if r['n_queries'] is not None else '–'}</td>"
         f"<td>{r['effect']:g}</td><td>{r['power']:.3f}</td><td>{r['mc_se']:.3f}</td></tr>" for r in shown)

@@ -1,0 +1,667 @@
+"""Study design at item level: the power of a run's item-level (``within``) questions at other study sizes, for an
+assumed effect, with the run's own crossed-design tests (never the observed effect; G*Power/simr, as
+:mod:`.design` does for the system level).
+
+1. **The pilot** is the run's documents matrix (``item_documents.json``: per system and judged-relevant document the
+   item-level MT scores and the document's retrievability). Every variable v (each MT metric, oriented higher =
+   better, and the target) follows the crossed model ``V[s, i] = mu_v + a_v[s] + b_v[i] + e_v[s, i]``: system effects
+   a, item effects b and the within-item (system x item interaction) part e, each jointly normal across the
+   variables. Fitted (:func:`fit_items`) on the items every variable has and whose target varies across the systems
+   (the items the run's tests use): the variance components of every variable and the correlations of the system
+   and the item effects between variables by the moment (two-way MANOVA) estimates, and the within parts'
+   correlations, metric with target and metric with metric, from the pilot's ``within`` τ by Greiner's relation
+   ``rho = sin(pi tau / 2)``.
+2. **The effect is an input**: a single τ is the population ``within`` τ of a metric with the target — the Kendall τ
+   across systems, within one item, of the system-centred values; in the model ``(2/pi) asin(rho_e)``, the same at
+   every number of items. A pair's effect is the population Δτ = τ_a − τ_b of two metrics' ``within`` τ, their mean τ
+   and every other metric kept as in the pilot.
+3. **New studies** (new systems x new items) are drawn from the fitted model, and
+4. **the run's item-level tests** are applied to each, vectorised over the studies (each checked against the run's
+   functions in tests/test_design_items.py): a single τ is significant when the ``within`` grouping's joint
+   permutation test (:func:`.items.joint_permutation_tests`: the target's system labels permuted jointly across
+   items; all S! permutations up to 7 systems, else the run's number of random permutations, p = (c+1)/(k+1),
+   two-sided) gives p < alpha. A pair is "a significantly above b" when a's within τ is above b's and the whole-system
+   swap test (:func:`.items.system_swap_test`, two-sided) adjusted with the run's correction over the run's family
+   (the target's metric pairs) is below alpha; its p is the exact one (the run enumerates every swap pattern up to
+   13 systems and its sequential Monte Carlo settles each decision on this p above): without ties the swapped Δτ is a
+   linear function of the systems' swap signs, so its distribution is :func:`.design.subset_sum_p`'s.
+5. **Power** = the share of ``reps`` simulated studies that answer, with its Monte Carlo se.
+
+Ties: the model's values are continuous. Retrieval targets such as a document's retrievability have many ties (and
+items whose target is constant, which the tests leave out: the item counts here are of items whose target varies
+across the systems); the prediction is for untied scores with the pilot's dependence.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import zlib
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+from . import design as dz
+from .items import EXACT_MAX as ITEM_EXACT_MAX
+from .items import grouped, joint_permutations
+
+LEVEL = "item"
+BLOCK = 4_000_000  # cells per block of arithmetic (studies x systems x systems x items): memory bounded
+MAX_MISSING = 0.1  # a metric missing on more than this share of the items is left out (named in a note)
+
+METHOD = ("item level (within grouping): crossed model fitted on the pilot's documents matrix (system effects, item "
+          "effects and within-item parts of every metric and the target, moment estimates; the within parts' "
+          "correlations from the pilot's within τ, sin(pi tau/2)); the effect assumed (population within τ, or Δτ "
+          "between two metrics' within τ); new systems and items simulated; the run's item-level tests applied: "
+          "a single τ by the joint permutation test of system-centred scores (two-sided, uncorrected; exact up to "
+          "7 systems, else the run's number of permutations), a pair by whole-system swaps (two-sided, exact p) "
+          "after the run's correction over the target's metric pairs; power with its Monte Carlo se")
+
+
+# --------------------------------------------------------------------------- fit
+@dataclass(frozen=True)
+class ItemFit:
+    """The fitted crossed model of one item-level target (:func:`fit_items`)."""
+
+    target: str
+    items: str  # the item kind (documents)
+    n_systems: int
+    n_items: int  # items used: every value defined and the target varying across systems
+    metrics: tuple[str, ...]  # ranked by the pilot's within τ, best first
+    taus: tuple[float, ...]  # the pilot's within τ of each metric with the target
+    loadings: np.ndarray  # (M,) correlation of each metric's within part with the target's, sin(pi tau/2)
+    corr: np.ndarray  # (M, M) the metrics' within parts' correlations (sin(pi tau/2) of their within τ)
+    scale_item: np.ndarray  # (M+1,) sd of the item effects / sd of the within part (metrics, then the target)
+    scale_system: np.ndarray  # (M+1,) the same for the system effects
+    corr_item: np.ndarray  # (M+1, M+1) correlations of the item effects
+    corr_system: np.ndarray  # (M+1, M+1) correlations of the system effects
+    variances: Mapping[str, Mapping[str, float]] = field(default_factory=dict)  # per variable: system, item, within
+    notes: tuple[str, ...] = ()
+
+
+def _components(V: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(system, item, within) covariance matrices of the K variables of V (S, I, K) by the two-way MANOVA moment
+    estimates without replication: E[MCP_within] = Σ_e, E[MCP_items] = S Σ_b + Σ_e, E[MCP_systems] = I Σ_a + Σ_e."""
+    S, I, K = V.shape
+    row, col, grand = V.mean(axis=1), V.mean(axis=0), V.mean(axis=(0, 1))
+    R = V - row[:, None, :] - col[None, :, :] + grand
+    cov_e = np.einsum("sik,sil->kl", R, R) / ((S - 1) * (I - 1))
+    dc, dr = col - grand, row - grand
+    mcp_i = S * (dc.T @ dc) / (I - 1)
+    mcp_s = I * (dr.T @ dr) / (S - 1)
+    return (mcp_s - cov_e) / I, (mcp_i - cov_e) / S, cov_e
+
+
+def _corr_and_sd(cov: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(a valid correlation matrix, the sds) of a moment-estimated covariance (negative variances taken as 0)."""
+    sd = np.sqrt(np.maximum(np.diag(cov), 0.0))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        C = cov / np.outer(sd, sd)
+    C = np.where(np.outer(sd, sd) > 0, C, 0.0)
+    return dz.residual_correlation(np.zeros(len(sd)), C)[0], sd
+
+
+def _sin(tau: float) -> float:
+    return max(-dz.MAX_R, min(dz.MAX_R, math.sin(math.pi / 2 * tau)))
+
+
+def fit_items(metrics: Mapping[str, np.ndarray], target: str, Y: np.ndarray, items: str = "documents",
+              method: str = "kendall", variant: str | None = "b") -> ItemFit | None:  # fmt: skip
+    """The crossed model of ``target`` (Y: systems x items) with the MT metrics (oriented: higher = better; same
+    shape; NaN: missing) on the pilot (module docstring, step 1); None with fewer than 3 systems, 3 usable items or
+    one metric. Metrics ranked by the pilot's within τ (the run's ranking)."""
+    from .verdict import ranking
+
+    Y = np.asarray(Y, float)
+    notes: list[str] = []
+    usable = {}
+    for m, X in metrics.items():
+        miss = np.isnan(np.asarray(X, float)).any(axis=0).mean() if X.size else 1.0
+        if miss > MAX_MISSING:
+            notes.append(f"{target} over {items}: {m} is missing on {miss:.0%} of the {items} (more than "
+                         f"{MAX_MISSING:.0%}); left out of the item-level design")
+        else:
+            usable[m] = np.asarray(X, float)
+    if not usable:
+        return None
+    with np.errstate(invalid="ignore"):
+        keep = ~np.isnan(Y).any(axis=0) & (np.nanmax(Y, axis=0) > np.nanmin(Y, axis=0))
+    for X in usable.values():
+        keep &= ~np.isnan(X).any(axis=0)
+    S, I = Y.shape[0], int(keep.sum())
+    if S < 3 or I < 3:
+        return None
+    Xk = {m: X[:, keep] for m, X in usable.items()}
+    Yk = Y[:, keep]
+    taus = {m: grouped(X, Yk, "within", method, variant)[0] for m, X in Xk.items()}
+    order = [m for m in ranking(taus) if taus[m] is not None]
+    if not order:
+        return None
+    M = len(order)
+    C = np.eye(M)
+    for i in range(M):
+        for j in range(i + 1, M):
+            t = grouped(Xk[order[i]], Xk[order[j]], "within", method, variant)[0]
+            C[i, j] = C[j, i] = _sin(t or 0.0)
+    r = np.array([_sin(taus[m]) for m in order])
+    if dz.residual_correlation(r, C)[1]:
+        notes.append(f"{target} over {items}: the metrics' within-item correlations, less what their loadings on the "
+                     "target's explain, are not a valid correlation matrix; the nearest valid one is simulated")
+    V = np.stack([Xk[m] for m in order] + [Yk], axis=2)
+    cov_a, cov_b, cov_e = _components(V)
+    sd_e = np.sqrt(np.maximum(np.diag(cov_e), 1e-300))
+    corr_a, sd_a = _corr_and_sd(cov_a)
+    corr_b, sd_b = _corr_and_sd(cov_b)
+    names = list(order) + [target]
+    variances = {n: {"system": float(max(cov_a[k, k], 0.0)), "item": float(max(cov_b[k, k], 0.0)),
+                     "within": float(cov_e[k, k])} for k, n in enumerate(names)}
+    return ItemFit(target, items, S, I, tuple(order), tuple(float(taus[m]) for m in order), r, C, sd_b / sd_e,
+                   sd_a / sd_e, corr_b, corr_a, variances, tuple(notes))
+
+
+# --------------------------------------------------------------------------- simulation
+def _chol(C: np.ndarray) -> np.ndarray:
+    return np.linalg.cholesky(C + 1e-9 * np.eye(len(C)))
+
+
+def simulate_items(fit: ItemFit, r: np.ndarray, n: int, n_items: int, reps: int, rng: np.random.Generator
+                   ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """``reps`` new studies of ``n`` systems x ``n_items`` items from the fitted model with within loadings ``r``:
+    metrics (R, n, I, M) and the target (R, n, I)."""
+    M = len(r)
+    L = _chol(dz.residual_correlation(r, fit.corr)[0])
+    cells = reps * n * n_items
+    f = rng.standard_normal((reps, n, n_items))
+    # metric axis first: one BLAS product mixes the M independent normals of every cell
+    E = (L @ rng.standard_normal((M, cells))).reshape(M, reps, n, n_items)
+    E *= np.sqrt(1 - r ** 2)[:, None, None, None]
+    E += r[:, None, None, None] * f[None]
+    B = (rng.standard_normal((reps, n_items, M + 1)) @ _chol(fit.corr_item).T) * fit.scale_item
+    A = (rng.standard_normal((reps, n, M + 1)) @ _chol(fit.corr_system).T) * fit.scale_system
+    E += np.moveaxis(B[:, None, :, :M], 3, 0) + np.moveaxis(A[:, :, None, :M], 3, 0)
+    Y = f + B[:, None, :, M] + A[:, :, None, M]
+    return np.moveaxis(E, 0, 3), Y
+
+
+def centred(V: np.ndarray) -> np.ndarray:
+    """Each system's values minus its own mean over the items (:func:`.items.system_centred`), per study: (R, S, I)."""
+    return V - V.mean(axis=2, keepdims=True)
+
+
+def _pair_signs(V: np.ndarray) -> np.ndarray:
+    """(R, P, I) signs of V[:, s] - V[:, t] for the system pairs s < t (float32: exact sums up to 2^24)."""
+    R, S, I = V.shape
+    V = np.asarray(V, np.float64)
+    d = np.empty((R, S * (S - 1) // 2, I), np.float32)
+    at = 0
+    for s in range(S - 1):  # pairs (s, t > s) in np.triu_indices order
+        np.subtract(V[:, s:s + 1, :], V[:, s + 1:, :], out=d[:, at:at + S - 1 - s], casting="unsafe")
+        at += S - 1 - s
+    return np.sign(d, out=d)
+
+
+def within_sums(Xc: np.ndarray, Yc: np.ndarray) -> np.ndarray:
+    """Per study, P * I * (within τ) without ties: the sum over items and system pairs of the concordance signs of
+    centred X and Y (R, S, I)."""
+    return (_pair_signs(Xc) * _pair_signs(Yc)).sum(axis=(1, 2))
+
+
+def _perm_pairs(perms: np.ndarray, S: int) -> tuple[np.ndarray, np.ndarray]:
+    """For each permutation (k, S): the index of pair (pi s, pi t) among the pairs s < t and the sign of its
+    orientation, for every pair (s, t)."""
+    iu, ju = np.triu_indices(S, 1)
+    index = np.zeros((S, S), np.int64)
+    index[iu, ju] = np.arange(len(iu))
+    index[ju, iu] = np.arange(len(iu))
+    a, b = perms[:, iu], perms[:, ju]
+    return index[a, b], np.where(a < b, 1.0, -1.0).astype(np.float32)
+
+
+def perm_selection(perms: np.ndarray, S: int) -> Any:
+    """The permutations (k, S) as a sparse (k, P*P) matrix: row j selects, with its orientation's sign, entry
+    (p, pi_j(p)) of a study's flattened C for every system pair p (:func:`joint_p`)."""
+    from scipy import sparse
+
+    idx, sgn = _perm_pairs(perms, S)
+    k, P = idx.shape
+    cols = (np.arange(P)[None, :] * P + idx).ravel()
+    return sparse.csr_matrix((sgn.ravel().astype(np.float64), (np.repeat(np.arange(k), P), cols)), shape=(k, P * P))
+
+
+def joint_p(Xc: np.ndarray, Yc: np.ndarray, perms: np.ndarray, exact: bool, select: Any = None) -> np.ndarray:
+    """Per study, the ``within`` joint permutation test's two-sided p (:func:`.items.joint_permutation_tests`) for
+    centred, untied X and Y (R, S, I) and the permutations ``perms`` (k, S): exact (share with |τ'| >= |τ|, every
+    permutation given) or Monte Carlo (c+1)/(k+1). The permuted statistic is sum_p sign * C[p, pi(p)] with
+    C = signs(X) @ signs(Y)^T over items (a quadratic assignment), so a permutation costs one lookup per pair
+    (``select``: :func:`perm_selection` of ``perms``, built here when not given)."""
+    R, S, I = Xc.shape
+    P = S * (S - 1) // 2
+    select = perm_selection(perms, S) if select is None else select
+    diag = np.arange(P) * (P + 1)
+    out = np.empty(R)
+    step = max(1, BLOCK // max(1, P * max(P, I)))
+    for s in range(0, R, step):
+        sx, sy = _pair_signs(Xc[s:s + step]), _pair_signs(Yc[s:s + step])
+        C = np.stack([u @ v.T for u, v in zip(sx, sy)]).reshape(len(sx), P * P)  # (r, P*P): BLAS per study
+        t0 = np.abs(C[:, diag].sum(axis=1))  # the identity: sum_p C[p, p]
+        T = (select @ C.T).T  # (r, k): every permutation's statistic
+        hits = (np.abs(T) >= t0[:, None] - 0.5).sum(axis=1)
+        out[s:s + step] = hits / len(perms) if exact else (hits + 1) / (len(perms) + 1)
+    return out
+
+
+PERM_CHUNK = 50  # studies that share one draw of random permutations (each real study draws its own)
+
+
+def joint_rejects(Xc: np.ndarray, Yc: np.ndarray, alpha: float, permutation: int, rng: np.random.Generator
+                  ) -> np.ndarray:  # fmt: skip
+    """Per study (centred X, Y: (R, S, I)), whether the run's ``within`` joint permutation test gives p < alpha:
+    every permutation up to 7 systems, else ``permutation`` random ones, drawn afresh for every
+    :data:`PERM_CHUNK` studies (a study's test is valid over its draw of permutations; one draw shared by all the
+    simulated studies would estimate the power of that one draw)."""
+    R, S, _ = Xc.shape
+    out = np.empty(R, bool)
+    perms, exact = joint_permutations(S, permutation, rng)
+    select = perm_selection(perms, S)
+    for s in range(0, R, PERM_CHUNK):
+        if s and not exact:
+            perms, _ = joint_permutations(S, permutation, rng)
+            select = perm_selection(perms, S)
+        out[s:s + PERM_CHUNK] = joint_p(Xc[s:s + PERM_CHUNK], Yc[s:s + PERM_CHUNK], perms, exact, select) < alpha
+    return out
+
+
+def _z(V: np.ndarray) -> np.ndarray:
+    """Per study, z-scored over all its cells (as the run's swap test z-scores each metric's centred values)."""
+    sd = V.std(axis=(1, 2), keepdims=True)
+    return (V - V.mean(axis=(1, 2), keepdims=True)) / np.where(sd > 0, sd, 1.0)
+
+
+def swap_weights(a: np.ndarray, b: np.ndarray, Yc: np.ndarray) -> np.ndarray:
+    """The whole-system swap test's Δτ as a linear function of the systems' swap signs, per study, for untied data:
+    ``P * I * Δτ' = sum_s t_s W_s`` (t_s = -1 where system s's rows are swapped between the two metrics), with
+    integer ``W_s = sum_{t, i} sgn(y_si - y_ti) (sgn(a_si - a_ti) - sgn(b_si - b_ti) + sgn(a_si - b_ti)
+    - sgn(b_si - a_ti)) / 2`` over the items i; a, b are the centred, z-scored metrics, Yc the centred target
+    (R, S, I)."""
+    R, S, I = Yc.shape
+    W = np.empty((R, S), np.int64)
+    for s in range(S):  # system s against every system t (t = s contributes 0), all items at once
+        sy = np.sign(Yc[:, s:s + 1] - Yc)
+        g = np.sign(a[:, s:s + 1] - a)
+        g -= np.sign(b[:, s:s + 1] - b)
+        g += np.sign(a[:, s:s + 1] - b)
+        g -= np.sign(b[:, s:s + 1] - a)
+        W[:, s] = np.rint(np.einsum("rti,rti->r", sy, g)).astype(np.int64) // 2
+    return W
+
+
+def swap_p(W: np.ndarray) -> np.ndarray:
+    """Per study, the swap test's exact two-sided p, P(|sum t W| >= |sum W|) over uniform signs (the run's share of
+    the 2^(S-1) patterns up to 13 systems; what its Monte Carlo draws estimate above): twice the one-sided
+    :func:`.design.subset_sum_p` of the weights oriented to a positive sum (1 where the sum is 0)."""
+    W = np.asarray(W, np.int64)
+    obs = W.sum(axis=1)
+    Wo = W * np.where(obs < 0, -1, 1)[:, None]
+    p = np.minimum(1.0, 2 * dz.subset_sum_p(Wo))
+    return np.where(obs == 0, 1.0, p)
+
+
+def pair_rejects(X: np.ndarray, Y: np.ndarray, ia: int, ib: int, alpha: float, correction: str,
+                 extra_family: int = 0) -> np.ndarray:  # fmt: skip
+    """Per study (X: (R, S, I, M) metrics, Y: (R, S, I) target): whether the run's item-level verdict declares
+    metric ia significantly above ib: ia's within τ above ib's, and the whole-system swap test's two-sided p,
+    adjusted with ``correction`` over every pair of the M metrics (and ``extra_family`` pairs counted as not
+    rejected), below alpha."""
+    R, S, I, M = X.shape
+    Yc = centred(Y)
+    sy = _pair_signs(Yc)
+    ta = (_pair_signs(centred(X[..., ia])) * sy).sum(axis=(1, 2))
+    tb = (_pair_signs(centred(X[..., ib])) * sy).sum(axis=(1, 2))
+    above = ta > tb
+    out = np.zeros(R, bool)
+    if not above.any():
+        return out
+    Xo, Yo = X[above], Yc[above]
+    Z = {m: _z(centred(Xo[..., m])) for m in (ia, ib)}
+    p_focal = swap_p(swap_weights(Z[ia], Z[ib], Yo))
+    K = M * (M - 1) // 2 + extra_family
+    if correction == "none" or K == 1:
+        out[above] = p_focal < alpha
+        return out
+    sure, open_ = p_focal < alpha / K, (p_focal >= alpha / K) & (p_focal < alpha)
+    decided = sure.copy()
+    if open_.any():
+        pairs = [(i, j) for i in range(M) for j in range(i + 1, M)]
+        focal = pairs.index((min(ia, ib), max(ia, ib)))
+        Zo = {m: Z[m][open_] if m in Z else _z(centred(Xo[open_][..., m])) for m in range(M)}
+        Pm = np.ones((int(open_.sum()), K))
+        for k, (i, j) in enumerate(pairs):
+            Pm[:, k] = p_focal[open_] if k == focal else swap_p(swap_weights(Zo[i], Zo[j], Yo[open_]))
+        decided[open_] = dz.adjust_rows(Pm, correction)[:, focal] < alpha
+    out[above] = decided
+    return out
+
+
+def min_joint_p(S: int, permutation: int) -> float:
+    """The smallest p the ``within`` joint permutation test can give with S systems: 1/S! where every permutation is
+    enumerated (only the identity as extreme as the data), else 1/(k+1)."""
+    if math.factorial(S) <= ITEM_EXACT_MAX:
+        return 1 / math.factorial(S)
+    return 1 / (permutation + 1)
+
+
+def min_swap_p(S: int, family: int, correction: str) -> float:
+    """The smallest adjusted p a pair's swap test can reach with S systems in a family of ``family`` pairs: the
+    smallest two-sided p, 1/2^(S-1) (only the identity pattern as extreme), times the family under Holm (the
+    smallest Holm-adjusted p is K p_(1)); BH and none can reach the raw floor."""
+    return min(1.0, (family if correction == "holm" else 1) / 2 ** (S - 1))
+
+
+# --------------------------------------------------------------------------- questions
+@dataclass(frozen=True)
+class ItemQuestion:
+    """One item-level grid task: a single within τ (``a`` None) or pair ``a`` above ``b`` of ``target``, at the
+    ``sizes`` (systems, items) along one axis, smallest first, for every assumed effect. Power rises with systems
+    and items, so once every simulated study of a size answers (power 1), the larger sizes of the axis are not
+    simulated for that effect (their rows are absent; :func:`run_question`)."""
+
+    target: str
+    a: str | None
+    b: str | None
+    sizes: tuple[tuple[int, int], ...]
+    effects: tuple[float, ...]
+    reps: int
+    alpha: float
+    correction: str
+    extra_family: int
+    seed: int
+    permutation: int  # the run's joint permutation count (above 7 systems)
+
+
+def _rng(q: ItemQuestion, n: int, n_items: int, effect: float) -> np.random.Generator:
+    key = zlib.crc32(f"item\0{q.target}\0{q.a}\0{q.b}".encode())
+    return np.random.default_rng([q.seed, 3 if q.b else 2, key, n, n_items, int(round(effect * 1e6))])
+
+
+def _chunks(reps: int, cells: int) -> list[int]:
+    per = max(1, BLOCK // max(1, cells))
+    return [min(per, reps - s) for s in range(0, reps, per)]
+
+
+def tau_power(q: ItemQuestion, S: int, I: int, effect: float) -> tuple[float, float, str | None]:
+    """(power, Monte Carlo se, note) of the single within τ at population within τ ``effect`` with S systems and I
+    items. Only the within parts enter the test (centring removes system effects, an item effect is a constant
+    within its item), so the power depends only on τ, the systems, the items, α and the permutation count."""
+    if min_joint_p(S, q.permutation) >= q.alpha:
+        return 0.0, 0.0, "cannot reject"
+    rho = _sin(effect)
+    rng = _rng(q, S, I, effect)
+    hits = 0
+    for size in _chunks(q.reps, S * S * I):
+        f = rng.standard_normal((size, S, I))
+        e = rho * f + math.sqrt(1 - rho ** 2) * rng.standard_normal((size, S, I))
+        hits += int(joint_rejects(centred(e), centred(f), q.alpha, q.permutation, rng).sum())
+    p = hits / q.reps
+    return p, math.sqrt(p * (1 - p) / q.reps), None
+
+
+def _pair_loadings(fit: ItemFit, ia: int, ib: int, effect: float) -> tuple[np.ndarray, bool]:
+    """The within loadings with metrics ia, ib at τ-bar ± effect/2 (their pilot mean τ-bar, shifted down where the
+    upper one would exceed the model's largest); whether it had to shift."""
+    top = 2 / math.pi * math.asin(dz.MAX_R)
+    bar = (fit.taus[ia] + fit.taus[ib]) / 2
+    ta = bar + effect / 2
+    shifted = ta > top
+    ta = min(ta, top)
+    r = fit.loadings.copy()
+    r[ia], r[ib] = _sin(ta), _sin(ta - effect)
+    return r, shifted
+
+
+def pair_power(fit: ItemFit, q: ItemQuestion, S: int, I: int, effect: float) -> tuple[float, float, str | None]:
+    """(power, Monte Carlo se, note) of "a significantly above b" at population within Δτ ``effect``."""
+    K = len(fit.metrics) * (len(fit.metrics) - 1) // 2 + q.extra_family
+    if min_swap_p(S, K, q.correction) >= q.alpha:
+        return 0.0, 0.0, "cannot reject"
+    ia, ib = fit.metrics.index(q.a), fit.metrics.index(q.b)
+    r, shifted = _pair_loadings(fit, ia, ib, effect)
+    rng = _rng(q, S, I, effect)
+    hits = 0
+    for size in _chunks(q.reps, S * I * (len(r) + 1)):
+        X, Y = simulate_items(fit, r, S, I, size, rng)
+        hits += int(pair_rejects(X, Y, ia, ib, q.alpha, q.correction, q.extra_family).sum())
+    p = hits / q.reps
+    return p, math.sqrt(p * (1 - p) / q.reps), "shifted" if shifted else None
+
+
+def run_question(fits: Mapping[str, ItemFit], q: ItemQuestion) -> list[dict[str, Any]]:
+    """The rows of one item-level task (per effect, each size up to the first where every study answered): the
+    system level's fields, ``n_queries`` holding the number of items, plus ``"level": "item"`` and ``"items"``
+    (the item kind)."""
+    fit = fits[q.target]
+    out = []
+    for e in q.effects:
+        for S, I in q.sizes:
+            p, se, note = pair_power(fit, q, S, I, e) if q.b else tau_power(q, S, I, e)
+            row = {"target": q.target, "a": q.a, **({"b": q.b} if q.b else {}), "n_systems": S, "n_queries": I,
+                   "effect": e, "power": p, "mc_se": se, "level": LEVEL, "items": fit.items}
+            if note:
+                row["note"] = note
+            out.append(row)
+            if p == 1.0:
+                break
+    return out
+
+
+def plan(fits: Mapping[str, ItemFit], systems: Sequence[int], items: Sequence[int], effects: Sequence[float], *,
+         pairs: str = "adjacent", reps: int = 400, alpha: float = 0.05, correction: str = "holm",
+         extra_family: Mapping[str, int] | None = None, seed: int = 13, permutation: int = 1000,
+         metrics: Sequence[str] | None = None) -> list[ItemQuestion]:  # fmt: skip
+    """Per target and question (the single within τ; the pilot's leading pair in its within ranking, or with
+    ``pairs="all"`` every pair): one task along the systems (every size of ``systems`` at the pilot's items) and one
+    along the items (every size of ``items`` at the pilot's systems)."""
+    out = []
+    for name, fit in fits.items():
+        S, I = fit.n_systems, fit.n_items
+        axes = [tuple((n, I) for n in sorted(set(systems))), tuple((S, i) for i in sorted(set(items)) if i != I)]
+        chosen = [(a, b) for i, a in enumerate(fit.metrics) for b in fit.metrics[i + 1:]] if pairs == "all" \
+            else list(zip(fit.metrics, fit.metrics[1:]))[:1]
+        if metrics is not None:
+            chosen = [(a, b) for a, b in chosen if a in metrics and b in metrics]
+        extra = (extra_family or {}).get(name, 0)
+        for sizes in axes:
+            if not sizes:
+                continue
+            for a, b in [(None, None)] + chosen:
+                out.append(ItemQuestion(name, a, b, sizes, tuple(effects), reps, alpha, correction, extra, seed,
+                                        permutation))
+    return out
+
+
+def simulate(fits: Mapping[str, ItemFit], questions: Sequence[ItemQuestion],
+             map: Callable[[Callable, list], list] | None = None) -> list[dict[str, Any]]:  # fmt: skip
+    """Every task's rows, in task order (``map``: an executor's, or serial)."""
+    run = map or (lambda f, xs: [f(x) for x in xs])
+    return [row for rows in run(functools.partial(run_question, dict(fits)), list(questions)) for row in rows]
+
+
+# --------------------------------------------------------------------------- a run as the pilot
+@dataclass(frozen=True)
+class ItemPilot:
+    """A run's item level as a design pilot: fitted targets, the run's item-level test settings, notes."""
+
+    fits: Mapping[str, ItemFit]
+    alpha: float
+    correction: str
+    family: str
+    permutation: int
+    extra_family: Mapping[str, int]
+    notes: tuple[str, ...]
+    observed: Mapping[tuple[str, str, str], float] = field(default_factory=dict)  # the run's within Δτ per pair
+
+
+def run_pilot(out: Any, results: Mapping[str, Any], targets: Sequence[str] | None = None) -> ItemPilot:
+    """The pilot of a finished run's item level: its documents matrix (``item_documents.json``, checked against
+    results.json; a :class:`~clir_eval.errors.UserError` naming the fix where there is none) with every document
+    target (``targets``: only those), metrics oriented (lower-is-better negated), and the run's item-level settings.
+    The queries' matrix is not kept in the run directory (a query's MT score needs the qrels), so the queries'
+    questions are not designed (a note says so)."""
+    from ..io.item_matrix import read_documents_file
+
+    il = results.get("item_level") or {}
+    d = read_documents_file(out, results)
+    st = il.get("settings") or {}
+    lower = set((results.get("score_kinds") or {}).get("lower_is_better", []))
+    metrics = {m: (-v if m in lower else v) for m, v in d["metrics"].items()}
+    method, variant = st.get("method", "kendall"), st.get("variant", "b")
+    fits, notes = {}, []
+    for y, Y in d["targets"].items():
+        if targets is not None and y not in targets:
+            continue
+        fit = fit_items(metrics, y, Y, "documents", method, variant)
+        if fit is None:
+            notes.append(f"{y} over documents: too few systems, documents or metrics with a within-document τ to fit "
+                         "the item-level model; not designed")
+            continue
+        fits[y] = fit
+        notes += fit.notes
+    family = str(st.get("family", "target"))
+    verdicts = [v for v in il.get("verdicts") or [] if not v.get("same_as")]
+    total = sum(len(v.get("pairwise") or []) for v in verdicts)
+    extra = {}
+    for y, fit in fits.items():
+        own = next((len(v.get("pairwise") or []) for v in verdicts if v.get("items") == "documents"
+                    and v.get("target") == y), len(fit.metrics) * (len(fit.metrics) - 1) // 2)
+        extra[y] = max(0, total - own) if family == "all" else 0
+    queries = (il.get("items") or {}).get("queries") or {}
+    if queries.get("targets") and (targets is None or set(queries["targets"]) & set(targets)):
+        notes.append("item level: the queries' questions are not designed (a query's MT score is the mean over its "
+                     "relevant documents, and the run directory keeps only the documents matrix)")
+    observed = {(v["target"], p["a"], p["b"]): p["delta"] for v in verdicts if v.get("items") == "documents"
+                for p in v.get("pairwise") or [] if p.get("delta") is not None}
+    return ItemPilot(fits, float(st.get("alpha", 0.05)), str(st.get("correction", "holm")), family,
+                     int(st.get("permutation", 1000)), extra, tuple(notes), observed)
+
+
+def default_level(results: Mapping[str, Any]) -> str:
+    """``design``'s default --level: ``both`` where the run keeps its item level's documents matrix, else
+    ``system`` (a run without an item level is designed exactly as before)."""
+    il = results.get("item_level") or {}
+    return "both" if item_targets(results) and il.get("documents_file") else "system"
+
+
+def item_targets(results: Mapping[str, Any]) -> list[str]:
+    """The document targets of a run's item level (empty without one)."""
+    il = results.get("item_level") or {}
+    return list(((il.get("items") or {}).get("documents") or {}).get("targets") or [])
+
+
+def size_text(points: Sequence[tuple[int, float]], goal: float, unit: str) -> str:
+    """"≤ N unit" / "≈ N unit" / "> N unit": the smallest size with power >= goal (:func:`.design.needed`)."""
+    n = dz.needed(points, goal)
+    if n is None:
+        return f"> {max(s for s, _ in points)} {unit}"
+    return f"{'≤' if n <= min(s for s, _ in points) else '≈'} {math.ceil(n)} {unit}"
+
+
+def answers(rows: Sequence[Mapping[str, Any]], fits: Mapping[str, ItemFit], goal: float,
+            observed: Mapping[tuple[str, str, str], float] | None = None) -> list[str]:  # fmt: skip
+    """Per item-level question (per target the single within τ and the pilot's leading pair): a line with, per
+    assumed effect, the systems needed at the pilot's items and the power at the pilot's size (and the run's
+    observed within Δτ of the pair, an estimate, not the effect planned for); a line with the items needed at the
+    pilot's systems."""
+    out = []
+    for name, fit in fits.items():
+        S, I, unit = fit.n_systems, fit.n_items, fit.items
+        one = {"documents": "document", "queries": "query"}.get(unit, "item")
+        questions = [(None, f"within-{one} τ(metric, {name}) significant", "τ")]
+        if len(fit.metrics) > 1:
+            questions.append(((fit.metrics[0], fit.metrics[1]),
+                              f"{fit.metrics[0]} significantly above {fit.metrics[1]} (within-{one} τ)", "Δτ"))
+        for pair, what, sym in questions:
+            mine = [r for r in rows if r["target"] == name and (("b" not in r) if pair is None
+                                                                else (r["a"], r.get("b")) == pair)]
+            if not mine:
+                continue
+            parts, i_parts = [], []
+            for e in dict.fromkeys(r["effect"] for r in mine):
+                along = sorted((r["n_systems"], r["power"]) for r in mine if r["effect"] == e and r["n_queries"] == I)
+                here = next((r for r in mine if r["effect"] == e and (r["n_systems"], r["n_queries"]) == (S, I)), None)
+                full = next((n for n, p in along if p == 1.0), None)
+                tail = (f" (power here {here['power']:.2f})" if here else
+                        f" (power 1.00 from {full} systems on)" if full is not None and full < S else "")
+                if along:
+                    parts.append(f"{sym}={e:g}: {size_text(along, goal, 'systems')}{tail}")
+                items_along = sorted((r["n_queries"], r["power"]) for r in mine if r["effect"] == e
+                                     and r["n_systems"] == S)
+                if items_along:
+                    i_parts.append(f"{sym}={e:g}: {size_text(items_along, goal, unit)}")
+            seen = (observed or {}).get((name, *pair)) if pair else None
+            if parts:
+                out.append(f"{name} over {unit}: {what} with {goal:.0%} power at {I} {unit}: " + "; ".join(parts)
+                           + (f" [observed within Δτ {seen:+.3f}]" if seen is not None else ""))
+            if i_parts:
+                out.append(f"{name} over {unit}: {what} at {S} systems: " + "; ".join(i_parts))
+    return out
+
+
+def analyse(pilot: ItemPilot, systems: Sequence[int], items: Sequence[int], effects: Sequence[float], *, pairs: str,
+            reps: int, seed: int, goal: float, map: Callable[[Callable, list], list] | None = None
+            ) -> dict[str, Any]:  # fmt: skip
+    """The item-level part of ``clir-eval design``: rows, one-line answers, notes and the fitted models (for
+    design.json). ``systems``/``items`` empty: 6 sizes around the pilot's (x0.5 to x3). ``map(function, tasks)``
+    runs the grid's tasks (an executor's, with a progress bar; serial when None)."""
+    rows: list[dict[str, Any]] = []
+    fits = pilot.fits
+    if fits:
+        some = next(iter(fits.values()))
+        n_sys = list(systems) or dz.default_sizes(some.n_systems, 3)
+        n_items = list(items) or dz.default_sizes(some.n_items, 3)
+        questions = plan(fits, n_sys, n_items, effects, pairs=pairs, reps=reps, alpha=pilot.alpha,
+                         correction=pilot.correction, extra_family=pilot.extra_family, seed=seed,
+                         permutation=pilot.permutation)
+        rows = simulate(fits, questions, map)
+    notes = list(pilot.notes)
+    if any(r.get("note") == "cannot reject" for r in rows):
+        notes.append("item level: power 0 where the run's test cannot reject at that size (the within τ's joint "
+                     "permutation test needs more than 3 systems, 1/S! < α; a pair's swap test needs 2^(S-1) above "
+                     "the family size / α under Holm)")
+    if any(r.get("note") == "shifted" for r in rows):
+        notes.append("item level: some pairs' assumed Δτ do not fit around the pair's pilot within τ; both shifted "
+                     "down by the excess")
+    if rows:
+        notes.append("item level: along each axis, sizes larger than one where every simulated study answered "
+                     "(power 1.00) are not simulated (power only grows with systems and items); item counts are of "
+                     "items whose target varies across the systems (the items the run's tests use)")
+    # a single τ's power is every metric's (it depends only on τ and the size): one row per metric, as the system level
+    shown = [dict(r, a=m) for r in rows for m in (fits[r["target"]].metrics if "b" not in r else [r["a"]])]
+    return {"rows": shown, "answers": answers(rows, fits, goal, pilot.observed), "notes": notes,
+            "settings": {"alpha": pilot.alpha, "correction": pilot.correction, "family": pilot.family,
+                         "permutation": pilot.permutation, "method": METHOD},
+            "fits": {n: {"items": f.items, "n_systems": f.n_systems, "n_items": f.n_items, "ranking": list(f.metrics),
+                         "within_taus": dict(zip(f.metrics, f.taus)), "variances": dict(f.variances)}
+                     for n, f in fits.items()}}
+
+
+def table_pilot(systems: Sequence[str], items: Sequence[str], sys_index: np.ndarray, item_index: np.ndarray,
+                x: Mapping[str, np.ndarray], y: str, y_values: np.ndarray, *, permutation: int = 1000,
+                alpha: float = 0.05) -> ItemPilot:  # fmt: skip
+    """The pilot of a score table with one row per system and item (``design --table --level item``): per-item MT
+    scores ``x`` (name -> value per row, oriented higher = better) and the target ``y``, as systems x items
+    matrices (a missing row: NaN), with the run's default item-level settings (Holm over the target's pairs)."""
+    S, I = len(systems), len(items)
+
+    def matrix(v: np.ndarray) -> np.ndarray:
+        m = np.full((S, I), np.nan)
+        m[sys_index, item_index] = v
+        return m
+
+    fit = fit_items({m: matrix(v) for m, v in x.items()}, y, matrix(y_values), "items")
+    fits = {y: fit} if fit is not None else {}
+    notes = [] if fit is not None else [f"{y} over items: too few systems, items (with a target that varies across "
+                                        "the systems) or metrics to fit the item-level model; not designed"]
+    observed = {(y, a, b): fit.taus[i] - fit.taus[j] for i, a in enumerate(fit.metrics)
+                for j, b in enumerate(fit.metrics) if i < j} if fit is not None else {}
+    return ItemPilot(fits, alpha, "holm", "target", permutation, {y: 0}, tuple(notes + list(fit.notes if fit else [])),
+                     observed)

@@ -1,0 +1,165 @@
+"""Item-level study design (correlation/design_items.py): the run's item-level tests, vectorised over simulated
+studies, equal the run's own functions; at effect 0 the predicted power is at most α + 0.02; power is 0 where the
+run's test cannot reject; at a true within-item effect the prediction from a pilot is within ±0.1 of fresh studies
+from the same known model (scripts/sim_design_items.py holds the generator and prints the larger table of the docs).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from clir_eval.correlation import design_items as di
+from clir_eval.correlation.items import (ItemSettings, grouped, joint_permutation_tests, joint_permutations,
+                                         system_swap_test)
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as the CLI: one BLAS thread per process
+
+_spec = importlib.util.spec_from_file_location("sim_design_items",
+                                               Path(__file__).parents[1] / "scripts" / "sim_design_items.py")
+sim = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(sim)
+
+
+def _crossed(rng, S, I, r=0.3):
+    f = rng.standard_normal((S, I))
+    x = r * f + rng.standard_normal((S, I)) + 2 * rng.standard_normal((S, 1)) + rng.standard_normal((1, I))
+    return x, f + rng.standard_normal((S, 1)) + 3 * rng.standard_normal((1, I))
+
+
+@pytest.mark.parametrize("S,I", [(5, 20), (7, 12), (9, 30)])
+def test_joint_permutation_p_equals_the_runs(S, I):
+    """The within grouping's joint permutation test (exact up to 7 systems, Monte Carlo above): the same p as
+    items.joint_permutation_tests given the same permutations."""
+    s = ItemSettings()
+    rng = np.random.default_rng(S)
+    for rep in range(4):
+        X, Y = _crossed(rng, S, I, r=0.15 * rep)
+        key = (5, rep)
+        (p_run, _), = joint_permutation_tests([X], Y, [grouped(X, Y, "within")[0]], s, key, "within")
+        perms, exact = joint_permutations(S, s.permutation, np.random.default_rng(list(key)))
+        assert exact == (S <= 7)
+        p = di.joint_p(di.centred(X[None]), di.centred(Y[None]), perms, exact)[0]
+        assert p == pytest.approx(p_run, abs=1e-12)
+        # the within τ from the same signs
+        P = S * (S - 1) // 2
+        assert di.within_sums(di.centred(X[None]), di.centred(Y[None]))[0] / (P * I) == pytest.approx(
+            grouped(X, Y, "within")[0], abs=1e-12)
+
+
+@pytest.mark.parametrize("S,I", [(6, 20), (9, 25), (12, 40)])
+def test_swap_p_equals_the_runs_exact_test(S, I):
+    """A pair's whole-system swap test: the exact p from the linear weights equals items.system_swap_test's
+    enumeration of every swap pattern, and the weights' sum is the observed Δτ."""
+    s = ItemSettings()
+    rng = np.random.default_rng(100 + S)
+    for rep in range(3):
+        a, y = _crossed(rng, S, I, 0.5)
+        b = 0.2 * y + rng.standard_normal((S, I)) + 2 * rng.standard_normal((1, I))
+        delta, p_run = system_swap_test(a, b, y, s, np.random.default_rng(0))
+        W = di.swap_weights(di._z(di.centred(a[None])), di._z(di.centred(b[None])), di.centred(y[None]))
+        assert W.sum() / (S * (S - 1) // 2 * I) == pytest.approx(delta, abs=1e-12)
+        assert di.swap_p(W)[0] == pytest.approx(p_run, abs=1e-12)
+
+
+def _pilot_fit(seed=0, S=12, I=50):
+    X, Y = sim.known_model(S, I, 1, np.random.default_rng([seed, 99]))
+    return di.fit_items({f"m{k}": X[0, :, :, k] for k in range(X.shape[3])}, "y", Y[0])
+
+
+def test_effect_zero_predicts_at_most_alpha():
+    """No within-item effect: the predicted power is the run's test's size, at most α + 0.02, for the single τ and
+    for a pair (Holm over the pilot's 6 pairs, and uncorrected)."""
+    fit = _pilot_fit()
+    for S, I in ((8, 50), (12, 100)):
+        q = di.ItemQuestion("y", None, None, ((S, I),), (0.0,), 400, 0.05, "holm", 0, 1, 1000)
+        assert di.tau_power(q, S, I, 0.0)[0] <= 0.07
+    for S, I, corr in ((12, 50, "holm"), (24, 50, "holm"), (12, 50, "none")):
+        a, b = fit.metrics[:2]
+        q = di.ItemQuestion("y", a, b, ((S, I),), (0.0,), 300, 0.05, corr, 0, 1, 1000)
+        assert di.pair_power(fit, q, S, I, 0.0)[0] <= 0.07
+
+
+def test_power_is_zero_where_the_runs_test_cannot_reject():
+    s = ItemSettings()
+    # 3 systems: the run's joint permutation test gives at least 1/6 even on perfectly agreeing data; 4 can reject
+    y = np.random.default_rng(2).standard_normal((3, 8))
+    assert grouped(y * 2, y, "within")[0] == 1.0
+    assert joint_permutation_tests([y * 2], y, [1.0], s, (1,), "within")[0][0] >= 1 / 6
+    q = di.ItemQuestion("y", None, None, ((3, 50),), (0.9,), 50, 0.05, "holm", 0, 1, 1000)
+    assert di.tau_power(q, 3, 50, 0.9) == (0.0, 0.0, "cannot reject")
+    q = di.ItemQuestion("y", None, None, ((5, 50),), (0.9,), 50, 0.05, "holm", 0, 1, 1000)
+    assert di.tau_power(q, 5, 50, 0.9)[0] > 0.5
+    # pairs: with 5 systems the smallest swap p is 1/16, and Holm over 6 pairs makes it 6/16 > α
+    fit = _pilot_fit()
+    a, b = fit.metrics[:2]
+    q = di.ItemQuestion("y", a, b, ((5, 50),), (0.5,), 50, 0.05, "holm", 0, 1, 1000)
+    assert di.pair_power(fit, q, 5, 50, 0.5) == (0.0, 0.0, "cannot reject")
+    rng = np.random.default_rng(3)
+    yy = rng.standard_normal((5, 30))
+    assert system_swap_test(yy, rng.standard_normal((5, 30)), yy, s, rng)[1] == pytest.approx(1 / 16)
+    assert di.min_swap_p(6, 6, "holm") >= 0.05 > di.min_swap_p(6, 6, "bh")  # BH can reach the raw floor 1/32
+
+
+def test_prediction_within_a_tenth_of_fresh_studies():
+    """Pilots of 12 systems x 50 items from the known crossed model (system effects, item effects, within parts;
+    scripts/sim_design_items.py, which prints the docs' larger table): the predictions for the model's true within τ
+    and Δτ are within ±0.1 of 300 fresh studies judged by the run's tests, at sizes where the power is neither 0
+    nor 1 (the single τ's prediction does not depend on the pilot; a pair's: the mean over 3 pilots)."""
+    fresh_tau, _ = sim.fresh_power(12, 50, 300, 7, pair=False)
+    q = di.ItemQuestion("y", None, None, ((12, 50),), (sim.true_tau(0),), 300, 0.05, "holm", 0, 1, 1000)
+    pred_tau = di.tau_power(q, 12, 50, sim.true_tau(0))[0]
+    print(f"12x50: within τ {sim.true_tau(0):.3f}: fresh {fresh_tau:.3f}, predicted {pred_tau:.3f}")
+    assert 0.3 < fresh_tau < 0.9 and abs(pred_tau - fresh_tau) <= 0.1
+    _, fresh_pair = sim.fresh_power(24, 100, 300, 7, single=False)
+    preds = [sim.predicted(12, 50, k, [(24, 100)], 150, single=False)[0][1] for k in range(3)]
+    print(f"24x100: within Δτ {sim.true_tau(0) - sim.true_tau(1):.3f}: fresh {fresh_pair:.3f}, predicted mean "
+          f"{np.mean(preds):.3f} (pilots {min(preds):.2f}-{max(preds):.2f})")
+    assert 0.2 < fresh_pair < 0.9 and abs(np.mean(preds) - fresh_pair) <= 0.1
+
+
+def test_fit_recovers_the_known_model():
+    """A large pilot recovers the within loadings (Greiner), the item- and system-effect scales."""
+    X, Y = sim.known_model(40, 400, 1, np.random.default_rng(5))
+    fit = di.fit_items({f"m{k}": X[0, :, :, k] for k in range(4)}, "y", Y[0])
+    assert fit.metrics[0] == "m0"
+    k0 = fit.metrics.index("m0")
+    assert fit.taus[k0] == pytest.approx(sim.true_tau(0), abs=0.03)
+    assert fit.scale_item[k0] == pytest.approx(sim.SD_ITEM[0], rel=0.2)
+    assert fit.scale_system[k0] == pytest.approx(sim.SD_SYSTEM[0], rel=0.35)
+    assert fit.corr_item[fit.metrics.index("m0"), fit.metrics.index("m2")] == pytest.approx(sim.RHO_ITEM, abs=0.15)
+    assert fit.n_items == 400 and math.isclose(fit.loadings[k0], math.sin(math.pi / 2 * fit.taus[k0]))
+
+
+def test_design_table_item_level(tmp_path, cli):
+    """design --table --level item: a per-item score table (MT columns hold each item's score) gives item-level rows
+    with the contract's fields; --level both with --table is refused in one line."""
+    import json
+
+    from conftest import assert_one_line_error
+
+    X, Y = sim.known_model(8, 30, 1, np.random.default_rng(4))
+    cell = lambda v: repr(float(v))  # noqa: E731
+    lines = ["system\titem\tm0\tm1\ty"] + [
+        f"s{s}\td{i}\t{cell(X[0, s, i, 0])}\t{cell(X[0, s, i, 1])}\t{cell(Y[0, s, i])}" for s in range(8) for i in range(30)]
+    (tmp_path / "t.tsv").write_text("\n".join(lines) + "\n")
+    args = ["design", "--table", str(tmp_path / "t.tsv"), "--query-col", "item", "--x", "m0,m1", "--y", "y",
+            "--level", "item", "--systems", "3,8", "--items", "30", "--effect", "0.1", "--reps", "20", "--jobs", "1",
+            "-q"]
+    code, out, err = cli(*args, "--format", "json")
+    assert code == 0, err
+    rows = json.loads(out)
+    assert rows and all(r["level"] == "item" and r["items"] == "items" and r["target"] == "y" for r in rows)
+    assert {r["a"] for r in rows if "b" not in r} == {"m0", "m1"}  # a single τ's power repeated per metric
+    assert all(r["power"] == 0 and r.get("note") == "cannot reject" for r in rows if r["n_systems"] == 3)
+    code, out, err = cli(*args)
+    assert code == 0 and "y over items: within-item τ(metric, y) significant with 80% power at 30 items" in out
+    both = list(args)
+    both[args.index("--level") + 1] = "both"
+    code, out, err = cli(*both)
+    assert_one_line_error(code, err, "--level both")
