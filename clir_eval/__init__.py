@@ -14,6 +14,8 @@ The Python API (docs/python-api.md)::
 ``import clir_eval`` imports nothing else: each name loads :mod:`clir_eval.api` on first use.
 """
 
+from importlib import import_module
+
 from .version import __version__
 
 # name -> the module that defines it (loaded on first access); adding a name is one line here
@@ -26,8 +28,6 @@ __all__ = ["__version__", *_API]
 def __getattr__(name: str):
     if name not in _API:
         raise AttributeError(f"module 'clir_eval' has no attribute {name!r}")
-    from importlib import import_module
-
     value = getattr(import_module(f"{__name__}.{_API[name]}"), name)
     globals()[name] = value
     return value

@@ -14,12 +14,19 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from .errors import UserError
 from .io.results import RunResults
+from .config.load import config_from_dict, load_config
+from .config.schema import Config
+from .correlation.tables import correlate_table
+from .io.files import read_lines
+from .io.tables import Table, read_table
+from .io.trec import Run, read_run, trec_order, Qrels, read_qrels
+from .ir.evaluate import evaluate
+from .mt.base import check_streams, score_metrics
+from .pipeline.run import run_experiment
 
 if TYPE_CHECKING:
-    from .config.schema import Config
-    from .io.tables import Table
-    from .io.trec import Qrels, Run
     from .mt.base import MetricScore
+from .io.results import load_results
 
 PathLike = str | os.PathLike
 
@@ -28,9 +35,6 @@ Results = RunResults  # a finished run: results.json as a record (clir_eval.io.r
 
 
 def _config(config: Config | Mapping[str, Any] | PathLike, data_root: str | None) -> Config:
-    from .config.load import config_from_dict, load_config
-    from .config.schema import Config
-
     if isinstance(config, Config):
         return config
     if isinstance(config, Mapping):
@@ -46,8 +50,6 @@ def run(config: Config | Mapping[str, Any] | PathLike, out: PathLike, *, jobs: i
     the working directory) or a :class:`~clir_eval.config.schema.Config`; ``jobs``: worker
     processes (default: the config's, else one per core); ``cache``: a cache directory shared
     with other runs (default: ``out/cache``)."""
-    from .pipeline.run import run_experiment
-
     run_experiment(_config(config, data_root), out, jobs=jobs, quiet=quiet, executor=executor, cache_dir=cache)
     return load(out)
 
@@ -55,8 +57,6 @@ def run(config: Config | Mapping[str, Any] | PathLike, out: PathLike, *, jobs: i
 def load(out: PathLike) -> Results:
     """The results of a finished run (its ``out/results.json``, checked as ``clir-eval report`` checks it), as
     the :class:`~clir_eval.io.results.RunResults` record results.json was written from."""
-    from .io.results import load_results
-
     return load_results(out)
 
 
@@ -77,8 +77,6 @@ def _cell(v: Any) -> str:
 def _table(table: Table | PathLike | Mapping[str, Sequence[Any]] | Sequence[Mapping[str, Any]] | Any) -> Table:
     """A score table from a path (TSV/CSV), a Table, ``{column: values}``, a list of row dicts, or a
     DataFrame-like object (``to_dict("list")``); a missing value (None, NaN) is an empty cell."""
-    from .io.tables import Table, read_table
-
     if isinstance(table, Table):
         return table
     if isinstance(table, (str, os.PathLike)):
@@ -107,8 +105,6 @@ def correlate(table: Any, x: str | Sequence[str], y: str | Sequence[str], *, gro
     pandas DataFrame; ``group_by``: a column (or comma list) to correlate within; ``round``:
     decimals per column, rounded half-up first; ``stats``: ``method`` (kendall, pearson, spearman),
     ``variant`` (b, c, acc23), ``alpha``, ``resamples`` (bootstrap CI), ``level``, ``seed``."""
-    from .correlation.tables import correlate_table
-
     t = _table(table)
     xs, ys = _columns(x, "x"), _columns(y, "y")
     missing = [c for c in dict.fromkeys(xs + ys + ([group_by] if group_by else [])) if c not in t.columns]
@@ -118,8 +114,6 @@ def correlate(table: Any, x: str | Sequence[str], y: str | Sequence[str], *, gro
 
 
 def _lines(value: PathLike | Sequence[str], what: str) -> list[str]:
-    from .io.files import read_lines
-
     if isinstance(value, (str, os.PathLike)):
         return list(read_lines(value))
     lines = list(value)
@@ -136,8 +130,6 @@ def score_mt(hyps: PathLike | Sequence[str], refs: PathLike | Sequence[PathLike 
     file, or a list of references, each a file or a list of segments (as sacrebleu's ``[refs]``);
     ``metrics``: registry specs such as ``bleu``, ``chrf:beta=2``, ``macrof1``; ``options``:
     ``tokenize``, ``lowercase``."""
-    from .mt.base import check_streams, score_metrics
-
     h = _lines(hyps, "hyps")
     streams = [refs] if isinstance(refs, (str, os.PathLike)) else list(refs)
     if streams and all(isinstance(r, str) for r in streams) and not isinstance(refs, (str, os.PathLike)):
@@ -152,8 +144,6 @@ def score_mt(hyps: PathLike | Sequence[str], refs: PathLike | Sequence[PathLike 
 
 
 def _run(run: Run | PathLike | Mapping[str, Mapping[str, float]]) -> Run:
-    from .io.trec import Run, read_run, trec_order
-
     if isinstance(run, Run):
         return run
     if isinstance(run, (str, os.PathLike)):
@@ -162,8 +152,6 @@ def _run(run: Run | PathLike | Mapping[str, Mapping[str, float]]) -> Run:
 
 
 def _qrels(qrels: Qrels | PathLike | Mapping[str, Mapping[str, int]]) -> Qrels:
-    from .io.trec import Qrels, read_qrels
-
     if isinstance(qrels, Qrels):
         return qrels
     if isinstance(qrels, (str, os.PathLike)):
@@ -178,8 +166,6 @@ def score_ir(qrels: Any, run: Any, measures: str | Sequence[str] = ("map", "ndcg
     (``{qid: {docid: relevance}}``, ``{qid: {docid: score}}``, ranked as trec_eval ranks them);
     ``measures``: trec_eval or ir_measures names (``map``, ``P_10``, ``nDCG@10``) and the harness's
     own (``rbo:p=0.98`` with ``reference_run``, ``aqwv:beta=40,cutoff=10``)."""
-    from .ir.evaluate import evaluate
-
     ref = _run(reference_run) if reference_run is not None else None
     return evaluate(_run(run), _qrels(qrels), _columns(measures, "measures"), reference_run=ref,
                     collection_size=collection_size)

@@ -11,6 +11,12 @@ from .errors import UserError
 MAX_RESAMPLES = 100_000  # bootstrap / permutation / CI resamples
 MAX_DEPTH = 100_000  # documents kept per query, pseudo-qrels top-k
 MAX_SEED = 2**32 - 1  # numpy's legacy seed range; seeds are 0..MAX_SEED
+# The default seeds, one name per meaning: every seeded default reads one of these.
+RUN_SEED = 13  # a run's `seed` (correlation.seed defaults to it), and what a command seeds on its own for a
+#                study: design's simulation, pool's threshold bootstrap, the demo's generated data
+TABLE_SEED = 0  # resampling a score table that comes with no config seed (correlate --seed)
+QUERY_SEED = 0  # sampling generated queries (queries.generate: keywords:...,seed=)
+SACREBLEU_SEED = 12345  # sacrebleu's own default, so mt-compare and mt-score --bootstrap resample as sacrebleu does
 MAX_JOBS = 1024
 MAX_KEYWORDS = 1_000  # generated keyword queries: words per query
 MAX_DECIMALS = 15  # rounding of scores before correlating

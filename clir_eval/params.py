@@ -13,6 +13,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from .errors import UserError
 from .settings import Rule, in_bounds
+from .limits import MAX_PARAM_INT, MAX_PARAM_FLOAT
 
 
 def parse_spec(spec: str, *, what: str = "name") -> tuple[str, dict[str, str]]:
@@ -120,12 +121,8 @@ class Param:
     def bound(self) -> float | None:
         """The largest accepted value of a numeric parameter (None for other types)."""
         if self.type is int:
-            from .limits import MAX_PARAM_INT
-
             return self.le if self.le is not None else MAX_PARAM_INT
         if self.type is float:
-            from .limits import MAX_PARAM_FLOAT
-
             return self.le if self.le is not None else MAX_PARAM_FLOAT
         return None
 

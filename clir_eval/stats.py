@@ -14,8 +14,8 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import Sequence
 
 import numpy as np
-import scipy  # scipy.stats loads on first use (scipy's lazy submodules)
 
+from . import lazylibs
 from .errors import UserError
 
 
@@ -25,7 +25,7 @@ def adjust_p(pvalues: Sequence[float], method: str = "holm") -> np.ndarray:
     if method == "none" or len(p) == 0:
         return p.copy()
     if method == "bh":
-        return scipy.stats.false_discovery_control(p, method="bh")
+        return lazylibs.scipy_stats().false_discovery_control(p, method="bh")
     if method != "holm":
         raise UserError(f"unknown correction {method!r}; choose holm, bh or none")
     order = np.argsort(p, kind="stable")
@@ -48,14 +48,14 @@ def bias_corrected_interval(score: float, boot: np.ndarray, jackknife: np.ndarra
         bias = boot.mean() - score
         lo, hi = np.percentile(boot, [100 * lo_q, 100 * hi_q])
         return float(lo - bias), float(hi - bias), "percentile-shifted"
-    z0 = scipy.stats.norm.ppf(prop)
+    z0 = lazylibs.scipy_stats().norm.ppf(prop)
     dev = jackknife.mean() - jackknife
     den = 6.0 * (dev ** 2).sum() ** 1.5
     a = float((dev ** 3).sum() / den) if den > 0 else 0.0
     qs = []
     for q in (lo_q, hi_q):
-        z = scipy.stats.norm.ppf(q)
-        qs.append(scipy.stats.norm.cdf(z0 + (z0 + z) / (1 - a * (z0 + z))))
+        z = lazylibs.scipy_stats().norm.ppf(q)
+        qs.append(lazylibs.scipy_stats().norm.cdf(z0 + (z0 + z) / (1 - a * (z0 + z))))
     lo, hi = np.percentile(boot, [100 * qs[0], 100 * qs[1]])
     return float(lo), float(hi), "bca"
 

@@ -3,7 +3,7 @@
 files, whole-command CPU (user + sys, one fresh process each, under ``/usr/bin/time``), in the
 same run; the scores must be equal. Also prints the in-process split of clir_eval's time
 (statistics = sacrebleu's own ``_extract_corpus_statistics``; the rest is ours) and the rate
-in segments per CPU-second that ``TER_SEGMENTS_PER_CPU_S`` in clir_eval/mt/sacrebleu_metrics.py
+in segments per CPU-second that ``TER_SEGMENTS_PER_CPU_S`` in clir_eval/mt/rates.py
 records.
 
     python scripts/bench_ter.py [--data ../shared/data] [--lines 5000]

@@ -8,7 +8,7 @@ import re
 import shlex
 
 from clir_eval.cli.app import COMMANDS, first_sentence
-from clir_eval.report.tsv import TSV_DECIMALS, tsv_float
+from clir_eval.report.blocks import TSV_DECIMALS, tsv_float
 
 
 def _listing(cli) -> list[tuple[str, str]]:

@@ -11,7 +11,7 @@ ones (every import counts, as in test_import_cycles.py: module level, inside fun
                         settings records (checked against the stages' registries)
     io                  file formats, atomic writes, checksums
     records             how a bounded setting or parameter is declared
-    base                errors, limits, version, small pure helpers
+    base                errors, limits, version, small pure helpers, lazylibs (slow libraries loaded on use)
 """
 
 from __future__ import annotations
@@ -29,7 +29,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
                 "clir_eval.sources.irds", "*.settings")),
     ("io", ("clir_eval.io",)),
     ("records", ("clir_eval.settings", "clir_eval.params")),
-    ("base", ("clir_eval.errors", "clir_eval.limits", "clir_eval.version", "clir_eval.stats", "clir_eval.templates")),
+    ("base", ("clir_eval.errors", "clir_eval.limits", "clir_eval.version", "clir_eval.stats", "clir_eval.templates",
+              "clir_eval.lazylibs")),
 ]
 
 # Known upward imports, each with the change that removes it. Keep this list short; never add to it

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from clir_eval.io.trec import read_qrels
-from clir_eval.report.tsv import TSV_DECIMALS
+from clir_eval.report.blocks import TSV_DECIMALS
 
 QRELS = "1 0 a 1\n1 0 b 0\n1 0 c 2\n2 0 x 1\n"
 RUN = "1 Q0 a 1 3.0 sys\n1 Q0 b 2 2.0 sys\n1 Q0 d 3 1.0 sys\n2 Q0 y 1 1.0 sys\n9 Q0 a 1 1.0 sys\n"

@@ -49,14 +49,14 @@ def test_segment_scores_equal_sacrebleus_sentence_scores(tmp_path, nrefs):
 def test_segment_scores_are_kept_with_the_mt_stage_and_not_recomputed(tmp_path, monkeypatch):
     """The MT stage writes the segment entry from its own statistics; reading it back computes no
     statistics again; an MT entry cached without segments gets them when first asked for."""
-    from clir_eval.mt import base
+    from clir_eval.pipeline import stages
     from clir_eval.pipeline.stages import mt_segment_scores, mt_stage
 
     hyp, refs = _files(tmp_path, 1)
     mt = MTSettings(metrics=("bleu", "chrf"), refs=(str(refs[0]),))
     calls = []
-    real = base.collect_stats
-    monkeypatch.setattr(base, "collect_stats", lambda *a, **k: calls.append(1) or real(*a, **k))
+    real = stages.collect_stats  # the MT stage's own reference (imported at the top of pipeline/stages.py)
+    monkeypatch.setattr(stages, "collect_stats", lambda *a, **k: calls.append(1) or real(*a, **k))
     task = MTTask("s", str(hyp), mt, segments=("chrf",))
     cache = Cache(tmp_path / "cache")
     out = mt_stage(task, cache)

@@ -73,7 +73,7 @@ def test_executors_report_the_index_of_each_finished_task():
 
 
 def test_slow_metric_warning_states_the_measured_rate():
-    from clir_eval.mt.sacrebleu_metrics import TER_SEGMENTS_PER_CPU_S
+    from clir_eval.mt.rates import TER_SEGMENTS_PER_CPU_S
 
     ter = rate("ter")
     assert ter == 1000 / TER_SEGMENTS_PER_CPU_S and "ter" not in CPU_PER_1000_LINES  # one home for TER's rate

@@ -184,18 +184,18 @@ def _table(tmp_path: Path):
 def test_external_table_skips_systems_that_cannot_fill_the_template(tmp_path):
     """A Europarl stand-in (attributes name, lang) has no row instead of failing the run."""
     from clir_eval.config.schema import SystemSpec
-    from clir_eval.sources.materialize import _table_scores
+    from clir_eval.sources.materialize import table_scores
 
     mt_sys = SystemSpec("nc25000.bpe16000", attrs={"name": "nc25000.bpe16000", "lang": "cs", "size": "25000", "bpe": "16000"})
     stand_in = SystemSpec("source-cs", attrs={"name": "source-cs", "lang": "cs"})
-    assert _table_scores(_table(tmp_path), [mt_sys, stand_in]) == {"nc25000.bpe16000": {"bleurt_mean": -0.2}}
+    assert table_scores(_table(tmp_path), [mt_sys, stand_in]) == {"nc25000.bpe16000": {"bleurt_mean": -0.2}}
 
 
 def test_external_table_template_no_system_can_fill_is_an_error(tmp_path):
     from clir_eval.config.schema import SystemSpec
     from clir_eval.errors import UserError
-    from clir_eval.sources.materialize import _table_scores
+    from clir_eval.sources.materialize import table_scores
 
     systems = [SystemSpec(n, attrs={"name": n, "lang": "cs"}) for n in ("a", "b")]
     with pytest.raises(UserError, match=r"external\[0\]\.match: template .* cannot be filled for system 'a' \('size'\)"):
-        _table_scores(_table(tmp_path), systems)
+        table_scores(_table(tmp_path), systems)

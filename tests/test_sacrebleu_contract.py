@@ -21,6 +21,13 @@ def test_tokenizer_names_and_instances_are_public():
     assert set(sacrebleu.BLEU.SMOOTH_DEFAULTS) == {"floor", "add-k", "exp", "none"}
 
 
+def test_bleu_smoothing_choices_are_sacrebleus():
+    """clir_eval writes the choices out (naming a metric does not import sacrebleu): in sacrebleu's order."""
+    from clir_eval.mt.sacrebleu_metrics import BLEU_SMOOTH_METHODS
+
+    assert BLEU_SMOOTH_METHODS == tuple(sacrebleu.BLEU.SMOOTH_DEFAULTS)
+
+
 @pytest.mark.parametrize("make, width", [
     (lambda refs=None: sacrebleu.BLEU(references=refs), 10),
     (lambda refs=None: sacrebleu.BLEU(max_ngram_order=2, smooth_method="floor", references=refs), 6),

@@ -133,7 +133,7 @@ def test_damaged_shard_entry_is_recomputed_with_a_note(tmp_path):
 
 def test_a_killed_run_resumes_from_its_finished_spans(tmp_path, cli, monkeypatch):
     """Spans whose pass 1 finished before a run died are not analysed again."""
-    import clir_eval.retrieval.index as index_mod
+    import clir_eval.pipeline.shards as shards_mod
     from clir_eval.config.load import load_config
     from clir_eval.pipeline.cache import Cache
     from clir_eval.pipeline.run import retrieve_task
@@ -150,8 +150,8 @@ def test_a_killed_run_resumes_from_its_finished_spans(tmp_path, cli, monkeypatch
     for st in task.shards[:3]:  # the "killed" run finished 3 of the English side's 4 spans
         shard_unit(st, cache)
     calls = []
-    real = index_mod.stream_stats
-    monkeypatch.setattr(index_mod, "stream_stats", lambda *a, **k: calls.append(1) or real(*a, **k))
+    real = shards_mod.stream_stats  # the span pass's own reference (imported at the top of pipeline/shards.py)
+    monkeypatch.setattr(shards_mod, "stream_stats", lambda *a, **k: calls.append(1) or real(*a, **k))
     code, _, err = cli("run", config, "--out", out, "-j", "1", "-q", "--shard-docs", "8")
     assert code == 0, err
     assert len(calls) == 6 * 4 - 3  # 6 collections x 4 spans, less the 3 finished

@@ -23,6 +23,9 @@ from ..report.tables import correlate_blocks, correlate_markdown
 from ..report.tsv import CORRELATE_TSV, tsv_records
 from .app import app
 from .options import build, setting_option
+from ..correlation.items import ItemSettings, correlate_item_table, item_table_groups
+from ..limits import memory_bytes
+from ..report.latex import latex_fragment
 
 if TYPE_CHECKING:
     from ..correlation.items import ItemSettings
@@ -119,8 +122,6 @@ def correlate_cmd(
     elif fmt == "md":
         text = correlate_markdown(results, xs, ys, parse_labels(label), alpha, lower, vds)
     else:
-        from ..report.latex import latex_fragment
-
         text = latex_fragment(correlate_blocks(results, xs, ys, parse_labels(label), alpha, lower, vds))
     if out:
         with atomic_write(out, parents=False) as fh:
@@ -148,8 +149,6 @@ class ItemTable:
 def item_settings(stats: StatsSettings, v: VerdictSettings) -> ItemSettings:
     """The item-level statistics of ``correlate --item-col`` from the command's two records (the variant
     applies to Kendall's τ only)."""
-    from ..correlation.items import ItemSettings
-
     return ItemSettings(method=stats.method, variant=stats.variant if stats.method == "kendall" else None,
                         alpha=stats.alpha, bootstrap=stats.resamples, permutation=v.resamples, seed=stats.seed,
                         level=stats.level, correction=v.correction, family=v.family, resolution=v.resolution)
@@ -197,8 +196,6 @@ def item_memory(systems: int, items: int, ci: int, permutation: int, variant: st
 def _check_item_memory(r: ItemTable, s: ItemSettings) -> None:
     """Refuse up front, naming the bound, an item-level analysis estimated to need more memory than
     :func:`clir_eval.limits.memory_bytes` (4 GiB unless raised)."""
-    from ..limits import memory_bytes
-
     t, item_col, system_col, group_by = r.table, r.item_col, r.system_col, r.group_by
     ci, permutation, variant = s.bootstrap, s.permutation, s.variant if s.method == "kendall" else None
     cols = [c.strip() for c in group_by.split(",") if c.strip()] if group_by else []
@@ -223,8 +220,6 @@ def _check_item_memory(r: ItemTable, s: ItemSettings) -> None:
 
 def _item_level(r: ItemTable, s: ItemSettings, verdicts: bool, fmt: str) -> str:
     """The --item-col output: JSON rows (and, with ``verdicts``, the verdicts) with "grouping", or TSV."""
-    from ..correlation.items import correlate_item_table, item_table_groups
-
     if fmt not in ("json", "tsv"):
         raise UserError(f"--item-col prints --format json or tsv, not {fmt!r}")
     groups_ = item_table_groups(r.table, r.xs, r.ys, r.item_col, r.system_col, r.group_by, r.rounding)

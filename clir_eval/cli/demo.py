@@ -9,14 +9,19 @@ from typing import Optional
 
 import typer
 
+from ..limits import RUN_SEED
 from ..io.files import atomic_write
 from .app import app
+from ..io.files import check_output_dir
+from ..limits import MAX_JOBS, check_max, check_seed
+from ..sources.demo import generate_demo
+from .options import print_summary
 
 
 @app.command("demo")
 def demo_cmd(
     out: Path = typer.Option(Path("demo-out"), "--out", help="Output directory (data/, results.json, report.html)."),
-    seed: int = typer.Option(13, "--seed", min=0, help="Seed of the generated data."),
+    seed: int = typer.Option(RUN_SEED, "--seed", min=0, help="Seed of the generated data."),
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes (default: cores)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars or summary."),
 ) -> None:
@@ -30,12 +35,7 @@ def demo_cmd(
       clir-eval demo --out demo-out --seed 13 --jobs 1
     """
     from ..config.load import load_config
-    from ..sources.demo import generate_demo
     from ..pipeline.run import run_experiment
-    from .run import print_summary
-
-    from ..io.files import check_output_dir
-    from ..limits import MAX_JOBS, check_max, check_seed
 
     check_seed(seed)
     check_max(jobs or 1, MAX_JOBS, "--jobs")

@@ -16,6 +16,7 @@ from ..mt.settings import FavoritismAnalysis, MTSettings
 from ..params import split_list
 from .app import app
 from .options import check_option, setting_option
+from ..report.blocks import tsv_float
 
 
 def _clean(text: str) -> str:
@@ -23,8 +24,6 @@ def _clean(text: str) -> str:
 
 
 def _tsv(tables: dict[str, list[dict[str, Any]]]) -> str:
-    from ..report.tsv import tsv_float
-
     cols = ["metric", "rank", "segment", "favoritism", "delta_a", "delta_b", "only_this_metric", "also_top_in",
             "source", "reference", "hyp_a", "hyp_b"]
     lines = ["\t".join(cols)]

@@ -18,11 +18,10 @@ from ..ir.relevance import pseudo_qrels, pseudo_qrels_signature
 from ..io.trec import read_qrels, read_run, write_qrels
 from .app import app
 from .options import check_option, setting_option
+from ..report.blocks import tsv_float
 
 
 def _cell(v: Any) -> str:
-    from ..report.tsv import tsv_float
-
     return tsv_float(v) if isinstance(v, float) else str(v)
 
 

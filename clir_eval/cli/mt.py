@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import sys
 from typing import Any, List, Optional
+import os
+from pathlib import Path
 
 import typer
 
@@ -23,6 +25,10 @@ from ..mt.typebased import TypeFMetric
 from ..params import split_list
 from .app import app
 from .options import build, check_option, setting_option
+from ..io.files import InputFile
+from ..limits import memory_bytes
+from ..mt.frequency import frequency_buckets, parse_buckets, plot_buckets
+from ..mt.neural import NeuralMetric
 
 _DEFAULT_METRICS = ",".join(DEFAULT_METRICS)
 _METRICS_HELP = f"Comma list of metrics, e.g. bleu,chrf:beta=1,macrof:beta=2. Known: {', '.join(KNOWN_METRICS)}."
@@ -100,8 +106,6 @@ def mt_score_cmd(
 def text_bytes(path: str) -> int:
     """The (decompressed) size of a text input: a .gz's own record of its size (mod 2**32), at
     least three times its compressed size."""
-    import os
-
     size = os.stat(path).st_size
     if not str(path).endswith(".gz") or size < 18:
         return size
@@ -117,8 +121,6 @@ def memory_need(metrics, text: int, report: bool) -> int:
     per byte of text about 24 bytes for the costliest metric's statistics pass (10 for TER), 6
     more per further statistics pass, 30 for the per-type report; measured by
     scripts/bench_memory_bounds.py. Neural metrics (their model's memory) are not counted."""
-    from ..mt.neural import NeuralMetric
-
     passes = {m.stats_key(): (10 if m.name.startswith("ter") else 24) for m in metrics
               if not isinstance(m, NeuralMetric)}
     per_byte = (max(passes.values()) + 6 * (len(passes) - 1)) if passes else 0
@@ -130,8 +132,6 @@ def memory_need(metrics, text: int, report: bool) -> int:
 def check_memory(metrics, paths, *, report: bool) -> None:
     """Refuse up front, naming the bound, a scoring estimated (:func:`memory_need`) to need more
     memory than :func:`clir_eval.limits.memory_bytes` (4 GiB unless raised)."""
-    from ..limits import memory_bytes
-
     for p in paths:
         _check_input(p)
     text = sum(text_bytes(p) for p in paths)
@@ -147,8 +147,6 @@ def check_memory(metrics, paths, *, report: bool) -> None:
 
 def _check_input(path: str) -> None:
     """A FIFO, device or missing file is refused as the readers refuse it (before its size is read)."""
-    from ..io.files import InputFile
-
     InputFile(path).close()
 
 
@@ -221,8 +219,6 @@ def mt_compare_cmd(
 
 def _short_names(paths: List[str]) -> List[str]:
     """File names without .gz/.txt when they are unique, else the paths as given."""
-    from pathlib import Path
-
     names = [Path(p).name.removesuffix(".gz").removesuffix(".txt") for p in paths]
     return names if len(set(names)) == len(names) else list(paths)
 
@@ -258,8 +254,6 @@ def mt_buckets_cmd(
     Examples (after 'clir-eval demo --out demo-out'):
       clir-eval mt-buckets --hyp demo-out/data/mt/literal.txt --hyp demo-out/data/mt/fluent-oov.txt --ref demo-out/data/mt/ref.en.txt --buckets 10,100 --format tsv
     """
-    from ..mt.frequency import frequency_buckets, parse_buckets, plot_buckets
-
     if fmt not in ("json", "tsv"):
         raise UserError(f"--format must be json or tsv, got {fmt!r}")
     if len(set(hyp)) != len(hyp):

@@ -10,6 +10,8 @@ import typer
 
 from ..errors import UserError
 from .app import app
+from ..io.files import check_output_dir, read_text
+from ..io.mtme import write_scores
 
 
 @app.command("mtme-export")
@@ -29,9 +31,6 @@ def mtme_export_cmd(
     Examples (after 'clir-eval demo --out demo-out'):
       clir-eval mtme-export demo-out --lp xx-en --out demo-out/mtme
     """
-    from ..io.files import check_output_dir, read_text
-    from ..io.mtme import write_scores
-
     check_output_dir(out)
     path = Path(run_dir) / "results.json"
     if not path.exists():

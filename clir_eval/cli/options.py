@@ -3,6 +3,7 @@ field's declaration (:mod:`clir_eval.settings`), and a value the record refuses 
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import typer
@@ -42,3 +43,17 @@ def check_option(cls: type, name: str, value: Any, flag: str = "") -> Any:
     except SettingError as e:
         flag = flag or "--" + name.replace("_", "-")
         raise UserError(f"{flag}: {e.reason}" if e.shows_value else f"{flag} {e.value!r} {e.reason}") from None
+
+
+def print_summary(results: dict, out: Path) -> None:
+    """What `run` and `demo` print when a run has finished: the verdicts in short and where the reports are."""
+    from ..report.tables import console_summary, design_pointer
+
+    lines = console_summary(results)
+    typer.echo(f"{results['name']}: {len(results['systems'])} systems, {len(results['correlations'])} correlations")
+    for line in lines:
+        typer.echo(line)
+    typer.echo(f"report: {Path(out) / 'report.html'}  (also report.md, report.tex, results.json, scores.tsv, correlations.tsv)")
+    pointer = design_pointer(results, str(out))
+    if pointer:
+        typer.echo(pointer.replace("`", ""))

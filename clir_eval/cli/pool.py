@@ -8,8 +8,10 @@ from typing import List, Optional
 
 import typer
 
+from ..limits import RUN_SEED
 from ..errors import UserError
 from .app import app
+from ..io.files import check_output_dir
 
 
 @app.command("pool")
@@ -26,7 +28,7 @@ def pool_cmd(
     correction: str = typer.Option("holm", "--correction", help="holm, bh or none (none: mt-metrics-eval's "
                                    "AverageCorrMatrix), over each target's metric pairs."),
     bootstrap: int = typer.Option(1000, "--bootstrap", help="Bootstrap draws of the Δτ and threshold intervals."),
-    seed: int = typer.Option(13, "--seed", help="Seed of the thresholds' bootstrap (the PERM-BOTH draws use each "
+    seed: int = typer.Option(RUN_SEED, "--seed", help="Seed of the thresholds' bootstrap (the PERM-BOTH draws use each "
                              "run's own seeds)."),
     one_sided: bool = typer.Option(False, "--one-sided", help="Test a pair one-sided in the direction the pooled "
                                    "ranking chose, as mt-metrics-eval does (with --correction none: its clusters); "
@@ -46,7 +48,6 @@ def pool_cmd(
       clir-eval pool demo-out --out demo-out/pooled
       clir-eval pool demo-out --margin 0.05 --format json
     """
-    from ..io.files import check_output_dir
     from ..pooling import pool
     from ..pooling.report import markdown, summaries, to_json, write_reports
 

@@ -15,6 +15,7 @@ from ..io.readers import DocumentStream, doc_files_help, doc_formats_help, read_
 from ..limits import MAX_JOBS, check_max
 from ..retrieval.settings import RetrievalSettings
 from .options import build, setting_option
+from ..io.trec import write_run
 
 
 @app.command("retrieve")
@@ -49,8 +50,7 @@ def retrieve(
       clir-eval retrieve --docs demo-out/data/systems/copier.jsonl --queries demo-out/data/queries.tsv --out demo-out/copier.run --depth 100
     """
     from ..retrieval.analysis import get_analyzer
-    from ..retrieval.bm25 import _check_backend, build_or_load, streams
-    from ..io.trec import write_run
+    from ..retrieval.bm25 import check_backend, build_or_load, streams
 
     if shards < 1 or jobs < 1:
         raise UserError(f"--shards {shards} and --jobs {jobs} must be positive integers")
@@ -59,7 +59,7 @@ def retrieve(
     check_output_file(out)
     if not tag or len(tag.split()) != 1 or tag.split()[0] != tag:
         raise UserError(f"--tag {tag!r} must be one word without whitespace")
-    settings = build(RetrievalSettings, backend=_check_backend(backend), analyzer=analyzer.strip().lower(),
+    settings = build(RetrievalSettings, backend=check_backend(backend), analyzer=analyzer.strip().lower(),
                      stopwords=stopwords, stem=stem, variant=variant.strip().lower(), k1=k1, b=b, epsilon=epsilon,
                      delta=delta, depth=depth)  # fmt: skip
     an = get_analyzer(settings.analyzer, stopwords=stopwords, stem=stem)

@@ -11,8 +11,11 @@ import typer
 
 from ..pipeline.settings import SHARD_DOCS, RunSettings
 from .app import app
-from .options import check_option, setting_option
+from .options import check_option, print_summary, setting_option
 from ..errors import UserError
+from ..io.files import check_output_dir
+from ..io.results import read_results
+from ..report import write_reports
 
 
 @app.command("run")
@@ -36,8 +39,6 @@ def run_cmd(
     from ..config.load import load_config
     from ..pipeline.run import run_experiment
 
-    from ..io.files import check_output_dir
-
     for name, value in (("jobs", jobs), ("executor", executor), ("shard_docs", shard_docs)):
         if value is not None:  # not given: the config's
             check_option(RunSettings, name, value)
@@ -50,19 +51,6 @@ def run_cmd(
     results = run_experiment(cfg, out, jobs=jobs, quiet=quiet, executor=executor, shard_docs=shard_docs, cache_dir=cache)
     if not quiet:
         print_summary(results, out)
-
-
-def print_summary(results: dict, out: Path) -> None:
-    from ..report.tables import console_summary, design_pointer
-
-    lines = console_summary(results)
-    typer.echo(f"{results['name']}: {len(results['systems'])} systems, {len(results['correlations'])} correlations")
-    for line in lines:
-        typer.echo(line)
-    typer.echo(f"report: {Path(out) / 'report.html'}  (also report.md, report.tex, results.json, scores.tsv, correlations.tsv)")
-    pointer = design_pointer(results, str(out))
-    if pointer:
-        typer.echo(pointer.replace("`", ""))
 
 
 @app.command("validate")
@@ -113,10 +101,6 @@ def report_cmd(
     Examples (after 'clir-eval demo --out demo-out'):
       clir-eval report demo-out
     """
-    from ..io.files import check_output_dir
-    from ..io.results import read_results
-    from ..report import write_reports
-
     results = read_results(out)
     check_output_dir(out, "report DIR")
     try:

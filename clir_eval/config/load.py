@@ -37,10 +37,13 @@ if TYPE_CHECKING:  # the mt package registers its metrics (sacrebleu) when impor
     from ..mt.settings import AnalysesConfig, MTSettings
 from ..templates import substitute
 from .schema import Config, SystemSpec
-from .sections import _Loader, _Section
+from .sections import Loader, Section
+from ..ir.measures import parse_measure
+from ..mt.base import metric_spec
+from ..mt.settings import MTSettings, AnalysesConfig
 
 
-def _input(s: "_Loader", value: str, where: str, part: str, fields=("title",)) -> str:
+def _input(s: "Loader", value: str, where: str, part: str, fields=("title",)) -> str:
     """A path, or ``irds:<id>``: that ir_datasets part exported as a plain file (sources.irds)."""
     if irds.is_irds(value):
         return irds.export(value, part, fields, where=f"{s.path}: {where}")
@@ -81,13 +84,13 @@ def _fmt(template: str, attrs: Mapping[str, str], where: str, cfg_path: Path) ->
         ) from None
 
 
-def _systems(s: _Loader, raw: Any, has_mt: bool) -> tuple[SystemSpec, ...]:
+def _systems(s: Loader, raw: Any, has_mt: bool) -> tuple[SystemSpec, ...]:
     if raw is None:
         return ()
     if isinstance(raw, dict):
-        out = _systems_from_pattern(s, _Section(raw, "systems", s), has_mt)
+        out = _systems_from_pattern(s, Section(raw, "systems", s), has_mt)
     elif isinstance(raw, list):
-        out = [_system_from_item(s, _Section(item, f"systems[{i}]", s)) for i, item in enumerate(raw)]
+        out = [_system_from_item(s, Section(item, f"systems[{i}]", s)) for i, item in enumerate(raw)]
     else:
         raise UserError(f"{s.path}: systems: expected a list of systems or a mapping with 'pattern'")
     names = [x.name for x in out]
@@ -97,7 +100,7 @@ def _systems(s: _Loader, raw: Any, has_mt: bool) -> tuple[SystemSpec, ...]:
     return tuple(out)
 
 
-def _system_from_item(s: _Loader, sec: _Section) -> SystemSpec:
+def _system_from_item(s: Loader, sec: Section) -> SystemSpec:
     w = sec.where
     nm = check_system_name(sec.str("name", required=True), f"{w}.name")
     hyp = sec.str("hyp")
@@ -116,7 +119,7 @@ def _system_from_item(s: _Loader, sec: _Section) -> SystemSpec:
     )
 
 
-def _systems_from_pattern(s: _Loader, sec: _Section, has_mt: bool) -> list[SystemSpec]:
+def _systems_from_pattern(s: Loader, sec: Section, has_mt: bool) -> list[SystemSpec]:
     where = sec.where
     pattern = sec.str("pattern", required=True)
     name_t = sec.str("name")
@@ -146,7 +149,7 @@ def _systems_from_pattern(s: _Loader, sec: _Section, has_mt: bool) -> list[Syste
     return out
 
 
-def _check_pattern_match(s: _Loader, pattern: str, names: list[str], expect: tuple[str, ...]) -> None:
+def _check_pattern_match(s: Loader, pattern: str, names: list[str], expect: tuple[str, ...]) -> None:
     """Note which systems the pattern matched; fail when a system listed in ``expect`` is missing."""
     missing = [n for n in expect if n not in names]
     if missing:
@@ -158,7 +161,7 @@ def _check_pattern_match(s: _Loader, pattern: str, names: list[str], expect: tup
     s.notes.append(f"systems.pattern {pattern} matched {len(names)} file(s): {shown}.")
 
 
-def _pattern_matches(s: _Loader, pattern: str, where: str) -> list[tuple[str, dict[str, str]]]:
+def _pattern_matches(s: Loader, pattern: str, where: str) -> list[tuple[str, dict[str, str]]]:
     """(path, {field: value}) of every file matching a ``systems.pattern``, sorted by path."""
     expanded = s.expand(pattern, f"{where}.pattern")
     if not os.path.isabs(expanded):
@@ -175,7 +178,7 @@ def _pattern_matches(s: _Loader, pattern: str, where: str) -> list[tuple[str, di
     return matches
 
 
-def _str_map(sec: "_Section", key: str) -> dict[str, str]:
+def _str_map(sec: "Section", key: str) -> dict[str, str]:
     v = sec.raw(key, {}) or {}
     if not isinstance(v, dict) or not all(isinstance(x, (str, int)) for x in v.values()):
         raise sec.err(key, "expected a mapping name: value")
@@ -206,8 +209,8 @@ def config_from_dict(data: Mapping[str, Any], *, base_dir: str | os.PathLike | N
 
 
 def _build(p: Path, raw: Any, data_root: str | None) -> Config:
-    s = _Loader(p, data_root)
-    top = _Section(raw, "", s)
+    s = Loader(p, data_root)
+    top = Section(raw, "", s)
     s.data_root = _data_root(s, top.str("data_root"), data_root)
     name = top.str("name", p.stem)
     run = top.settings(RunSettings, rest=True)  # seed, jobs, executor, shard_docs
@@ -265,7 +268,7 @@ def _resolved(path: str, what: str) -> str:
         raise UserError(f"{what} {path}: cannot resolve the path ({e}); fix the symbolic links") from None
 
 
-def _data_root(s: _Loader, key: str | None, flag: str | None) -> str | None:
+def _data_root(s: Loader, key: str | None, flag: str | None) -> str | None:
     """The data root: the --data-root flag, else $CLIR_EVAL_DATA, else the config's data_root."""
     if flag:
         return _resolved(flag, "--data-root")
@@ -278,10 +281,9 @@ def _data_root(s: _Loader, key: str | None, flag: str | None) -> str | None:
 
 
 
-def _load_mt(s: _Loader, sec: _Section | None, *, has_wmt: bool) -> "MTSettings | None":
+def _load_mt(s: Loader, sec: Section | None, *, has_wmt: bool) -> "MTSettings | None":
     if sec is None:
         return None
-    from ..mt.settings import MTSettings  # the mt package registers its metrics (sacrebleu) when imported
 
     refs = sec.str_list("refs") or sec.str_list("ref")
     mt = sec.settings(MTSettings, refs=tuple(s.path_of(r, f"mt.refs[{i}]") for i, r in enumerate(refs)),
@@ -294,7 +296,7 @@ def _load_mt(s: _Loader, sec: _Section | None, *, has_wmt: bool) -> "MTSettings 
     return mt
 
 
-def _load_wmt(s: _Loader, sec: _Section | None) -> WMTSource | None:
+def _load_wmt(s: Loader, sec: Section | None) -> WMTSource | None:
     if sec is None:
         return None
     human = sec.str("human")
@@ -302,7 +304,7 @@ def _load_wmt(s: _Loader, sec: _Section | None) -> WMTSource | None:
                         human=s.path_of(human, "wmt.human") if human else None)
 
 
-def _load_europarl(s: _Loader, sec: _Section | None) -> EuroparlSource | None:
+def _load_europarl(s: Loader, sec: Section | None) -> EuroparlSource | None:
     if sec is None:
         return None
     translations = sec.str("translations")
@@ -312,7 +314,7 @@ def _load_europarl(s: _Loader, sec: _Section | None) -> EuroparlSource | None:
                         lang_systems=_str_map(sec, "lang_systems"))
 
 
-def _load_collection(s: _Loader, sec: _Section | None, *, has_source: bool) -> CollectionConfig | None:
+def _load_collection(s: Loader, sec: Section | None, *, has_source: bool) -> CollectionConfig | None:
     """``collection:``: the English side and its format, line ids, distractor documents.
     With a wmt:/europarl: source only ``distractors`` may be given."""
     if sec is None:
@@ -329,15 +331,15 @@ def _load_collection(s: _Loader, sec: _Section | None, *, has_source: bool) -> C
                    ids=s.path_of(c.ids, "collection.ids") if c.ids else None, distractors=distractors)
 
 
-def _distractor(s: _Loader, item: Any, w: str) -> DistractorSource:
-    ds = _Section(item, w, s)
+def _distractor(s: Loader, item: Any, w: str) -> DistractorSource:
+    ds = Section(item, w, s)
     file_, xml, translations = ds.str("file"), ds.str("xml"), ds.str("translations")
     return ds.settings(DistractorSource, file=s.path_of(file_, f"{w}.file") if file_ else None,
                        xml=s.path_of(xml, f"{w}.xml") if xml else None,
                        translations=s.expand(translations, f"{w}.translations") if translations else None, where=w)
 
 
-def _load_queries(s: _Loader, sec: _Section | None) -> QueriesConfig | None:
+def _load_queries(s: Loader, sec: Section | None) -> QueriesConfig | None:
     if sec is None:
         return None
     key = "file" if "file" in sec.data else "files"
@@ -352,7 +354,7 @@ def _load_queries(s: _Loader, sec: _Section | None) -> QueriesConfig | None:
     return queries
 
 
-def _load_relevance(s: _Loader, sec: _Section | None) -> RelevanceConfig | None:
+def _load_relevance(s: Loader, sec: Section | None) -> RelevanceConfig | None:
     """``relevance: {qrels: FILE}`` or ``relevance: {pseudo: {top_k: K}}``."""
     if sec is None:
         return None
@@ -366,7 +368,7 @@ def _load_relevance(s: _Loader, sec: _Section | None) -> RelevanceConfig | None:
                         pseudo_top_k=top_k)
 
 
-def _load_retrieval(s: _Loader, sec: _Section | None) -> RetrievalSettings:
+def _load_retrieval(s: Loader, sec: Section | None) -> RetrievalSettings:
     if sec is None:
         return RetrievalSettings()
     stopwords = sec.str("stopwords")
@@ -375,19 +377,19 @@ def _load_retrieval(s: _Loader, sec: _Section | None) -> RetrievalSettings:
     return sec.settings(RetrievalSettings, stopwords=stopwords)
 
 
-def _load_ir(sec: _Section | None) -> IRSettings:
+def _load_ir(sec: Section | None) -> IRSettings:
     return IRSettings() if sec is None else sec.settings(IRSettings)
 
 
-def _load_external(s: _Loader, raw: Any) -> tuple[ExternalTable, ...]:
+def _load_external(s: Loader, raw: Any) -> tuple[ExternalTable, ...]:
     if raw is None:
         return ()
     if not isinstance(raw, list):
         raise UserError(f"{s.path}: external: expected a list of tables")
-    return tuple(_external_table(s, _Section(item, f"external[{i}]", s)) for i, item in enumerate(raw))
+    return tuple(_external_table(s, Section(item, f"external[{i}]", s)) for i, item in enumerate(raw))
 
 
-def _external_table(s: _Loader, es: _Section) -> ExternalTable:
+def _external_table(s: Loader, es: Section) -> ExternalTable:
     """An ``external:`` entry: its file resolved (format mtme: score files named by a pattern, every metric of
     them unless ``columns`` are given), ``key``/``system_key`` as the one-column ``match`` they stand for."""
     w = es.where
@@ -406,7 +408,7 @@ def _external_table(s: _Loader, es: _Section) -> ExternalTable:
                        documents=s.path_of(docs, f"{w}.documents") if docs else None, where=w)
 
 
-def _load_correlation(s: _Loader, sec: _Section | None, seed: int) -> CorrelationSettings:
+def _load_correlation(s: Loader, sec: Section | None, seed: int) -> CorrelationSettings:
     if sec is None:
         return CorrelationSettings(seed=seed)
     given = {"round": sec.raw("round", {}) or {}}
@@ -415,7 +417,7 @@ def _load_correlation(s: _Loader, sec: _Section | None, seed: int) -> Correlatio
     return sec.settings(CorrelationSettings, **given)
 
 
-def _load_item_level(top: _Section) -> ItemLevelSettings:
+def _load_item_level(top: Section) -> ItemLevelSettings:
     """``item_level: false`` switches the item-level analysis off; a mapping sets it."""
     raw = top.data.get("item_level")
     if isinstance(raw, bool):
@@ -425,14 +427,13 @@ def _load_item_level(top: _Section) -> ItemLevelSettings:
     return ItemLevelSettings() if sec is None else sec.settings(ItemLevelSettings)
 
 
-def _load_analyses(s: _Loader, sec: _Section | None, *, has_mt: bool,
+def _load_analyses(s: Loader, sec: Section | None, *, has_mt: bool,
                    systems: list[str] | None) -> "AnalysesConfig | None":
     """``analyses: {favoritism: {systems: [S, U], metrics: [...], top: 10},
     frequency_buckets: {buckets: [10, 100, 1000], systems: all, beta: 1}}``; ``systems``: the
     names with MT output when known before the sources are read (else checked at run time)."""
     if sec is None:
         return None
-    from ..mt.settings import AnalysesConfig  # the mt package registers its metrics (sacrebleu) when imported
 
     fb = sec.data.get("frequency_buckets")
     if isinstance(fb, dict):  # YAML shorthands: buckets as "10,100,1000", systems: all
@@ -491,8 +492,6 @@ def _check_round_names(cfg: Config, p: Path) -> None:
         return
     if (cfg.wmt is not None and cfg.wmt.human) or any(t.format != "table" for t in cfg.external):
         return  # score names read from the data: checked when the scores are known
-    from ..ir.measures import parse_measure  # pytrec_eval, loaded only to check names here
-    from ..mt.base import metric_spec  # sacrebleu (the mt package registers its metrics on import)
 
     known: set[str] = set()
     for spec in cfg.mt.metrics if cfg.mt else ():

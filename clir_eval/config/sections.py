@@ -1,5 +1,5 @@
-"""Reading a YAML config: a mapping with its YAML path (:class:`_Section`, which pops known keys, checks
-types and bounds and rejects unknown keys) and the file's context (:class:`_Loader`: the config's path and
+"""Reading a YAML config: a mapping with its YAML path (:class:`Section`, which pops known keys, checks
+types and bounds and rejects unknown keys) and the file's context (:class:`Loader`: the config's path and
 directory, ``${VAR}``/``${DATA_ROOT}`` expansion, paths relative to the config file)."""
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 # --------------------------------------------------------------------------- validation helpers
-class _Section:
+class Section:
     """A YAML mapping with its path; pops known keys and rejects the rest."""
 
-    def __init__(self, data: Any, where: str, cfg: "_Loader"):
+    def __init__(self, data: Any, where: str, cfg: "Loader"):
         if data is None:
             data = {}
         if not isinstance(data, dict):
@@ -101,9 +101,9 @@ class _Section:
             raise self.err(key, f"an empty list; name at least one {nonempty} (or leave the key out for the defaults)")
         return out
 
-    def section(self, key: str) -> "_Section | None":
+    def section(self, key: str) -> "Section | None":
         v = self.data.pop(key, None)
-        return None if v is None else _Section(v, self._p(key), self.cfg)
+        return None if v is None else Section(v, self._p(key), self.cfg)
 
     def settings(self, cls: type, *, rest: bool = False, **given: Any) -> Any:
         """The whole section as the settings record ``cls``: each declared field read with its type (absent
@@ -159,7 +159,7 @@ class _Section:
             raise self.err(key, "unknown key; check the spelling (see docs/reference/config.md or configs/demo.yaml)")
 
 
-class _Loader:
+class Loader:
     def __init__(self, path: Path, data_root: str | None):
         self.path = path
         self.base = path.parent.resolve()

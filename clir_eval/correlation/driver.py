@@ -14,12 +14,20 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
+from .. import lazylibs
 from ..errors import UserError
+from ..limits import TABLE_SEED
 from ..stats import round_half_up
 from .statistics import (Correlation, Mapper, batched, bootstrap_ci, correlate, pairwise_accuracy,
                          perm_both_setup, permutation_sigdiff, query_bootstrap_ci)
 from .settings import MIN_SEPARATED_SHARE, CorrelationInputs, StatsSettings, VerdictSettings
 from .verdict import ranking
+from .significance import (
+    crossed_ci, min_significant_tau, Stream, crossed_parts, adjust, crossed_interval, monte_carlo_family, p_floor,
+    settle_draws, FLOOR_SHARE,
+)
+from .statistics import perm_both_exact_kind, _draws, _percentile_ci
+from .verdict import clusters
 
 PerQuery = Callable[[str, Sequence[str]], "np.ndarray | None"]
 
@@ -49,7 +57,7 @@ class PairResult:
     pairwise_accuracy: float | None
     ci_systems: tuple[float | None, float | None] | None = None
     ci_queries: tuple[float | None, float | None] | None = None
-    seed: int = 0
+    seed: int = TABLE_SEED
     ci_both: tuple[float | None, float | None] | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
 
@@ -59,8 +67,6 @@ def correlate_pairs(table: ScoreTable, pairs: Sequence[tuple[str, str]], s: Stat
     """Correlate each (x, y) pair of ``table`` in order. Where per-query values exist, the
     BOOT-BOTH CI uses draws shared by every x of the same y (seed ``s.seed``). ``map`` runs
     the resampling seed blocks."""
-    from .significance import crossed_ci
-
     out = []
     for i, (x, y) in enumerate(pairs):
         xv, yv = np.asarray(table.columns[x], float), np.asarray(table.columns[y], float)
@@ -413,16 +419,12 @@ def min_significant(n: int, s: StatsSettings) -> tuple[float | None, str | None]
     from the exact null of untied rankings; Pearson and Spearman from the t distribution their
     p-values use (r = t / sqrt(n - 2 + t²), t at 1 - α/2 with n - 2 degrees of freedom); acc23
     has no p-value. None with no reason: no coefficient can be significant."""
-    from .significance import min_significant_tau
-
     if s.method == "kendall" and s.variant in ("b", "c"):
         return min_significant_tau(n, s.alpha, s.variant), None
     if s.method in ("pearson", "spearman"):
         if n < 3:
             return None, None
-        import scipy.stats
-
-        t = float(scipy.stats.t.ppf(1 - s.alpha / 2, n - 2))
+        t = float(lazylibs.scipy_stats().t.ppf(1 - s.alpha / 2, n - 2))
         return t / math.sqrt(n - 2 + t * t), None
     return None, "acc23 has no p-value (use the CIs)"
 
@@ -446,15 +448,13 @@ def williams_p(r_ag: float, r_bg: float, r_ab: float, n: int) -> float | None:
     b does, for Pearson correlations sharing g over the same n systems (as WMT metrics tasks)."""
     if n < 4:
         return None
-    import scipy.stats
-
     det = 1 - r_ag ** 2 - r_bg ** 2 - r_ab ** 2 + 2 * r_ag * r_bg * r_ab
     rbar = (r_ag + r_bg) / 2
     denom = 2 * (n - 1) / (n - 3) * det + rbar ** 2 * (1 - r_ab) ** 3
     if denom <= 0:
         return None
     t = (r_ag - r_bg) * math.sqrt((n - 1) * (1 + r_ab) / denom)
-    return float(scipy.stats.t.sf(t, n - 3))
+    return float(lazylibs.scipy_stats().t.sf(t, n - 3))
 
 
 def _pair_test_stream(k: int, setup: tuple, s: StatsSettings, seed: int, exact: bool = True):
@@ -464,9 +464,6 @@ def _pair_test_stream(k: int, setup: tuple, s: StatsSettings, seed: int, exact: 
     :func:`.statistics.perm_both_exact_kind`) where ``exact`` and that is cheap, else Monte Carlo. Exact:
     swapping every system negates Δ, so for |Δ| > 0 the two tails hold equally many patterns and the count
     is twice the upper tail's; for Δ = 0 every pattern counts."""
-    from .significance import Stream
-    from .statistics import perm_both_exact_kind
-
     a, b, g, delta = setup
     if exact and perm_both_exact_kind(a, b, s.method, s.variant) is not None:
         total = 1 << len(a)
@@ -485,8 +482,6 @@ def _delta_draws(t: Target, metric: str, keep: np.ndarray, s: StatsSettings, k: 
     """Oriented per-draw coefficients of ``metric`` over the systems ``keep``: BOOT-BOTH draws
     (systems and queries, seed ``s.seed``) where the target has per-query values, else a bootstrap
     over systems; the draws of two metrics over the same systems are paired."""
-    from .statistics import _draws
-
     key = (metric, keep.tobytes())
     if key in cache:
         return cache[key]
@@ -511,8 +506,6 @@ def _crossed_parts(t: Target, metric: str, keep: np.ndarray, s: StatsSettings, k
                    cache: dict, map: Mapper | None) -> dict[str, np.ndarray]:  # fmt: skip
     """:func:`.significance.crossed_parts` of ``metric`` (oriented) against the target over the systems
     ``keep`` (seed ``s.seed``: the parts of two metrics are paired)."""
-    from .significance import crossed_parts
-
     key = ("crossed", metric, keep.tobytes())
     if key not in cache:
         x = np.asarray(t.table.columns[metric], float)[keep]
@@ -524,8 +517,6 @@ def _crossed_parts(t: Target, metric: str, keep: np.ndarray, s: StatsSettings, k
 
 
 def _delta_ci(da: np.ndarray, db: np.ndarray, level: float) -> list[float | None]:
-    from .statistics import _percentile_ci
-
     lo, hi = _percentile_ci(list(da - db), level)
     return [lo, hi]
 
@@ -536,23 +527,7 @@ def verdicts(targets: Sequence[Target], lower: Sequence[str], s: StatsSettings, 
     (``v.family``: each target's pairs, or all pairs of all targets), drawn until each decision is
     settled (``v.resolution``), AssignRanks clusters, a CI of every Δτ, power and (IR measures)
     discriminability."""
-    from .significance import adjust, crossed_interval, monte_carlo_family, p_floor, settle_draws
-    from .verdict import clusters
-
-    sign = lambda m: -1.0 if m in lower else 1.0  # noqa: E731
-    tests: list[dict[str, Any]] = []
-    orders = []
-    for ti, t in enumerate(targets):
-        taus = {r.x: r.correlation.tau for r in t.results}
-        order = ranking(taus, lower)
-        orders.append(order)
-        y = np.asarray(t.table.columns[t.name], float)
-        for i, a in enumerate(order):
-            for b in order[i + 1:]:
-                xa, xb = sign(a) * np.asarray(t.table.columns[a], float), sign(b) * np.asarray(t.table.columns[b], float)
-                keep = ~(np.isnan(xa) | np.isnan(xb) | np.isnan(y))
-                setup = perm_both_setup(xa, xb, y, s.method, s.variant)
-                tests.append({"ti": ti, "a": a, "b": b, "setup": setup, "keep": keep, "seed": s.seed + len(tests)})
+    tests, orders = _pair_tests(targets, lower, s)
     tested = [k for k, tst in enumerate(tests) if tst["setup"] is not None]
     pos = {k: j for j, k in enumerate(tested)}
     if v.family == "all":
@@ -575,87 +550,12 @@ def verdicts(targets: Sequence[Target], lower: Sequence[str], s: StatsSettings, 
         else:
             family = f"the {len(fam)} metric pairs of {_label(t)}"
         cache: dict = {}
-        pairwise = []
-        for k, tst in enumerate(tests):
-            if tst["ti"] != ti:
-                continue
-            j = pos.get(k)
-            keep = tst["keep"]
-            row: dict[str, Any] = {"a": tst["a"], "b": tst["b"], "delta": None, "p_value": None, "p_adjusted": None,
-                                   "n": int(keep.sum()), "significant": False,
-                                   "systems": [sy for sy, kk in zip(t.table.systems, keep) if kk]}
-            if j is not None:
-                p_adj = adjusted[j]
-                row.update(delta=float(tst["setup"][3]), p_value=float(mc.p[j]), p_adjusted=p_adj,
-                           significant=p_adj < s.alpha, p_se=float(mc.se[j]), resamples=int(mc.draws[j]),
-                           settled=bool(mc.settled[j]), exact=bool(mc.exact[j]))
-                ci_k = s.resamples if s.resamples > 0 else v.ci_resamples
-                if ci_k > 0:
-                    crossed = _has_queries(t, keep)
-                    if crossed:
-                        pa = _crossed_parts(t, tst["a"], keep, s, ci_k, lower, cache, map)
-                        pb = _crossed_parts(t, tst["b"], keep, s, ci_k, lower, cache, map)
-                        row["delta_ci"] = list(crossed_interval(float(tst["setup"][3]), {
-                            k_: pa[k_] - pb[k_] for k_ in pa}, s.level, bound=2.0))
-                    else:
-                        da = _delta_draws(t, tst["a"], keep, s, ci_k, lower, cache, map)
-                        db = _delta_draws(t, tst["b"], keep, s, ci_k, lower, cache, map)
-                        row["delta_ci"] = _delta_ci(da, db, s.level)
-                    row["delta_ci_level"] = s.level
-                    row["delta_ci_resamples"] = ci_k
-                    row["delta_ci_method"] = (CROSSED_METHOD if crossed else "bootstrap over systems")
-                if s.method == "pearson":
-                    a_, b_, g_, _ = tst["setup"]
-                    rr = np.corrcoef(np.vstack([a_, b_, g_]))
-                    w1 = williams_p(float(rr[0, 2]), float(rr[1, 2]), float(rr[0, 1]), len(g_))
-                    row["williams_p"] = None if w1 is None else min(1.0, 2 * min(w1, 1 - w1))  # two-sided
-            pairwise.append(row)
+        pairwise = [_pair_row(t, tst, pos.get(k), adjusted, mc, s, v, lower, cache, map)
+                    for k, tst in enumerate(tests) if tst["ti"] == ti]
         groups = clusters(order, {(r["a"], r["b"]): r["p_adjusted"] for r in pairwise}, s.alpha)
-        ns = [r.correlation.n for r in t.results if r.correlation.tau is not None] or \
-             [r.correlation.n for r in t.results] or [0]
+        ns, min_tau, why, informative, warnings, notes, disc = _target_caveats(t, s, v, disc_all.get(ti))
         n_sys = max(ns)
-        min_tau, why = min_significant(n_sys, s)
-        notes = [f"{r.x}: not ranked ({r.correlation.reason})" for r in t.results if r.correlation.tau is None]
-        power, loud = _power_note(n_sys, s.alpha, min_tau, why, s)
-        informative = not (min_tau is None and why is None)
-        warnings = [power] if power and loud else []
-        if power and not loud:
-            notes.append(power)
-        y = np.asarray(t.table.columns[t.name], float)
-        yv = y[~np.isnan(y)]
-        if len(yv) >= 1 and np.all(yv == yv[0]):
-            informative = False
-            warnings.append(f"UNINFORMATIVE: {t.name} has the same value ({yv[0]:g}) for all {len(yv)} systems "
-                            "(all tied), so no metric can be ranked against it")
-        if min(ns) != max(ns):
-            notes.append("missing scores: the correlations use " + ", ".join(
-                f"{r.x} n = {r.correlation.n}" for r in t.results if r.correlation.n != n_sys)
-                + f" (the others n = {n_sys}); each pairwise test uses the systems both metrics and the target share")
-        disc = disc_all.get(ti)
-        if disc is None and t.kind == "ir" and v.discriminability:
-            notes.append(f"discriminability not computed: {t.name} has no per-query values whose mean is its score "
-                         "(external or rounded scores, or a measure that is not a mean over queries)")
-        if disc is not None:
-            notes += disc.pop("_notes", [])
-            warnings += disc.pop("_warnings", [])
-            if disc["pairs_separated"] < max(1, math.ceil(MIN_SEPARATED_SHARE * disc["pairs"])):
-                informative = False
-                warnings.append(f"UNINFORMATIVE: {t.name} separates only {disc['pairs_separated']} of {disc['pairs']} "
-                                f"system pairs (adjusted p < {s.alpha:g}, fewer than {MIN_SEPARATED_SHARE:.0%}); its "
-                                "differences between systems are mostly noise, so a correlation with it says little")
-        fam_draws = [int(mc.draws[j]) for j in fam if not mc.exact[j]]
-        n_exact = sum(1 for j in fam if mc.exact[j])
-        if fam_draws or not fam:
-            floor = p_floor(len(fam), mc.max_draws, v.correction)
-        else:  # every test exact: the smallest p is 1/2^n
-            floor = min(1.0, (1 if v.correction == "none" else len(fam)) / max(1, max(int(mc.draws[j]) for j in fam)))
-        unsettled = [f"{r['a']} > {r['b']}" for r in pairwise if r.get("settled") is False]
-        settle = settle_draws(mc, [fam], v.correction, s.alpha) if unsettled else None
-        resolution = {"mode": v.resolution, "first": v.resamples, "max": mc.max_draws,
-                      "draws": [min(fam_draws), max(fam_draws)] if fam_draws else None, "exact": n_exact,
-                      "floor": floor, "unsettled": len(unsettled), "settle_draws": settle}
-        w, nn = _resolution_notes("PERM-BOTH", len(fam), v, mc.max_draws, floor, s.alpha, unsettled, settle,
-                                  monte_carlo=bool(fam_draws))
+        resolution, w, nn = _family_resolution(fam, mc, pairwise, s, v)
         warnings += w
         notes += nn
         by_x = {r.x: r.correlation for r in t.results}
@@ -679,6 +579,119 @@ def verdicts(targets: Sequence[Target], lower: Sequence[str], s: StatsSettings, 
             "warnings": warnings, "notes": warnings + notes,
         })
     return out
+
+
+def _pair_tests(targets: Sequence[Target], lower: Sequence[str], s: StatsSettings) -> tuple[list[dict], list[list[str]]]:
+    """Every pair of ranked metrics of every target, in ranking order, with its PERM-BOTH set-up and
+    seed (the run's seed + the test's index); and each target's ranking."""
+    sign = lambda m: -1.0 if m in lower else 1.0  # noqa: E731
+    tests: list[dict[str, Any]] = []
+    orders = []
+    for ti, t in enumerate(targets):
+        taus = {r.x: r.correlation.tau for r in t.results}
+        order = ranking(taus, lower)
+        orders.append(order)
+        y = np.asarray(t.table.columns[t.name], float)
+        for i, a in enumerate(order):
+            for b in order[i + 1:]:
+                xa, xb = sign(a) * np.asarray(t.table.columns[a], float), sign(b) * np.asarray(t.table.columns[b], float)
+                keep = ~(np.isnan(xa) | np.isnan(xb) | np.isnan(y))
+                setup = perm_both_setup(xa, xb, y, s.method, s.variant)
+                tests.append({"ti": ti, "a": a, "b": b, "setup": setup, "keep": keep, "seed": s.seed + len(tests)})
+    return tests, orders
+
+
+def _pair_row(t: Target, tst: dict, j: int | None, adjusted: dict[int, float], mc, s: StatsSettings,
+              v: VerdictSettings, lower: Sequence[str], cache: dict, map: Mapper | None) -> dict[str, Any]:  # fmt: skip
+    """One pairwise row of a target's verdict: Δτ, its p-values and, when asked, its CI (``j``: the
+    test's index among those tested; None when the pair could not be tested)."""
+    keep = tst["keep"]
+    row: dict[str, Any] = {"a": tst["a"], "b": tst["b"], "delta": None, "p_value": None, "p_adjusted": None,
+                           "n": int(keep.sum()), "significant": False,
+                           "systems": [sy for sy, kk in zip(t.table.systems, keep) if kk]}
+    if j is None:
+        return row
+    p_adj = adjusted[j]
+    row.update(delta=float(tst["setup"][3]), p_value=float(mc.p[j]), p_adjusted=p_adj,
+               significant=p_adj < s.alpha, p_se=float(mc.se[j]), resamples=int(mc.draws[j]),
+               settled=bool(mc.settled[j]), exact=bool(mc.exact[j]))
+    ci_k = s.resamples if s.resamples > 0 else v.ci_resamples
+    if ci_k > 0:
+        crossed = _has_queries(t, keep)
+        if crossed:
+            pa = _crossed_parts(t, tst["a"], keep, s, ci_k, lower, cache, map)
+            pb = _crossed_parts(t, tst["b"], keep, s, ci_k, lower, cache, map)
+            row["delta_ci"] = list(crossed_interval(float(tst["setup"][3]), {
+                k_: pa[k_] - pb[k_] for k_ in pa}, s.level, bound=2.0))
+        else:
+            da = _delta_draws(t, tst["a"], keep, s, ci_k, lower, cache, map)
+            db = _delta_draws(t, tst["b"], keep, s, ci_k, lower, cache, map)
+            row["delta_ci"] = _delta_ci(da, db, s.level)
+        row["delta_ci_level"] = s.level
+        row["delta_ci_resamples"] = ci_k
+        row["delta_ci_method"] = (CROSSED_METHOD if crossed else "bootstrap over systems")
+    if s.method == "pearson":
+        a_, b_, g_, _ = tst["setup"]
+        rr = np.corrcoef(np.vstack([a_, b_, g_]))
+        w1 = williams_p(float(rr[0, 2]), float(rr[1, 2]), float(rr[0, 1]), len(g_))
+        row["williams_p"] = None if w1 is None else min(1.0, 2 * min(w1, 1 - w1))  # two-sided
+    return row
+
+
+def _target_caveats(t: Target, s: StatsSettings, v: VerdictSettings, disc: dict | None):
+    """What bounds a target's verdict: the systems counted (``ns``), the smallest significant τ and why
+    it is not computed, whether the target can inform at all, and its warnings and notes (power, ties,
+    missing scores, discriminability, which ``disc`` carries)."""
+    ns = [r.correlation.n for r in t.results if r.correlation.tau is not None] or \
+         [r.correlation.n for r in t.results] or [0]
+    n_sys = max(ns)
+    min_tau, why = min_significant(n_sys, s)
+    notes = [f"{r.x}: not ranked ({r.correlation.reason})" for r in t.results if r.correlation.tau is None]
+    power, loud = _power_note(n_sys, s.alpha, min_tau, why, s)
+    informative = not (min_tau is None and why is None)
+    warnings = [power] if power and loud else []
+    if power and not loud:
+        notes.append(power)
+    y = np.asarray(t.table.columns[t.name], float)
+    yv = y[~np.isnan(y)]
+    if len(yv) >= 1 and np.all(yv == yv[0]):
+        informative = False
+        warnings.append(f"UNINFORMATIVE: {t.name} has the same value ({yv[0]:g}) for all {len(yv)} systems "
+                        "(all tied), so no metric can be ranked against it")
+    if min(ns) != max(ns):
+        notes.append("missing scores: the correlations use " + ", ".join(
+            f"{r.x} n = {r.correlation.n}" for r in t.results if r.correlation.n != n_sys)
+            + f" (the others n = {n_sys}); each pairwise test uses the systems both metrics and the target share")
+    if disc is None and t.kind == "ir" and v.discriminability:
+        notes.append(f"discriminability not computed: {t.name} has no per-query values whose mean is its score "
+                     "(external or rounded scores, or a measure that is not a mean over queries)")
+    if disc is not None:
+        notes += disc.pop("_notes", [])
+        warnings += disc.pop("_warnings", [])
+        if disc["pairs_separated"] < max(1, math.ceil(MIN_SEPARATED_SHARE * disc["pairs"])):
+            informative = False
+            warnings.append(f"UNINFORMATIVE: {t.name} separates only {disc['pairs_separated']} of {disc['pairs']} "
+                            f"system pairs (adjusted p < {s.alpha:g}, fewer than {MIN_SEPARATED_SHARE:.0%}); its "
+                            "differences between systems are mostly noise, so a correlation with it says little")
+    return ns, min_tau, why, informative, warnings, notes, disc
+
+
+def _family_resolution(fam: list[int], mc, pairwise: list[dict], s: StatsSettings, v: VerdictSettings):
+    """How far a family's Monte Carlo draws went (the verdict's ``resolution``), with its warnings and notes."""
+    fam_draws = [int(mc.draws[j]) for j in fam if not mc.exact[j]]
+    n_exact = sum(1 for j in fam if mc.exact[j])
+    if fam_draws or not fam:
+        floor = p_floor(len(fam), mc.max_draws, v.correction)
+    else:  # every test exact: the smallest p is 1/2^n
+        floor = min(1.0, (1 if v.correction == "none" else len(fam)) / max(1, max(int(mc.draws[j]) for j in fam)))
+    unsettled = [f"{r['a']} > {r['b']}" for r in pairwise if r.get("settled") is False]
+    settle = settle_draws(mc, [fam], v.correction, s.alpha) if unsettled else None
+    resolution = {"mode": v.resolution, "first": v.resamples, "max": mc.max_draws,
+                  "draws": [min(fam_draws), max(fam_draws)] if fam_draws else None, "exact": n_exact,
+                  "floor": floor, "unsettled": len(unsettled), "settle_draws": settle}
+    w, nn = _resolution_notes("PERM-BOTH", len(fam), v, mc.max_draws, floor, s.alpha, unsettled, settle,
+                              monte_carlo=bool(fam_draws))
+    return resolution, w, nn
 
 
 def _target_systems(t: Target) -> list[str]:
@@ -706,8 +719,6 @@ def _resolution_notes(test: str, m: int, v: VerdictSettings, cap: int, floor: fl
                       ) -> tuple[list[str], list[str]]:  # fmt: skip
     """(warnings, notes) on what the number of draws lets the test show, and on the decisions the
     maximum draws left open with the draws that would settle them (``settle``)."""
-    from .significance import FLOOR_SHARE
-
     warnings, notes = [], []
     if m == 0:
         return warnings, notes
@@ -736,8 +747,6 @@ def _discriminability_all(targets: Sequence[Target], s: StatsSettings, v: Verdic
                           map: Mapper | None) -> dict[int, dict[str, Any]]:  # fmt: skip
     """Per IR target with per-query values: the paired randomization test over queries for every
     pair of systems, p adjusted over the target's pairs, drawn like the verdicts' tests."""
-    from .significance import Stream, adjust, monte_carlo_family, p_floor, settle_draws
-
     prepared = {}
     for ti, t in enumerate(targets):
         if not (v.discriminability and t.kind == "ir" and t.table.per_query):

@@ -39,6 +39,7 @@ import math
 import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
+import itertools
 
 import numpy as np
 import scipy  # scipy.special loads on first use (scipy's lazy submodules)
@@ -48,6 +49,8 @@ from .kendall_rows import kendall_rows
 from .pairsums import group_sums, quad_forms, tau_draws
 from .settings import CorrelationSettings, StatsSettings
 from .statistics import _coef_batch, _percentile_ci, check_method, resample_blocks
+from .significance import Source, monte_carlo_family, settle_summary
+from .verdict import ranking, clusters, oriented
 
 # version of the item-level computation: change it when a change alters its results (cached
 # results of another version are not reused)
@@ -541,8 +544,6 @@ def joint_permutations(S: int, k: int, rng: np.random.Generator) -> tuple[np.nda
     """((draws, S) permutations of S systems, exact): every permutation when there are at most
     :data:`EXACT_MAX` (the identity among them), else ``k`` uniform ones from ``rng``."""
     if math.factorial(S) <= EXACT_MAX:
-        import itertools
-
         return np.array(list(itertools.permutations(range(S))), np.int64).reshape(-1, S), True
     return rng.permuted(np.broadcast_to(np.arange(S, dtype=np.int64), (k, S)).copy(), axis=1), False
 
@@ -884,8 +885,6 @@ def plan_verdicts(mats: Sequence[ItemMatrix], rows: Sequence[Mapping[str, Any]],
     """The metrics' ranking per (item kind, target) from the ``within`` rows' coefficients, each pair's
     swap-test data, and the first round of jobs: per pair every swap pattern (up to 13 systems) or the first
     ``s.permutation`` draws in seed blocks (pair i's block j from ``default_rng([seed, i, j])``)."""
-    from .verdict import ranking
-
     sign = lambda name: -1.0 if name in lower else 1.0  # noqa: E731
     verdicts, pairs = [], []
     S = max((len(m.systems) for m in mats), default=0)
@@ -927,9 +926,6 @@ def finish_verdicts(plan: PairPlan, jobs: list[tuple], results: Sequence[tuple],
     decision is still open within their family, doubling up to :func:`.significance.max_draws`. The first
     round's results (``jobs``/``results``, run beside the rows' jobs) are the engine's first blocks. Then p
     adjusted per family, clusters, answers, and a sentence on the decisions left unsettled."""
-    from .significance import Source, monte_carlo_family, settle_summary
-    from .verdict import clusters
-
     n = len(plan.pairs)
     done = {k: r for (k, _), r in zip(jobs, results)}
     first_blocks = [] if plan.exact else resample_blocks(plan.first)
@@ -996,8 +992,6 @@ def _answer(items: str, y: str, order: Sequence[str], groups, winner, mine: Mapp
     """One line on the ``within`` component: which metric tells on which items a system does worse than its
     own average, or how tightly the CIs bound every metric. A metric is said to be above another only where
     that pair's adjusted p is below α."""
-    from .verdict import oriented
-
     # a run's item kinds are documents and queries; a table's (correlate --item-col) are its items
     unit, one = {"documents": ("documents", "document"), "queries": ("queries", "query")}.get(items, ("items", "item"))
     what = f"on which {unit} a system does worse than its own average"

@@ -22,6 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import lazylibs
+
 
 @dataclass(frozen=True)
 class GroupSums:
@@ -55,8 +57,7 @@ def _ties(cells: tuple, *ranks: np.ndarray) -> np.ndarray:
     key = ranks[0].astype(np.int64)
     for r in ranks[1:]:
         key = key * (int(r.max(initial=0)) + 1) + r
-    from scipy import sparse
-
+    sparse = lazylibs.scipy_sparse()
     _, v = np.unique(key, return_inverse=True)
     # groups x values, sparse: at most n values per group (a dense one is G x distinct values, which
     # for continuous scores is G x all cells); integer counts, so the product is exact either way

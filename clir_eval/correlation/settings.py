@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping
 
-from ..limits import MAX_DECIMALS, MAX_RESAMPLES, MAX_SEED
+from ..limits import MAX_DECIMALS, MAX_RESAMPLES, MAX_SEED, RUN_SEED, TABLE_SEED
 from ..settings import SettingError, Settings, default, like, same_as, setting
 
 METHODS = ("kendall", "pearson", "spearman")
@@ -35,7 +35,7 @@ class CorrelationSettings(Settings):
                              le=MAX_RESAMPLES)
     permutation: int = setting(1000, "Permutation draws of the tests between two metrics' τ (0: none).", ge=0,
                                le=MAX_RESAMPLES)
-    seed: int = setting(13, "Random seed of the resampling (default: the config's seed).", ge=0, le=MAX_SEED)
+    seed: int = setting(RUN_SEED, "Random seed of the resampling (default: the config's seed).", ge=0, le=MAX_SEED)
     round: Mapping[str, int] = setting(default_factory=dict, help="Decimals per score name, rounded half-up "
                                                                   "before correlating, e.g. {chrf1: 1}.")
     correction: str = setting("holm", "Multiple-testing correction of the verdicts: holm, bh or none.",
@@ -90,7 +90,7 @@ class StatsSettings(Settings):
     alpha: float = same_as(CorrelationSettings, "alpha")
     resamples: int = like(CorrelationSettings, "bootstrap", 0, "Bootstrap resamples over systems for a CI per cell "
                                                                "(0 = none).")
-    seed: int = like(CorrelationSettings, "seed", 0, "Seed of the bootstrap and permutation tests.")
+    seed: int = like(CorrelationSettings, "seed", TABLE_SEED, "Seed of the bootstrap and permutation tests.")
     level: float = setting(CI_LEVEL, "Confidence level of the intervals.", gt=0, lt=1)
     seed_per_pair: bool = setting(True, "Pair i draws with seed + i (a run); else every pair uses the seed.")
 
@@ -137,4 +137,4 @@ class DesignSettings(Settings):
     reps: int = setting(400, "Simulated studies per question, size and effect (Monte Carlo se <= 0.5/sqrt(reps)).",
                         ge=20, le=MAX_RESAMPLES)
     power: float = setting(0.8, "Power the one-line answers aim at.", gt=0, lt=1)
-    seed: int = setting(13, "Seed of the simulation.", ge=0, le=MAX_SEED)
+    seed: int = setting(RUN_SEED, "Seed of the simulation.", ge=0, le=MAX_SEED)

@@ -26,13 +26,20 @@ from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
 import numpy as np
-import scipy  # scipy.stats loads on first use (scipy's lazy submodules): importing this module stays cheap
 
+from .. import lazylibs
 from ..errors import UserError
 from ..stats import adjust_p
+from ..settings import default
 from .settings import CORRECTIONS, FAMILIES, RESOLUTIONS  # noqa: F401  (the choices, declared with the settings)
-from .statistics import (_ALPHA, _BOOTSTRAP, _LEVEL, _METHOD, _PERMUTATION, _SEED, _VARIANT, RESAMPLE_BLOCK, Mapper,
-                         ResampleBlock, _check_level, _coef, _coef_batch, _draws, _percentile_ci, _serial_map, block_tasks, check_method, is_pending, joint_sample, resample_block, resample_blocks)
+from .settings import CorrelationSettings, StatsSettings
+from .statistics import (RESAMPLE_BLOCK, Mapper,
+                         ResampleBlock, check_level, _coef, _coef_batch, _draws, _percentile_ci, serial_map, block_tasks, check_method, is_pending, joint_sample, resample_block, resample_blocks)
+
+# keyword defaults of the functions below: the settings records' (correlation/settings.py)
+_METHOD, _VARIANT = default(CorrelationSettings, "method"), default(CorrelationSettings, "variant")
+_ALPHA, _LEVEL, _SEED = default(CorrelationSettings, "alpha"), default(StatsSettings, "level"), default(StatsSettings, "seed")
+_BOOTSTRAP, _PERMUTATION = default(CorrelationSettings, "bootstrap"), default(CorrelationSettings, "permutation")
 
 SETTLE_RISK = 1e-3  # two-sided error of each Clopper-Pearson interval that settles a decision
 FLOOR_SHARE = 0.05  # sequential: the maximum draws make the smallest attainable adjusted p <= FLOOR_SHARE * alpha
@@ -67,8 +74,8 @@ def clopper_pearson(c: np.ndarray, n: np.ndarray, risk: float = SETTLE_RISK) -> 
     c = np.asarray(c, float)
     n = np.asarray(n, float)
     with np.errstate(all="ignore"):
-        lo = np.where(c > 0, scipy.stats.beta.ppf(risk / 2, c, n - c + 1), 0.0)
-        hi = np.where(c < n, scipy.stats.beta.ppf(1 - risk / 2, c + 1, n - c), 1.0)
+        lo = np.where(c > 0, lazylibs.scipy_stats().beta.ppf(risk / 2, c, n - c + 1), 0.0)
+        hi = np.where(c < n, lazylibs.scipy_stats().beta.ppf(1 - risk / 2, c + 1, n - c), 1.0)
     return np.nan_to_num(lo, nan=0.0), np.nan_to_num(hi, nan=1.0)
 
 
@@ -202,7 +209,7 @@ def monte_carlo_family(streams: Sequence["Stream | Source"], n_tests: int, famil
     m = max((len(f) for f in families), default=1)
     cap = max_draws(m, alpha, correction, first) if sequential else first
     target = first
-    run = map or _serial_map
+    run = map or serial_map
     round_ = 0
     while True:
         tasks, spec, local = [], [], []
@@ -316,7 +323,7 @@ def kendall_exact_p(n: int, discordant: int) -> float:
         warnings.simplefilter("ignore")
         y = permutation_with_inversions(n, discordant)
         method = "exact" if n <= 33 else "asymptotic"  # the rule of statistics.correlate
-        return float(scipy.stats.kendalltau(range(n), y, method=method).pvalue)
+        return float(lazylibs.scipy_stats().kendalltau(range(n), y, method=method).pvalue)
 
 
 def min_significant_tau(n: int, alpha: float = _ALPHA, variant: str | None = _VARIANT) -> float | None:
@@ -367,7 +374,7 @@ def boot_both_ci(x: Sequence[float], per_query_y, method: str = _METHOD, variant
     n, q = pq.shape
     if n < 3 or q < 1:
         return None, None
-    _check_level(level, n_resamples)
+    check_level(level, n_resamples)
     return _percentile_ci(list(_draws("both", (xa, pq), method, variant, n_resamples, seed, map)), level)
 
 
@@ -426,7 +433,7 @@ def crossed_interval(estimate: float, parts: Mapping[str, np.ndarray], level: fl
         r = se / math.sqrt(var["systems"])
         lo, hi = estimate - max(0.0, estimate - ql) * r, estimate + max(0.0, qh - estimate) * r
     else:
-        z = float(scipy.stats.norm.ppf(1 - (1 - level) / 2))
+        z = float(lazylibs.scipy_stats().norm.ppf(1 - (1 - level) / 2))
         lo, hi = estimate - z * se, estimate + z * se
     return max(-bound, float(lo)), min(bound, float(hi))
 
@@ -443,7 +450,7 @@ def crossed_ci(x: Sequence[float], y: Sequence[float], per_query_y, method: str 
         raise ValueError(f"per_query_y must be (n_systems={len(xa)}, n_queries), got {pq.shape}")
     if len(xa) < 4 or pq.shape[1] < 2:
         return None, None
-    _check_level(level, n_resamples)
+    check_level(level, n_resamples)
     est = _coef(xa, ya, method, variant)
     if math.isnan(est):
         return None, None
@@ -472,7 +479,7 @@ def paired_randomization(per_query: np.ndarray, n_resamples: int = _PERMUTATION,
     with np.errstate(invalid="ignore", divide="ignore"):
         obs = d0.sum(axis=1) / cnt
     tasks = block_tasks("signflip", (d0, cnt, obs), "paired-mean", None, n_resamples, seed)
-    c = np.sum((map or _serial_map)(resample_block, tasks), axis=0)
+    c = np.sum((map or serial_map)(resample_block, tasks), axis=0)
     p = (c + 1) / (n_resamples + 1)
     p = np.where(cnt > 0, p, 1.0)
     return pairs, np.where(cnt > 0, obs, 0.0), p

@@ -21,7 +21,7 @@ resamples draw exactly as one generator seeded with ``seed``). A block depends o
 they are spread. :func:`batched` runs every block of a whole computation (all pairs, all
 tests) in one ``map`` call.
 
-Kendall p-values come from ``scipy.stats.kendalltau`` with the method chosen here
+Kendall p-values come from ``lazylibs.scipy_stats().kendalltau`` with the method chosen here
 explicitly and recorded in ``Correlation.p_method``: ``exact`` when neither vector has ties
 and (n <= 33 or at most one pair is discordant/concordant), else ``asymptotic`` — the same
 rule as scipy's ``method="auto"`` (scipy 1.10-1.17), made explicit so it is part of the
@@ -40,8 +40,8 @@ from typing import Any, Callable, TypeVar
 from typing import Sequence
 
 import numpy as np
-import scipy  # scipy.stats loads on first use (scipy's lazy submodules)
 
+from .. import lazylibs
 from ..errors import UserError
 from ..settings import default
 from .settings import METHODS, VARIANTS, CorrelationSettings, StatsSettings
@@ -75,7 +75,7 @@ class Correlation:
         parts = [f"method:{self.method}"]
         if self.method == "kendall":
             parts.append(f"variant:{self.variant}")
-        parts += [f"p:{self.p_method or 'none'}", f"alpha:{self.alpha:g}", f"scipy:{scipy.__version__}"]
+        parts += [f"p:{self.p_method or 'none'}", f"alpha:{self.alpha:g}", f"scipy:{lazylibs.scipy().__version__}"]
         return "|".join(parts)
 
     def to_dict(self) -> dict:
@@ -162,10 +162,10 @@ def _coef(x: np.ndarray, y: np.ndarray, method: str, variant: str | None) -> flo
         if method == "kendall":
             if variant == "acc23":
                 return _acc23(x, y)
-            return float(scipy.stats.kendalltau(x, y, variant=variant, method="asymptotic").statistic)
+            return float(lazylibs.scipy_stats().kendalltau(x, y, variant=variant, method="asymptotic").statistic)
         if method == "pearson":
-            return float(scipy.stats.pearsonr(x, y).statistic)
-        return float(scipy.stats.spearmanr(x, y).statistic)
+            return float(lazylibs.scipy_stats().pearsonr(x, y).statistic)
+        return float(lazylibs.scipy_stats().spearmanr(x, y).statistic)
 
 
 def _coef_batch(X: np.ndarray, Y: np.ndarray, method: str, variant: str | None) -> np.ndarray:
@@ -217,8 +217,8 @@ def _coef_batch(X: np.ndarray, Y: np.ndarray, method: str, variant: str | None) 
                 val = np.clip(val, -1.0, 1.0)
         else:
             if method == "spearman":
-                x = scipy.stats.rankdata(x, axis=1)
-                y = scipy.stats.rankdata(y, axis=1)
+                x = lazylibs.scipy_stats().rankdata(x, axis=1)
+                y = lazylibs.scipy_stats().rankdata(y, axis=1)
             xc = x - x.mean(axis=1, keepdims=True)
             yc = y - y.mean(axis=1, keepdims=True)
             with np.errstate(invalid="ignore", divide="ignore"):
@@ -247,13 +247,13 @@ def correlate(x: Sequence[float], y: Sequence[float], method: str = _METHOD, var
                                "acc23 has no analytic p-value; use a bootstrap CI", None, alpha)
         if method == "kendall":
             p_method = _kendall_p_method(xa, ya)
-            res = scipy.stats.kendalltau(xa, ya, variant=variant, method=p_method)
+            res = lazylibs.scipy_stats().kendalltau(xa, ya, variant=variant, method=p_method)
         elif method == "pearson":
             p_method = "t-test"
-            res = scipy.stats.pearsonr(xa, ya)
+            res = lazylibs.scipy_stats().pearsonr(xa, ya)
         else:
             p_method = "t-test"
-            res = scipy.stats.spearmanr(xa, ya)
+            res = lazylibs.scipy_stats().spearmanr(xa, ya)
     tau, p = float(res.statistic), float(res.pvalue)
     if math.isnan(tau):
         return Correlation(None, None, n, None, method, variant, "undefined (scipy returned NaN)", None, alpha)
@@ -280,7 +280,7 @@ def _percentile_ci(values: list[float], level: float) -> tuple[float | None, flo
     return float(lo), float(hi)
 
 
-def _check_level(level: float, n_resamples: int) -> None:
+def check_level(level: float, n_resamples: int) -> None:
     if not 0 < level < 1:
         raise UserError(f"confidence level must be between 0 and 1, got {level}")
     if n_resamples < 1:
@@ -543,7 +543,7 @@ def perm_both_exact_hits(a: np.ndarray, bb: np.ndarray, g: np.ndarray, delta: fl
 Mapper = Callable[[Callable[[Any], Any], list], list]
 
 
-def _serial_map(fn: Callable[[Any], Any], tasks: list) -> list:
+def serial_map(fn: Callable[[Any], Any], tasks: list) -> list:
     return [fn(t) for t in tasks]
 
 
@@ -556,7 +556,7 @@ def block_tasks(kind: str, data: tuple, method: str, variant: str | None, n_resa
 def _draws(kind: str, data: tuple, method: str, variant: str | None, n_resamples: int, seed: int,
            map: Mapper | None) -> np.ndarray:  # fmt: skip
     """All draws of a statistic, block by block through ``map`` (default: in this process)."""
-    return np.concatenate((map or _serial_map)(resample_block, block_tasks(kind, data, method, variant,
+    return np.concatenate((map or serial_map)(resample_block, block_tasks(kind, data, method, variant,
                                                                            n_resamples, seed)))
 
 
@@ -640,7 +640,7 @@ def batched(compute: Callable[[Mapper], T], map: Mapper | None = None, chunks: i
     When a later pass's new blocks cost less than it, a last pass computes them in this process.
     """
     if map is None:
-        return compute(_serial_map)
+        return compute(serial_map)
     budget = MIN_BATCH_COST if min_cost is None else min_cost
     done: dict[tuple, np.ndarray] = {}
     eager = [0.0]  # cost computed in this process as asked; -1 once a block did not fit
@@ -689,7 +689,7 @@ def bootstrap_ci(x: Sequence[float], y: Sequence[float], method: str = _METHOD, 
     ``(None, None)`` when the coefficient itself is undefined. ``map`` runs the seed blocks.
     """
     method, variant = check_method(method, variant)
-    _check_level(level, n_resamples)
+    check_level(level, n_resamples)
     xa, ya = _pairs(x, y)
     if _undefined_reason(xa, ya):
         return None, None
@@ -706,7 +706,7 @@ def query_bootstrap_ci(x: Sequence[float], per_query_y, method: str = _METHOD, v
     recomputes the coefficient against ``x``. Systems with a missing ``x`` are dropped.
     """
     method, variant = check_method(method, variant)
-    _check_level(level, n_resamples)
+    check_level(level, n_resamples)
     xa = np.asarray([np.nan if v is None else v for v in x], dtype=float)
     pq = np.asarray(per_query_y, dtype=float)
     if pq.ndim != 2 or pq.shape[0] != len(xa):
@@ -736,7 +736,7 @@ def permutation_sigdiff(x1: Sequence[float], x2: Sequence[float], y: Sequence[fl
     correlation is undefined.
     """
     method, variant = check_method(method, variant)
-    _check_level(0.5, n_resamples)
+    check_level(0.5, n_resamples)
     setup = perm_both_setup(x1, x2, y, method, variant)
     if setup is None:
         return None, None
@@ -759,8 +759,8 @@ def perm_both_setup(x1: Sequence[float], x2: Sequence[float], y: Sequence[float]
     a, b, g = a[keep], b[keep], g[keep]
     if _undefined_reason(a, g) or _undefined_reason(b, g):
         return None
-    a = scipy.stats.zscore(a)
-    b = scipy.stats.zscore(b)
+    a = lazylibs.scipy_stats().zscore(a)
+    b = lazylibs.scipy_stats().zscore(b)
     return a, b, g, float(_coef(a, g, method, variant) - _coef(b, g, method, variant))
 
 

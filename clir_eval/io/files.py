@@ -17,6 +17,7 @@ import tempfile
 import zlib
 from pathlib import Path
 from typing import IO, Iterator
+import unicodedata
 
 from .. import limits
 from ..errors import UserError, os_error_message
@@ -138,7 +139,7 @@ class InputFile:
 READ_ERRORS = (OSError, EOFError, gzip.BadGzipFile, zlib.error)
 
 
-def _open_binary(path: PathLike) -> InputFile:
+def open_binary(path: PathLike) -> InputFile:
     return InputFile(path)
 
 
@@ -228,7 +229,7 @@ def read_text(path: PathLike, limit: int | None = None) -> str:
     return text
 
 
-def _check_target(p: Path, option: str | None = None) -> None:
+def check_target(p: Path, option: str | None = None) -> None:
     """An output path must be a regular file or not exist yet (a FIFO or device is never replaced)."""
     try:
         mode = os.stat(p).st_mode
@@ -264,7 +265,7 @@ def atomic_write(path: PathLike, mode: str = "w", *, parents: bool = True) -> It
     :func:`check_output_file`, so nothing outside it is ever created.
     """
     p = Path(path)
-    _check_target(p)
+    check_target(p)
     parent = p.parent if str(p.parent) else Path(".")
     if parents and not parent.exists():
         try:
@@ -295,7 +296,7 @@ def atomic_write(path: PathLike, mode: str = "w", *, parents: bool = True) -> It
                     fh.flush()
                     fh.detach()
         os.chmod(tmp, 0o666 & ~_umask())
-        _check_target(p)  # a FIFO or device put there while writing is not replaced either
+        check_target(p)  # a FIFO or device put there while writing is not replaced either
         os.replace(tmp, p)
     except BaseException as e:
         with contextlib.suppress(OSError):
@@ -313,7 +314,7 @@ def write_set(out_dir: PathLike, files: "dict[str, str | bytes]", *, last: str |
     first and renamed last."""
     out = Path(out_dir)
     for name in files:
-        _check_target(out / name)
+        check_target(out / name)
     try:
         stage = Path(tempfile.mkdtemp(prefix=".staging.", dir=out))
     except OSError as e:
@@ -327,7 +328,7 @@ def write_set(out_dir: PathLike, files: "dict[str, str | bytes]", *, last: str |
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(out / last)
         for name in names:
-            _check_target(out / name)
+            check_target(out / name)
             os.replace(stage / name, out / name)
     except OSError as e:
         raise UserError(os_error_message(e, out, writing=True)) from None
@@ -350,7 +351,7 @@ def _probe_writable(d: Path, what: str) -> None:
 def check_output_file(path: PathLike, option: str = "--out") -> None:
     """Before any work: ``path`` must be a regular file or absent, in an existing writable directory."""
     p = Path(path)
-    _check_target(p, option)
+    check_target(p, option)
     _check_parent(p, f"{option} {p}")
 
 
@@ -412,8 +413,6 @@ MAX_NAME = 128
 def check_system_name(name: str, where: str) -> str:
     """A system name usable in TSV cells and (via :func:`safe_filename`) file names:
     1-128 characters, no control or invisible format characters (tab, newline, ...)."""
-    import unicodedata
-
     if not name or not name.strip():
         raise UserError(f"{where}: empty system name; give every system a name")
     if len(name) > MAX_NAME:

@@ -21,6 +21,9 @@ from array import array
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Mapping, Sequence
+import os
+import stat
+import sys
 
 from ..errors import UserError
 from .files import PathLike, iter_lines, read_lines, read_text
@@ -523,9 +526,6 @@ def _expand_paths(path) -> list[Path]:
 
 def _regular(f: Path, where: str) -> Path:
     """``f``, a file of a query directory or glob: a regular file (through a link), never skipped silently."""
-    import os
-    import stat
-
     try:
         mode = os.stat(f).st_mode
     except OSError as e:
@@ -597,8 +597,6 @@ def read_queries(path, fmt: str | None = None, fields: Sequence[str] | str = ("t
     if not queries:
         raise UserError(f"no queries found in {path}")
     if blank:
-        import sys
-
         more = f" and {len(blank) - 1} more" if len(blank) > 1 else ""
         sys.stderr.write(f"note: {len(blank)} of {len(queries)} queries have no text ({blank[0]}{more}); a blank "
                          "query retrieves nothing and scores 0 on every measure -- give it a text or remove it\n")

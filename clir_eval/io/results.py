@@ -10,7 +10,9 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
+from .. import lazylibs
 from ..errors import UserError
+from .files import read_text
 
 _FIX = "re-run the experiment ('clir-eval run CONFIG --out DIR') to write a complete one"
 
@@ -63,7 +65,6 @@ def read_results(out_dir: str | Path) -> dict:
         raise UserError(f"{out_dir}: not a directory; give the output directory of 'clir-eval run'")
     if not path.exists() and not path.is_symlink():
         raise UserError(f"{path}: not found; run 'clir-eval run CONFIG --out {out_dir}' first")
-    from .files import read_text
 
     try:
         results = json.loads(read_text(path))
@@ -195,7 +196,7 @@ class RunResults(_Record):
         (one row per system, a column per score) or ``item_level`` (its correlation rows). pandas is
         not a dependency of clir_eval: install it to use this."""
         try:
-            import pandas as pd
+            pd = lazylibs.pandas()
         except ImportError:
             raise ImportError("to_pandas() needs pandas, which clir_eval does not install: pip install pandas") from None
         if block == "correlations":

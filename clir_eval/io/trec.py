@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Iterable, Mapping
 
 from ..errors import UserError
-from .files import BOM, READ_ERRORS, PathLike, _open_binary, atomic_write, iter_lines
+from .files import BOM, READ_ERRORS, PathLike, open_binary, atomic_write, iter_lines
 
 
 _REL_MIN, _REL_MAX = -(2**31), 2**31 - 1  # trec_eval stores labels as C ints
@@ -68,7 +68,7 @@ def _bulk(path: PathLike, parse):
     if not p.is_file():
         return None
     try:
-        with _open_binary(p) as fh:
+        with open_binary(p) as fh:
             text = fh.read().decode("utf-8")
     except (*READ_ERRORS, UnicodeDecodeError):
         return None

@@ -19,29 +19,32 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from importlib import metadata
 from typing import Any, Callable, ClassVar, Iterable, Mapping
 
-import pytrec_eval
-
+from .. import lazylibs
 from ..version import __version__
 from ..errors import UserError
 from ..limits import MAX_DEPTH
 from ..params import Param, format_spec, parse_params, parse_spec, split_list
 from .rbo import P as RBO_P, VARIANT as RBO_VARIANT, VARIANTS as RBO_VARIANTS
 
+
 def _version(module, dist: str) -> str:
     """A library's version: its ``__version__`` (reading package metadata costs ≈ 10 ms of start-up)."""
     v = getattr(module, "__version__", None)
     if isinstance(v, str) and v:
         return v
-    from importlib import metadata
-
     return metadata.version(dist)
 
 
-PYTREC_EVAL_VERSION = _version(pytrec_eval, "pytrec-eval-terrier")
 _IMPL_OWN = f"impl:clir_eval-{__version__}"
-_IMPL_TREC = f"impl:pytrec_eval-terrier-{PYTREC_EVAL_VERSION}"
+
+
+@lru_cache(maxsize=None)
+def _impl_trec() -> str:
+    return f"impl:pytrec_eval-terrier-{_version(lazylibs.pytrec_eval(), 'pytrec-eval-terrier')}"
+
 
 # trec_eval measures (computed by pytrec_eval; any of its measures is accepted by name).
 TREC_MEASURES: dict[str, str] = {
@@ -121,7 +124,7 @@ class TrecMeasure(Measure):
 
     @property
     def signature(self) -> str:
-        return f"{self.name}|{_IMPL_TREC}|order:run|rel:>=1|missing:empty-ranking"
+        return f"{self.name}|{_impl_trec()}|order:run|rel:>=1|missing:empty-ranking"
 
 
 class RBO(Measure):
@@ -193,7 +196,6 @@ KNOWN_MEASURES: dict[str, str] = {**TREC_MEASURES, **{name: m.help for name, m i
 # after the name take a positive integer cutoff, or (iprec_at_recall) a recall level in [0, 1].
 # Nothing else is ever passed to pytrec_eval (an unchecked string can abort it in C).
 _NOT_NUMERIC = {"runid", "relstring", "Rprec_mult"}
-_TREC_FAMILIES = {m.lower(): m for m in pytrec_eval.supported_measures if m not in _NOT_NUMERIC}
 _TREC_CUTOFF = {"P", "recall", "ndcg_cut", "map_cut", "success", "relative_P"}
 _TREC_LEVEL = {"iprec_at_recall"}
 _TREC_PARAMETRIC = _TREC_CUTOFF | _TREC_LEVEL
@@ -202,9 +204,14 @@ _LEVEL_RE = re.compile(r"^(0(\.[0-9]{1,2})?|1(\.0{1,2})?|\.[0-9]{1,2})$")
 
 
 @lru_cache(maxsize=None)
+def _trec_families() -> dict[str, str]:
+    return {m.lower(): m for m in lazylibs.pytrec_eval().supported_measures if m not in _NOT_NUMERIC}
+
+
+@lru_cache(maxsize=None)
 def _trec_key(name: str) -> str:
     """pytrec_eval's output key for an already validated single-measure name."""
-    res = pytrec_eval.RelevanceEvaluator({"q": {"d": 1}}, {name}).evaluate({"q": {"d": 1.0}})
+    res = lazylibs.pytrec_eval().RelevanceEvaluator({"q": {"d": 1}}, {name}).evaluate({"q": {"d": 1.0}})
     (key,) = res["q"]
     return key
 
@@ -231,11 +238,11 @@ def _trec_measure(spec: str, fam: str, param: str | None) -> TrecMeasure:
 
 
 def _parse_trec(spec: str) -> TrecMeasure:
-    fam = _TREC_FAMILIES.get(spec.lower())
+    fam = _trec_families().get(spec.lower())
     if fam is not None:
         return _trec_measure(spec, fam, None)
     for i in sorted((i for i, ch in enumerate(spec) if ch in "_.@"), reverse=True):  # longest family first
-        fam = _TREC_FAMILIES.get(spec[:i].lower())
+        fam = _trec_families().get(spec[:i].lower())
         if fam is not None and spec[i + 1:]:
             return _trec_measure(spec, fam, spec[i + 1:])
     raise UserError(f"unknown measure {spec!r}; known: {', '.join(KNOWN_MEASURES)} "
@@ -246,9 +253,7 @@ def _parse_trec(spec: str) -> TrecMeasure:
 
 @lru_cache(maxsize=None)
 def ir_measures_version() -> str:
-    import ir_measures
-
-    return _version(ir_measures, "ir-measures")
+    return _version(lazylibs.ir_measures(), "ir-measures")
 
 
 # ir_measures providers used for measures pytrec_eval (as configured here) does not compute:
@@ -329,8 +334,7 @@ def _irm_trec_name(m) -> str | None:
 
 
 def _ir_measures_provider(spec: str, m) -> str:
-    import ir_measures
-
+    ir_measures = lazylibs.ir_measures()
     names = [p.NAME for p in ir_measures.DefaultPipeline.providers if p.supports(m)]
     usable = [n for n in IR_MEASURES_PROVIDERS if n in names and ir_measures.providers.registry[n].is_available()]
     if usable:
@@ -343,8 +347,7 @@ def _ir_measures_provider(spec: str, m) -> str:
 def _parse_ir_measures(spec: str) -> Measure | None:
     """An ir_measures measure string -> TrecMeasure (when trec_eval computes it) or IRMeasure;
     None when ir_measures does not know the name."""
-    import ir_measures
-
+    ir_measures = lazylibs.ir_measures()
     try:
         m = ir_measures.parse_measure(spec)
     except NameError:

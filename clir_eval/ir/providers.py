@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 import numpy as np
-import pytrec_eval
 
+from .. import lazylibs
 from ..errors import UserError
 from .aqwv import QueryHits, mqwv, query_hits, qwv_at_cutoff, qwv_at_threshold
 from .measures import Measure
@@ -81,7 +81,7 @@ class PytrecEval(Provider):
 
     def __init__(self, setup, measures):
         super().__init__(setup, measures)
-        self._pe = pytrec_eval.RelevanceEvaluator(
+        self._pe = lazylibs.pytrec_eval().RelevanceEvaluator(
             {q: dict(setup.judgements[q]) for q in setup.qids}, {m.name for m in measures}
         )
 
@@ -90,7 +90,7 @@ class PytrecEval(Provider):
             ctx.cache["pytrec_eval"] = self._pe.evaluate(ctx.rank_scores)
         trec_vals = ctx.cache["pytrec_eval"]
         vals = {q: float(trec_vals[q][m.name]) for q in self.setup.qids}
-        return Result(vals, float(pytrec_eval.compute_aggregated_measure(m.name, list(vals.values()))))
+        return Result(vals, float(lazylibs.pytrec_eval().compute_aggregated_measure(m.name, list(vals.values()))))
 
 
 class RBO(Provider):
@@ -153,8 +153,7 @@ class IRMeasures(Provider):
 
     def __init__(self, setup, measures):
         super().__init__(setup, measures)
-        import ir_measures
-
+        ir_measures = lazylibs.ir_measures()
         qrels = {q: {d: int(r) for d, r in setup.judgements[q].items()} for q in setup.qids}
         self._evaluators = {
             m.name: ir_measures.providers.registry[m.via].evaluator([m.measure], qrels) for m in measures

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from ..errors import UserError
 from ..limits import MAX_DEPTH
 from ..settings import SettingError, Settings, like, setting
+from .measures import parse_measure
 
 if TYPE_CHECKING:
     from .measures import Measure
@@ -30,7 +31,6 @@ class IRSettings(Settings):
     def check(self) -> None:
         if not self.measures:
             raise SettingError("measures", self.measures, "an empty list; name at least one measure", shows_value=True)
-        from .measures import parse_measure  # pytrec_eval: loaded when measures are checked, not with the package
 
         parsed = []
         for i, spec in enumerate(self.measures):

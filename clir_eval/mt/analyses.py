@@ -5,6 +5,9 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from ..errors import UserError
+from .base import load_metrics, read_segments
+from .favoritism import favoritism_tables
+from .frequency import frequency_buckets
 
 
 def run_analyses(cfg, systems: Sequence, refs: Sequence[str]) -> dict[str, Any]:
@@ -27,9 +30,6 @@ def run_analyses(cfg, systems: Sequence, refs: Sequence[str]) -> dict[str, Any]:
 
 def favoritism_analysis(spec, hyps: dict[str, str], refs: Sequence[str], tokenize: str, lowercase: bool) -> dict[str, Any]:
     """Per metric: both corpus scores, the signature and the top segments by |favoritism|."""
-    from .base import load_metrics, read_segments
-    from .favoritism import favoritism_tables
-
     a, b = spec.systems
     ms = load_metrics(list(spec.metrics), tokenize=tokenize, lowercase=lowercase)
     hyps_a, ref_lines = read_segments(hyps[a], refs)
@@ -42,9 +42,6 @@ def favoritism_analysis(spec, hyps: dict[str, str], refs: Sequence[str], tokeniz
 
 def buckets_analysis(spec, hyps: dict[str, str], refs: Sequence[str], tokenize: str, lowercase: bool) -> dict[str, Any]:
     """MacroF_β per reference-frequency rank bucket for the chosen systems (all by default)."""
-    from .base import read_segments
-    from .frequency import frequency_buckets
-
     names = list(spec.systems) or list(hyps)
     systems, ref_lines = [], None
     for n in names:

@@ -18,19 +18,19 @@ import functools
 import itertools
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+import difflib
+import logging
 
 import numpy as np
-import sacrebleu
-from scipy import sparse
 
+from .. import lazylibs
 from ..errors import UserError
 from ..io.files import iter_lines, read_lines
 from ..params import Param, format_spec, parse_params, parse_spec
+from .tok13a import fast_13a
 
 Refs = Sequence[Sequence[str]]
 
-# sacrebleu's public names for its word tokenizers (BLEU.TOKENIZERS, BLEU(tokenize=).tokenizer)
-TOKENIZERS: tuple[str, ...] = tuple(sacrebleu.BLEU.TOKENIZERS)
 TOKENIZE = "13a"  # sacrebleu's default tokenizer: the default of mt.tokenize (MTSettings) and of the functions here
 LOWERCASE = False  # case-sensitive scoring: the default of mt.lowercase (MTSettings) and of the functions here
 _TOKENIZER_INSTANCES: dict[str, Any] = {}
@@ -127,15 +127,15 @@ def tokenizer(name: str):
     metric of a run (BLEU, BLEU-SBP, MacroF, MicroF tokenise each line once); ``13a`` with its
     punctuation rule as a translation table (:mod:`.tok13a`, the same output)."""
     if name not in _TOKENIZER_INSTANCES:
-        if name not in TOKENIZERS:
+        sacrebleu = lazylibs.sacrebleu()
+        tokenizers = tuple(sacrebleu.BLEU.TOKENIZERS)  # its public names for its word tokenizers
+        if name not in tokenizers:
             raise UserError(
-                f"unknown tokenizer {name!r}; choose one of {', '.join(TOKENIZERS)} (sacrebleu's)"
+                f"unknown tokenizer {name!r}; choose one of {', '.join(tokenizers)} (sacrebleu's)"
             )
         try:
             tok = sacrebleu.BLEU(tokenize=name).tokenizer
             if name == "13a":
-                from .tok13a import fast_13a
-
                 tok = fast_13a(tok)
             _TOKENIZER_INSTANCES[name] = tok
         except (ImportError, RuntimeError) as e:
@@ -159,7 +159,7 @@ def check_streams(hyps: Sequence[str], refs: Refs) -> None:
 
 def totals(stats) -> np.ndarray:
     """Column sums of a (segments x k) matrix (dense or sparse); a 1-D vector is returned as is."""
-    if sparse.issparse(stats):
+    if lazylibs.scipy_sparse().issparse(stats):
         return np.asarray(stats.sum(axis=0)).ravel()
     arr = np.asarray(stats)
     return arr.sum(axis=0) if arr.ndim == 2 else arr
@@ -314,8 +314,6 @@ def _parse_metric(spec: str, tokenize: str, lowercase: bool) -> tuple[type, str,
     elif key in _REGISTRY:
         base, preset = key, {}
     else:
-        import difflib
-
         close = difflib.get_close_matches(key, [*_REGISTRY, *_ALIASES], n=1, cutoff=0.6)
         where = f" in {spec!r}" if spec != name else ""
         raise UserError(f"unknown metric {name!r}{where}" + (f" (did you mean {close[0]!r}?)" if close else "")
@@ -479,7 +477,6 @@ def stream_scores(metrics: Sequence[MTMetric], chunks, nrefs: int) -> dict[str, 
             if acc is None:
                 return None
             accs[m.stats_key()] = acc
-    import logging
 
     sacre_log = logging.getLogger("sacrebleu")  # its data warnings (e.g. tokenized periods): once, not once a chunk
     level = sacre_log.level

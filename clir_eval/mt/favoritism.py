@@ -13,10 +13,12 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
-from scipy import sparse
 
+from .. import lazylibs
 from .base import MTMetric, totals
-from .typebased import TypeFMetric, _prf
+from .typebased import TypeFMetric, prf
+from ..errors import UserError
+from .base import collect_stats
 
 __all__ = ["leave_one_out", "segment_deltas", "Favoritism", "favoritism", "top_segments", "favoritism_tables"]
 
@@ -24,7 +26,7 @@ __all__ = ["leave_one_out", "segment_deltas", "Favoritism", "favoritism", "top_s
 def type_entries(stats) -> tuple[np.ndarray, ...]:
     """The (segment, type) pairs of a MacroF/MicroF statistics matrix where the segment predicts or
     references the type: rows, cols, and their PREDS, REFS, MATCH counts."""
-    stats = sparse.csr_array(stats)
+    stats = lazylibs.scipy_sparse().csr_array(stats)
     V = (stats.shape[1] - 2) // 3
     blocks = [stats[:, 2 + b * V:2 + (b + 1) * V].tocsr() for b in range(3)]
     union = (blocks[0] + blocks[1]).tocoo()
@@ -39,12 +41,12 @@ def _typef_leave_one_out(metric: TypeFMetric, stats) -> np.ndarray:
     tot = np.asarray(stats.sum(axis=0), dtype=np.float64).ravel()
     P, R, Mt = tot[2:2 + V], tot[2 + V:2 + 2 * V], tot[2 + 2 * V:]
     beta = metric.params["beta"]
-    _, _, f = _prf(P, R, Mt, beta)
+    _, _, f = prf(P, R, Mt, beta)
     w = metric._weights(R) * ((P + R) > 0)
     num0, den0 = float((f * w).sum()), float(w.sum())
     rows, cols, pv, rv, mv = type_entries(stats)
     p2, r2, m2 = P[cols] - pv, R[cols] - rv, Mt[cols] - mv
-    _, _, f2 = _prf(p2, r2, m2, beta)
+    _, _, f2 = prf(p2, r2, m2, beta)
     w2 = metric._weights(r2) * ((p2 + r2) > 0)
     dnum = np.bincount(rows, weights=f2 * w2 - f[cols] * w[cols], minlength=n)
     dden = np.bincount(rows, weights=w2 - w[cols], minlength=n)
@@ -90,8 +92,6 @@ class Favoritism:
 def favoritism(metric: MTMetric, stats_a, stats_b) -> Favoritism:
     """Favoritism of ``metric`` towards system A over system B on every segment."""
     if stats_a.shape[0] != stats_b.shape[0]:
-        from ..errors import UserError
-
         raise UserError(f"favoritism needs line-aligned systems: A has {stats_a.shape[0]} segments, B {stats_b.shape[0]}")
     sa, da = segment_deltas(metric, stats_a)
     sb, db = segment_deltas(metric, stats_b)
@@ -108,8 +108,6 @@ def favoritism_tables(metrics: Sequence[MTMetric], hyps_a: Sequence[str], hyps_b
                       src: Sequence[str] | None, top: int) -> tuple[dict[str, tuple[float, float]], dict[str, list[dict[str, Any]]]]:
     """Per metric: (corpus score of A, of B) and its top segments by |favoritism| with their texts,
     which other metrics' top lists hold them and whether this metric's list alone does."""
-    from .base import collect_stats
-
     stats_a = collect_stats(metrics, hyps_a, refs)
     stats_b = collect_stats(metrics, hyps_b, refs)
     favs = {m.name: favoritism(m, stats_a[m.name], stats_b[m.name]) for m in metrics}

@@ -19,11 +19,14 @@ CPU thread, so the statistics do not depend on batching or the machine's thread 
 from __future__ import annotations
 
 import math
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any, Sequence
+import hashlib
 
 import numpy as np
 
+from .. import lazylibs
 from ..errors import UserError
 from ..io.files import file_checksum
 from .base import MTMetric, Param, check_streams, register, resampling_fields, tokenizer
@@ -37,7 +40,7 @@ def _load(path: str):
     """The kenlm.Model for ``path``, loaded once per process."""
     if path not in _MODELS:
         try:
-            import kenlm
+            kenlm = lazylibs.kenlm()
         except ImportError:
             raise UserError("metric lmppl needs the kenlm Python module; install it with pip install 'clir-eval[lm]'") from None
         p = Path(path)
@@ -83,8 +86,6 @@ class LMPerplexityMetric(MTMetric):
         return ppl, {"log10_prob": logp, "tokens": int(n)}
 
     def signature(self, nrefs: int, **extra) -> str:
-        import kenlm  # noqa: F401  (loaded already by segment_stats)
-
         path = self.params["model"]
         model = _load(path)
         return "|".join([
@@ -102,21 +103,20 @@ def _load_hf(path: str):
     """(tokenizer, model, context length) of the causal LM saved in directory ``path``, loaded once per process."""
     if path not in _HF:
         try:
-            import torch  # noqa: F401
-            from transformers import AutoModelForCausalLM, AutoTokenizer
+            lazylibs.torch()
+            transformers = lazylibs.transformers()
         except ImportError:
             raise UserError("metric hfppl needs torch and transformers; install them with "
                             "pip install 'clir-eval[hf]'") from None
         if not Path(path).is_dir():
             raise UserError(f"hfppl: model directory not found: {path}; give model=DIR, a local directory written "
                             "by save_pretrained (nothing is downloaded, hub ids are not accepted)")
-        from transformers.utils import logging as hf_logging
-
+        hf_logging = lazylibs.transformers_logging()
         hf_logging.disable_progress_bar()  # stderr carries only the harness's own lines
         hf_logging.set_verbosity_error()
         try:
-            tok = AutoTokenizer.from_pretrained(path, local_files_only=True)
-            model = AutoModelForCausalLM.from_pretrained(path, local_files_only=True)
+            tok = transformers.AutoTokenizer.from_pretrained(path, local_files_only=True)
+            model = transformers.AutoModelForCausalLM.from_pretrained(path, local_files_only=True)
         except (OSError, ValueError, KeyError) as e:
             raise UserError(f"hfppl: cannot load a causal LM from {path} ({' '.join(str(e).split())[:200]}); it must "
                             "hold a tokenizer and a causal LM saved with save_pretrained") from None
@@ -128,8 +128,7 @@ def _load_hf(path: str):
 
 def hf_token_logprobs(tok, model, ids: Sequence[int]) -> np.ndarray:
     """Natural-log probability of ``ids[1:]``, each given the ids before it (one forward pass)."""
-    import torch
-
+    torch = lazylibs.torch()
     if len(ids) < 2:
         return np.zeros(0)
     with torch.no_grad():
@@ -152,7 +151,7 @@ class HFPerplexityMetric(LMPerplexityMetric):
         if not self.params["model"]:
             raise UserError("metric hfppl needs a model: hfppl:model=DIR (a local Hugging Face causal LM)")
         tok, model, ctx = _load_hf(self.params["model"])  # a UserError when torch/transformers are missing
-        import torch
+        torch = lazylibs.torch()
         bos, eos = self._special(tok)
         out = np.zeros((len(hyps), 2), dtype=np.float64)
         threads = torch.get_num_threads()
@@ -195,8 +194,6 @@ class HFPerplexityMetric(LMPerplexityMetric):
 
 def _dir_checksum(path: str) -> str:
     """sha1 prefix over the names and checksums of the files in a model directory (top level)."""
-    import hashlib
-
     h = hashlib.sha1()
     for f in sorted(Path(path).iterdir()):
         if f.is_file():
@@ -206,8 +203,6 @@ def _dir_checksum(path: str) -> str:
 
 def _version(dist: str) -> str:
     try:
-        from importlib.metadata import version
-
         return version(dist)
     except Exception:  # noqa: BLE001 - a build without metadata
         return "unknown"

@@ -18,7 +18,8 @@ from ..errors import UserError
 from ..settings import SettingError, default
 from .base import LOWERCASE, TOKENIZE, Refs, tokenizer, totals
 from .settings import BucketsAnalysis
-from .typebased import _prf, type_stats
+from .typebased import prf, type_stats
+from ..io.figures import pyplot, save
 
 __all__ = ["parse_buckets", "FrequencyBuckets", "frequency_buckets", "plot_buckets"]
 
@@ -73,7 +74,7 @@ def frequency_buckets(systems: Sequence[tuple[str, Sequence[str]]], refs: Refs, 
         V = len(ts.types)
         preds, rcount, match = t[2:2 + V], t[2 + V:2 + 2 * V], t[2 + 2 * V:]
         present = (preds + rcount) > 0
-        p, r, f = _prf(preds, rcount, match, beta)
+        p, r, f = prf(preds, rcount, match, beta)
         in_ref = np.flatnonzero(rcount > 0)
         order = sorted(in_ref, key=lambda j: (-rcount[j], ts.types[j]))
         buckets = _labels(bounds, len(order))
@@ -100,8 +101,6 @@ def plot_buckets(res: FrequencyBuckets | dict[str, Any], fmt: str = "png") -> by
     """MacroF per bucket (x, most frequent first), one line per system, as PNG bytes (``fmt="png"``) or inline SVG
     markup (``"svg"``, for report.html); ``res`` may also be the JSON form (:meth:`FrequencyBuckets.to_dict`,
     results.json)."""
-    from ..io.figures import pyplot, save
-
     plt = pyplot()
     if isinstance(res, dict):
         labels, systems = [b["label"] for b in res["buckets"]], res["systems"]

@@ -12,8 +12,12 @@ from __future__ import annotations
 
 from typing import Sequence
 
+import numpy as np
+
 from ..errors import UserError
 from .base import LOWERCASE, TOKENIZE, load_metrics
+from .base import collect_stats
+from .neural import NeuralMetric
 
 
 def item_metrics(specs: Sequence[str], tokenize: str = TOKENIZE, lowercase: bool = LOWERCASE) -> tuple[list, list[str]]:
@@ -25,8 +29,6 @@ def item_metrics(specs: Sequence[str], tokenize: str = TOKENIZE, lowercase: bool
 def item_scores(specs: Sequence[str], hyps: Sequence[str], refs: Sequence[Sequence[str]], tokenize: str = TOKENIZE,
                 lowercase: bool = LOWERCASE) -> tuple[dict[str, list[float]], dict[str, str]]:
     """Per item-level metric: one score per item (``hyps[i]`` against ``refs[k][i]``), and its signature."""
-    from .base import collect_stats
-
     metrics, _ = item_metrics(specs, tokenize, lowercase)
     if not metrics:
         raise UserError(f"none of the metrics {', '.join(specs)} scores single items; item level needs one of "
@@ -43,10 +45,6 @@ def segment_scores(metrics: Sequence, stats: dict, nrefs: int) -> dict:
     segment from its own row (:meth:`~clir_eval.mt.base.MTMetric.item_scores`: BLEU with effective
     order, as sacrebleu's ``sentence_bleu``); a neural metric's row is the segment's score (the mean
     over references). A score that is not finite is None."""
-    import numpy as np
-
-    from .neural import NeuralMetric
-
     scores: dict[str, list] = {}
     sigs: dict[str, str] = {}
     for m in metrics:

@@ -37,9 +37,14 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Protocol, Sequence
+import json
+import logging
+import warnings
+from importlib.metadata import PackageNotFoundError, version
 
 import numpy as np
 
+from .. import lazylibs
 from ..errors import UserError
 from ..io.files import file_checksum, text_checksum
 from .base import MTMetric, Param, check_streams, register, resampling_fields
@@ -101,8 +106,6 @@ MAX_BATCH = 4096
 
 
 def _version(dist: str) -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
     try:
         return version(dist)
     except PackageNotFoundError:
@@ -162,8 +165,6 @@ def checkpoint_hash(root: str | os.PathLike, record: Any = None) -> str:
 
 
 def _json(p: Path) -> dict:
-    import json
-
     try:
         got = json.loads(p.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as e:
@@ -190,11 +191,10 @@ class _Progress:
         self.t0 = self.last = time.perf_counter()
         self._bar = None
         if enabled and total and sys.stderr.isatty():
-            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
-                                       TimeRemainingColumn)
-
-            self._bar = Progress(TextColumn("{task.description:<22}"), BarColumn(), MofNCompleteColumn(),
-                                 TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), transient=False)
+            rp = lazylibs.rich_progress()
+            self._bar = rp.Progress(rp.TextColumn("{task.description:<22}"), rp.BarColumn(), rp.MofNCompleteColumn(),
+                                    rp.TimeElapsedColumn(), rp.TextColumn("ETA"), rp.TimeRemainingColumn(),
+                                    transient=False)
             self._bar.__enter__()
             self._tid = self._bar.add_task(label, total=total)
         self.lines = enabled and self._bar is None
@@ -393,8 +393,7 @@ def _offline() -> None:
 def _check_cuda(device: str) -> None:
     if not device.startswith("cuda"):
         return
-    import torch
-
+    torch = lazylibs.torch()
     if not torch.cuda.is_available():
         raise UserError(f"device {device} asked for, but torch {torch.__version__} finds no CUDA device here; "
                         "use device cpu (the default)")
@@ -405,15 +404,11 @@ def _check_cuda(device: str) -> None:
 
 def _quiet_loggers() -> None:
     """stderr carries the harness's own lines: the libraries' info messages and tips are silenced."""
-    import logging
-    import warnings
-
     for name in ("comet", "pytorch_lightning", "lightning", "lightning.pytorch", "lightning_fabric", "transformers"):
         logging.getLogger(name).setLevel(logging.ERROR)
     warnings.filterwarnings("ignore", message=".*pkg_resources.*")
     try:
-        from transformers.utils import logging as hf_logging
-
+        hf_logging = lazylibs.transformers_logging()
         hf_logging.set_verbosity_error()
         hf_logging.disable_progress_bar()
     except ImportError:
@@ -440,8 +435,7 @@ class CometMetric(NeuralMetric):
     uses_source = True
 
     def hparams(self) -> dict:
-        import yaml
-
+        yaml = lazylibs.yaml()
         p = _need(self.root, "hparams.yaml", "comet", _COMET_HOW)
         try:
             hp = yaml.safe_load(p.read_text(encoding="utf-8"))
@@ -480,9 +474,8 @@ class CometMetric(NeuralMetric):
 
     def _load(self, device: str):
         _quiet_loggers()
-        import torch
-        from comet.models import str2model
-
+        torch = lazylibs.torch()
+        str2model = lazylibs.comet_models().str2model
         hp = self.hparams()
         cls = str2model.get(hp["class_identifier"])
         if cls is None:
@@ -490,8 +483,7 @@ class CometMetric(NeuralMetric):
                             f"of unbabel-comet {_version('unbabel-comet')}'s models ({', '.join(str2model)})")
         kwargs: dict[str, Any] = {}
         # as comet.load_from_checkpoint does (its workaround for checkpoints of comet < 2.2.4)
-        from packaging.version import Version
-
+        Version = lazylibs.packaging_version().Version
         if hp.get("layer_transformation") == "sparsemax_patch" and Version(_version("unbabel-comet")) >= Version("2.2.4"):
             kwargs["layer_transformation"] = "softmax"
         try:
@@ -506,9 +498,8 @@ class CometMetric(NeuralMetric):
         return model.to(torch.device(device))
 
     def _score(self, model, hyps, refs, srcs):
-        import torch
-        from pytorch_lightning.utilities import move_data_to_device
-
+        torch = lazylibs.torch()
+        move_data_to_device = lazylibs.lightning_utilities().move_data_to_device
         batch = model.prepare_for_inference([{"src": s, "mt": h, "ref": r} for s, h, r in zip(srcs, hyps, refs)])
         with torch.inference_mode():
             pred = model.predict_step(move_data_to_device(batch, model.device))
@@ -535,8 +526,6 @@ class BleurtMetric(NeuralMetric):
         return _json(self.root / "config.json")
 
     def check_layout(self) -> None:
-        import json
-
         if not self.root.is_dir():
             raise UserError(f"bleurt: checkpoint directory not found: {self.root}; {_BLEURT_HOW}")
         p = _need(self.root, "config.json", "bleurt", _BLEURT_HOW)
@@ -556,12 +545,11 @@ class BleurtMetric(NeuralMetric):
 
     def _load(self, device: str):
         _quiet_loggers()
-        import torch
-        from bleurt_pytorch import BleurtForSequenceClassification, BleurtTokenizer
-
+        torch = lazylibs.torch()
+        bleurt = lazylibs.bleurt_pytorch()
         try:
-            tok = BleurtTokenizer.from_pretrained(str(self.root), local_files_only=True)
-            model = BleurtForSequenceClassification.from_pretrained(str(self.root), local_files_only=True)
+            tok = bleurt.BleurtTokenizer.from_pretrained(str(self.root), local_files_only=True)
+            model = bleurt.BleurtForSequenceClassification.from_pretrained(str(self.root), local_files_only=True)
         except Exception as e:  # noqa: BLE001 - any failure to read the user's files (safetensors, shapes, ...)
             raise UserError(f"bleurt: cannot load the checkpoint in {self.root} ({type(e).__name__}: {_short(e)}); "
                             f"{_BLEURT_HOW}") from None
@@ -570,8 +558,7 @@ class BleurtMetric(NeuralMetric):
         return tok, model.to(torch.device(device)), limit
 
     def _score(self, model, hyps, refs, srcs):
-        import torch
-
+        torch = lazylibs.torch()
         tok, net, limit = model
         inputs = tok(refs, hyps, padding="longest", truncation=True, max_length=limit, return_tensors="pt")
         with torch.inference_mode():

@@ -4,7 +4,7 @@ The rates are CPU-seconds per 1000 lines, one metric at a time in one process, m
 ``python scripts/measure_mt_rates.py --lines 5000 --metrics bleu,chrf1,macrof1,microf1,ter``
 (WMT21 de-en, Facebook-AI vs reference A repeated to 5000 lines, sacrebleu 2.x, a shared 2-core
 machine). TER's rate is the one measured for it by scripts/bench_ter.py
-(``TER_SEGMENTS_PER_CPU_S`` in :mod:`.sacrebleu_metrics`, one home for it); that script's
+(``TER_SEGMENTS_PER_CPU_S`` here, one home for it); that script's
 figure and this one's agreed within 12% (4.17 vs 3.74 CPU-s per 1000 lines). They are estimates
 for planning, not guarantees; re-measure after changing a metric.
 """
@@ -12,6 +12,18 @@ for planning, not guarantees; re-measure after changing a metric.
 from __future__ import annotations
 
 from typing import Iterable, Mapping
+
+from ..errors import UserError
+from ..io.files import InputFile
+from .base import load_metric
+
+#: TER's cost is sacrebleu's own: its tercom edit distance with shifts, in Python, is ~98% of a
+#: TER run (clir-eval adds imports only: 1.06x ``sacrebleu -m ter`` whole-command CPU). Measured
+#: rate, in segments per CPU-second, on News Commentary de-en (5000 segments, ~22 reference
+#: words each) by scripts/bench_ter.py on a shared 2-core machine; the cost per segment grows
+#: roughly with the square of its length, so treat it as an order of magnitude for a warning.
+TER_SEGMENTS_PER_CPU_S = 240
+TER_RATE_MEAN_REF_WORDS = 22  # mean reference length of the segments that rate was measured on
 
 CPU_PER_1000_LINES = {
     "bleu": 0.076,
@@ -47,8 +59,6 @@ def rate(metric: str, device: str = "cpu") -> float | None:
     if base(metric) in NEURAL_CPU_PER_1000_LINES:
         return neural_rate(metric) if device == "cpu" else None
     if base(metric) == "ter":
-        from .sacrebleu_metrics import TER_SEGMENTS_PER_CPU_S
-
         return 1000 / TER_SEGMENTS_PER_CPU_S
     return CPU_PER_1000_LINES.get(base(metric))
 
@@ -56,9 +66,6 @@ def rate(metric: str, device: str = "cpu") -> float | None:
 def neural_rate(metric: str) -> float:
     """The measured CPU rate of a neural metric's architecture, scaled by layers x hidden^2 of the
     checkpoint's encoder (unscaled when its config.json cannot be read)."""
-    from ..errors import UserError
-    from .base import load_metric
-
     r, layers, hidden = NEURAL_CPU_PER_1000_LINES[base(metric)]
     try:
         cfg = load_metric(metric).encoder_config()
@@ -107,8 +114,6 @@ def _human(s: float) -> str:
 
 def count_lines(path: str) -> int:
     """Lines of a plain or gzipped text file (a last line without a newline counts)."""
-    from ..io.files import InputFile  # a FIFO or device refused, a .gz within the input bounds
-
     n, last = 0, b"\n"
     with InputFile(path) as fh:
         while block := fh.read(1 << 20):

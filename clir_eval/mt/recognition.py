@@ -24,6 +24,7 @@ from typing import Sequence
 
 import numpy as np
 
+from .. import lazylibs
 from ..version import __version__
 from .base import LOWERCASE, TOKENIZE, MTMetric, Param, check_streams, register, resampling_fields, tokenizer
 
@@ -171,8 +172,7 @@ class RecognitionRateMetric(MTMetric):
         return np.where(s[:, 1] > 0, 100.0 * s[:, 0] / np.where(s[:, 1] > 0, s[:, 1], 1), 0.0)
 
     def signature(self, nrefs: int, **extra) -> str:
-        import sacrebleu
-
+        sacrebleu = lazylibs.sacrebleu()
         return "|".join([
             f"nrefs:{nrefs}", *resampling_fields(extra), f"case:{'lc' if self.lowercase else 'mixed'}",
             f"tok:{tokenizer(self.tokenize).signature()}", f"order:{self._order()}",

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
-from scipy import sparse
 
+from .. import lazylibs
 from ..correlation.settings import CI_LEVEL
 from ..errors import UserError
 from ..stats import bias_corrected_interval
@@ -25,7 +25,7 @@ def _resample_weights(n_segments: int, n_samples: int, seed: int):
 
 
 def _weighted_totals(stats, w: np.ndarray) -> np.ndarray:
-    if sparse.issparse(stats):
+    if lazylibs.scipy_sparse().issparse(stats):
         return stats.T @ w
     return w @ np.asarray(stats)
 

@@ -22,9 +22,8 @@ import math
 from typing import Sequence
 
 import numpy as np
-import sacrebleu
-from sacrebleu.utils import my_log
 
+from .. import lazylibs
 from ..limits import MAX_NGRAM_ORDER
 from .base import MTMetric, Param, Refs, check_streams, register, tokenizer
 from .bleu_counts import bleu_stats
@@ -91,8 +90,12 @@ class SacreMetric(MTMetric):
         return sig.format()
 
 
+# sacrebleu's BLEU smoothing methods, the keys of ``sacrebleu.BLEU.SMOOTH_DEFAULTS`` in its order, written out so
+# that naming a metric does not import sacrebleu (tests/test_mt_metrics.py checks they are sacrebleu's)
+BLEU_SMOOTH_METHODS = ("none", "floor", "add-k", "exp")
+
 _BLEU_PARAMS = (
-    Param("smooth", str, "exp", "smoothing: exp, floor, add-k, none", choices=tuple(sacrebleu.BLEU.SMOOTH_DEFAULTS)),
+    Param("smooth", str, "exp", "smoothing: exp, floor, add-k, none", choices=BLEU_SMOOTH_METHODS),
     Param("smooth_value", float, None, "value for floor / add-k smoothing (sacrebleu default if unset)", ge=0),
     Param("order", int, 4, "maximum n-gram order", ge=1, le=MAX_NGRAM_ORDER),
 )
@@ -105,7 +108,7 @@ class BLEUMetric(SacreMetric):
 
     def _make(self, references=None):
         p = self.params
-        m = sacrebleu.BLEU(
+        m = lazylibs.sacrebleu().BLEU(
             lowercase=self.lowercase, tokenize=self.tokenize, smooth_method=p["smooth"],
             smooth_value=p["smooth_value"], max_ngram_order=p["order"], references=references,
         )
@@ -167,7 +170,7 @@ class CHRFMetric(SacreMetric):
 
     def _make(self, references=None):
         p = self.params
-        return sacrebleu.CHRF(
+        return lazylibs.sacrebleu().CHRF(
             char_order=p["char_order"], word_order=p["word_order"], beta=p["beta"],
             lowercase=self.lowercase, whitespace=p["whitespace"], eps_smoothing=p["eps_smoothing"],
             references=references,
@@ -197,15 +200,6 @@ class CHRFMetric(SacreMetric):
         return super().signature(nrefs, **extra, beta=self.params["beta"])
 
 
-#: TER's cost is sacrebleu's own: its tercom edit distance with shifts, in Python, is ~98% of a
-#: TER run (clir-eval adds imports only: 1.06x ``sacrebleu -m ter`` whole-command CPU). Measured
-#: rate, in segments per CPU-second, on News Commentary de-en (5000 segments, ~22 reference
-#: words each) by scripts/bench_ter.py on a shared 2-core machine; the cost per segment grows
-#: roughly with the square of its length, so treat it as an order of magnitude for a warning.
-TER_SEGMENTS_PER_CPU_S = 240
-TER_RATE_MEAN_REF_WORDS = 22  # mean reference length of the segments that rate was measured on
-
-
 @register("ter", (
     Param("normalized", bool, False, "tercom normalisation"),
     Param("no_punct", bool, False, "remove punctuation"),
@@ -221,7 +215,7 @@ class TERMetric(SacreMetric):
 
     def _make(self, references=None):
         p = self.params
-        return sacrebleu.TER(
+        return lazylibs.sacrebleu().TER(
             normalized=p["normalized"], no_punct=p["no_punct"], asian_support=p["asian_support"],
             case_sensitive=p["case_sensitive"] and not self.lowercase, references=references,
         )
@@ -282,6 +276,8 @@ def bleu_rows(stats: np.ndarray, order: int, smooth_method: str, smooth_value: f
     total_1..N]): the brevity penalties and precisions with its operations in its order, on all
     rows at once; each row's score then with its own expression (``math``, its ``my_log``, Python's
     ``sum``), so the same floats."""
+    sacrebleu = lazylibs.sacrebleu()
+    my_log = sacrebleu.utils.my_log
     n_rows = len(stats)
     if smooth_value is None:
         smooth_value = sacrebleu.BLEU.SMOOTH_DEFAULTS[smooth_method]

@@ -8,7 +8,7 @@ from typing import Sequence
 
 from ..errors import UserError
 from ..correlation.settings import CORRECTIONS
-from ..limits import MAX_DEPTH, MAX_RESAMPLES, MAX_SEED
+from ..limits import MAX_DEPTH, MAX_RESAMPLES, MAX_SEED, SACREBLEU_SEED
 from ..settings import SettingError, Settings, setting
 from .base import LOWERCASE, TOKENIZE, MetricSpec, metric_spec
 from .neural import DEVICES, MAX_BATCH, check_device
@@ -25,7 +25,7 @@ class SignificanceSettings(Settings):
                              le=MAX_RESAMPLES)
     correction: str = setting("holm", "p-value adjustment over all system x metric comparisons of a test.",
                               choices=CORRECTIONS, label="correction")
-    seed: int = setting(12345, "Random seed (recorded in the output).", ge=0, le=MAX_SEED)
+    seed: int = setting(SACREBLEU_SEED, "Random seed (recorded in the output).", ge=0, le=MAX_SEED)
 
 
 @dataclass(frozen=True)

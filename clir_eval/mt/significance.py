@@ -18,9 +18,8 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
-import scipy  # scipy.stats loads on first use: mt-score without resampling never imports it
-from scipy import sparse
 
+from .. import lazylibs
 from ..errors import UserError
 from ..settings import default
 from ..stats import adjust_p
@@ -29,7 +28,7 @@ from .favoritism import type_entries
 from .recognition import RecognitionRateMetric
 from .resampling import paired_bootstrap
 from .settings import SignificanceSettings
-from .typebased import TypeFMetric, _prf
+from .typebased import TypeFMetric, prf
 
 __all__ = ["PairedAR", "SignTest", "compare_to_baseline", "paired_ar", "sentence_scores", "sign_test"]
 
@@ -72,17 +71,17 @@ def paired_ar(metric: MTMetric, stats_a, stats_b, n_samples: int = default(Signi
     rng = np.random.default_rng(seed)
     sel = rng.integers(2, size=(n_samples, n), dtype=bool)  # sacrebleu: pos_sel (A's row goes to A')
     ta, tb = totals(stats_a).astype(np.float64), totals(stats_b).astype(np.float64)
-    diff = (stats_a - stats_b) if sparse.issparse(stats_a) else np.asarray(stats_a, np.float64) - np.asarray(stats_b, np.float64)
+    diff = (stats_a - stats_b) if lazylibs.scipy_sparse().issparse(stats_a) else np.asarray(stats_a, np.float64) - np.asarray(stats_b, np.float64)
     sa, sb = metric.score_totals(ta)[0], metric.score_totals(tb)[0]
     observed = abs(sa - sb)
     const = (0.0, 0.0)
     if isinstance(metric, TypeFMetric):
-        diff, ta, tb, const = _active_types(metric, sparse.csc_array(diff), ta, tb)
+        diff, ta, tb, const = _active_types(metric, lazylibs.scipy_sparse().csc_array(diff), ta, tb)
     perm = np.empty(n_samples)
     chunk = max(1, _CHUNK_CELLS // max(1, diff.shape[1]))
     for start in range(0, n_samples, chunk):
         w = sel[start:start + chunk].astype(np.float64)
-        moved = np.asarray((diff.T @ w.T).T) if sparse.issparse(diff) else w @ diff
+        moved = np.asarray((diff.T @ w.T).T) if lazylibs.scipy_sparse().issparse(diff) else w @ diff
         perm[start:start + len(w)] = np.abs(_scores(metric, tb + moved, const) - _scores(metric, ta - moved, const))
     tol = 1e-9 * max(1.0, observed)
     c = int((perm > observed + tol).sum()) if strict else int((perm >= observed - tol).sum())
@@ -137,7 +136,7 @@ def sentence_scores(metric: MTMetric, stats) -> np.ndarray:
 def _typef_sentence_scores(metric: TypeFMetric, stats) -> np.ndarray:
     n = stats.shape[0]
     rows, _, p, r, m = type_entries(stats)
-    _, _, f = _prf(p, r, m, metric.params["beta"])
+    _, _, f = prf(p, r, m, metric.params["beta"])
     w = metric._weights(r)
     num = np.bincount(rows, weights=f * w, minlength=n)
     den = np.bincount(rows, weights=w, minlength=n)
@@ -166,7 +165,7 @@ def sign_test(metric: MTMetric, stats_a, stats_b) -> SignTest:
     tol = 1e-9
     wins, losses = int((d > tol).sum()), int((d < -tol).sum())
     ties = len(d) - wins - losses
-    p = 1.0 if wins + losses == 0 else float(scipy.stats.binomtest(wins, wins + losses, 0.5).pvalue)
+    p = 1.0 if wins + losses == 0 else float(lazylibs.scipy_stats().binomtest(wins, wins + losses, 0.5).pvalue)
     return SignTest(wins, losses, ties, p)
 
 

@@ -16,9 +16,8 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
-import sacrebleu
-from scipy import sparse
 
+from .. import lazylibs
 from ..version import __version__
 from ..errors import UserError
 from .base import (LOWERCASE, TOKENIZE, MTMetric, Param, Refs, check_streams, encode, register,
@@ -46,7 +45,7 @@ def _type_matrix(hyp_enc, ref_enc, n: int, V: int):
 
     def counts(ids: np.ndarray, lens: np.ndarray):
         rows = np.repeat(np.arange(n, dtype=np.int64), lens)
-        return sparse.csr_array((np.ones(len(ids), dtype=np.int64), (rows, ids)), shape=(n, V))
+        return lazylibs.scipy_sparse().csr_array((np.ones(len(ids), dtype=np.int64), (rows, ids)), shape=(n, V))
 
     hyp_ids, hyp_lens = hyp_enc
     preds = counts(hyp_ids, hyp_lens)
@@ -59,8 +58,8 @@ def _type_matrix(hyp_enc, ref_enc, n: int, V: int):
     diff = np.abs(ref_lens - hyp_lens)
     closest = np.where(diff == diff.min(axis=0), ref_lens, np.iinfo(np.int64).max).min(axis=0) if n else hyp_lens
 
-    head = sparse.csr_array(np.column_stack([hyp_lens, closest]).astype(np.int64))
-    return sparse.csr_array(sparse.hstack([head, preds, ref_counts, match], format="csr"))
+    head = lazylibs.scipy_sparse().csr_array(np.column_stack([hyp_lens, closest]).astype(np.int64))
+    return lazylibs.scipy_sparse().csr_array(lazylibs.scipy_sparse().hstack([head, preds, ref_counts, match], format="csr"))
 
 
 def type_stats(hyps: Sequence[str], refs: Refs, tokenize: str = TOKENIZE, lowercase: bool = LOWERCASE) -> TypeStats:
@@ -127,7 +126,7 @@ def _num(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else repr(float(x))
 
 
-def _prf(preds: np.ndarray, refs: np.ndarray, match: np.ndarray, beta: float):
+def prf(preds: np.ndarray, refs: np.ndarray, match: np.ndarray, beta: float):
     """Per-type precision, recall and F_β with the reference implementation's conventions."""
     with np.errstate(divide="ignore", invalid="ignore"):
         p = np.where(preds > 0, match / np.where(preds > 0, preds, 1), 1.0)
@@ -148,7 +147,7 @@ def _item_cells(stats) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     next metric of it (MacroF, then MicroF of one scoring)."""
     if _CELLS and _CELLS[0]() is stats:
         return _CELLS[1]
-    m = sparse.csr_array(stats, copy=True)
+    m = lazylibs.scipy_sparse().csr_array(stats, copy=True)
     m.sum_duplicates()
     m.eliminate_zeros()
     n, width = m.shape
@@ -222,7 +221,7 @@ class TypeFMetric(MTMetric):
         (the weighted F by numpy's own summation, a row at a time, so the same bits)."""
         bounds, preds, refs, match = _item_cells(stats)
         n = len(bounds) - 1
-        _, _, f = _prf(preds, refs, match, self.params["beta"])
+        _, _, f = prf(preds, refs, match, self.params["beta"])
         w = self._weights(refs)
         fw = f * w
         if self.average == "macro" or (float(self.params["k"]).is_integer() and float(w.sum()) < 2.0 ** 53):
@@ -240,7 +239,7 @@ class TypeFMetric(MTMetric):
         preds, refs, match = self._split(totals)
         present = (preds + refs) > 0  # the union vocabulary of this (possibly resampled) corpus
         preds, refs, match = preds[present], refs[present], match[present]
-        p, r, f = _prf(preds, refs, match, self.params["beta"])
+        p, r, f = prf(preds, refs, match, self.params["beta"])
         w = self._weights(refs)
         wsum = w.sum()
         extra = {"hyp_len": int(totals[0]), "ref_len": int(totals[1]), "n_types": int(present.sum())}
@@ -258,7 +257,7 @@ class TypeFMetric(MTMetric):
         if self.average == "micro":
             parts.append(f"smooth:add-k[{_num(self.params['k'])}]")
         parts.extend(f"{k}:{v}" for k, v in extra.items())
-        parts.append(f"version:{sacrebleu.__version__}+clir_eval-{__version__}")
+        parts.append(f"version:{lazylibs.sacrebleu().__version__}+clir_eval-{__version__}")
         return "|".join(parts)
 
     def type_report(self, hyps: Sequence[str], refs: Refs) -> list[dict[str, Any]]:
@@ -266,7 +265,7 @@ class TypeFMetric(MTMetric):
         reference types first (then most predicted, then alphabetical)."""
         ts = type_stats(hyps, refs, self.tokenize, self.lowercase)
         preds, refs_, match = self._split(totals(ts.matrix))
-        p, r, f = _prf(preds, refs_, match, self.params["beta"])
+        p, r, f = prf(preds, refs_, match, self.params["beta"])
         order = sorted(range(len(ts.types)), key=lambda j: (-refs_[j], -preds[j], ts.types[j]))
         return [{"type": ts.types[j], "refs": int(refs_[j]), "preds": int(preds[j]), "match": int(match[j]),
                  "P": 100 * float(p[j]), "R": 100 * float(r[j]), "F": 100 * float(f[j])} for j in order]

@@ -22,6 +22,7 @@ import platform
 import shutil
 import stat
 from dataclasses import fields, is_dataclass
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -51,13 +52,11 @@ def _not_regular(path: Path) -> str | None:
 
 @functools.lru_cache(maxsize=None)
 def _library_versions() -> tuple[tuple[str, str], ...]:
-    from importlib.metadata import PackageNotFoundError, version
-
     out = [("python", platform.python_version())]
     for pkg in ("sacrebleu", "rank-bm25", "pytrec-eval-terrier", "numpy", "scipy"):
         try:
-            out.append((pkg, version(pkg)))
-        except PackageNotFoundError:
+            out.append((pkg, metadata.version(pkg)))
+        except metadata.PackageNotFoundError:
             out.append((pkg, "absent"))
     return tuple(out)
 

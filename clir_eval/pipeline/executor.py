@@ -35,6 +35,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import get_context
 from typing import Any, Callable, Protocol, Sequence
+import ctypes
 
 from ..errors import UserError
 from .settings import EXECUTORS
@@ -143,8 +144,6 @@ def _die_with_parent(parent: int, pdeathsig: bool) -> None:
         signal.signal(signal.SIGINT, _leave)
     if pdeathsig and sys.platform.startswith("linux"):
         with contextlib.suppress(Exception):
-            import ctypes
-
             ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     threading.Thread(target=_watch_parent, args=(parent,), daemon=True, name="watch-parent").start()
 

@@ -6,6 +6,7 @@ import logging
 import os
 from typing import Any, Callable, Sequence
 
+from .. import lazylibs
 from ..errors import UserError
 from .executor import WorkerLost
 
@@ -21,9 +22,7 @@ def _call(fn: Callable[[Any], Any], task: Any, driver_node: str) -> Any:
     try:
         return fn(task)
     except (FileNotFoundError, UserError) as e:
-        import ray
-
-        node = ray.util.get_node_ip_address()
+        node = lazylibs.ray().util.get_node_ip_address()
         missing = isinstance(e, FileNotFoundError) or "not found" in str(e)
         if not missing or node == driver_node:
             raise
@@ -44,7 +43,7 @@ class RayExecutor:
 
     def __init__(self, jobs: int = 1, address: str | None = None):
         try:
-            import ray
+            ray = lazylibs.ray()
         except ImportError:
             raise UserError("executor 'ray' needs Ray: pip install 'clir-eval[ray]'") from None
         self._ray = ray

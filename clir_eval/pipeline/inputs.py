@@ -12,6 +12,10 @@ from ..sources.settings import QueriesConfig
 from ..io.files import file_checksum
 from ..io.trec import Qrels, read_qrels
 from .cache import Cache, file_problem, seal_file
+from ..io.readers import read_queries
+from ..sources import irds
+from ..sources.collection import finish_collection
+from ..sources.materialize import materialize
 
 
 @dataclass
@@ -36,16 +40,12 @@ class Resolved:
 def read_config_queries(q: QueriesConfig) -> dict[str, str]:
     """The queries of ``queries.file`` (the first ``limit``). ``irds:`` queries arrive as TSV
     with the dataset's fields (e.g. ``text``) already applied, so they are read without fields."""
-    from ..io.readers import read_queries
-
     exported = all(_is_export(f) for f in q.file)
     queries = read_queries(list(q.file), fmt=q.format, fields=("title",) if exported else tuple(q.fields))
     return dict(list(queries.items())[: q.limit]) if q.limit else queries
 
 
 def _is_export(path: str) -> bool:
-    from ..sources import irds
-
     return irds.is_export(path)
 
 
@@ -55,8 +55,6 @@ def resolve_inputs(cfg: Config, cache: Cache) -> Resolved:
     if cfg.wmt is not None or cfg.europarl is not None:
         res = materialize_verified(cfg, cache)
     if cfg.collection is not None:
-        from ..sources.collection import finish_collection
-
         finish_collection(cfg, cache, res)
     if cfg.queries is not None and cfg.queries.file:
         res.queries = read_config_queries(cfg.queries)
@@ -70,8 +68,6 @@ def materialize_verified(cfg: Config, cache: Cache) -> Resolved:
     """Materialise the WMT / Europarl sources under ``cache/sources/``, trusting a file written
     by an earlier run only when it matches its manifest (size, SHA-1): a damaged one is
     regenerated with a note in ``cache.notes``, an unsealed one (a killed run) silently."""
-    from ..sources.materialize import materialize
-
     src = (cache.root / "sources").resolve()
     before = {p for p in src.rglob("*") if p.is_file()} if src.exists() else set()
     res = _fresh(cfg)

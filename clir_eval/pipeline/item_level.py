@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import functools
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+import dataclasses
+from collections import Counter
 
 import numpy as np
 
@@ -16,6 +18,16 @@ from .executor import Executor
 from .inputs import Resolved
 from .stages import items_stage, run_file
 from .tasks import EnglishSide, ItemLevelTask, ItemsTask, SystemTask
+from ..correlation.items import (
+    ItemMatrix, ITEM_PROCEDURE, distinct_analyses, finish_rows, finish_verdicts, plan_rows, plan_verdicts,
+    repeated_rows, run_jobs, GROUPINGS, VERDICT_GROUPING, ItemSettings,
+)
+from ..io.item_matrix import documents_file
+from ..io.trec import read_qrels, read_run
+from ..ir.items import run_signals, query_docs
+from ..mt.neural import NeuralMetric
+from ..sources.item_tables import item_arrays, missing_note
+from .stages import mt_segment_scores
 
 if TYPE_CHECKING:
     from ..mt.base import MetricSpec
@@ -30,7 +42,6 @@ def item_metric_names(cfg: Config, segmented: bool = False) -> tuple[list[str], 
     English side's lines: then a metric that reads the source (COMET) is left out."""
     if cfg.mt is None:
         return [], [], []
-    from ..mt.neural import NeuralMetric
 
     specs = item_specs(cfg)
     distinct: dict[str, MetricSpec] = {}  # the first spec of each canonical name, in order
@@ -56,7 +67,6 @@ def segment_metrics(cfg: Config) -> tuple[str, ...]:
     to ``item_level.metrics`` when given (canonical names)."""
     if cfg.mt is None or not cfg.item_level.enabled:
         return ()
-    from ..mt.neural import NeuralMetric
 
     wanted = {m.name for m in item_specs(cfg)} if cfg.item_level.metrics else None
     names = [m.name for m in cfg.mt.specs
@@ -69,8 +79,6 @@ def segments_table(tasks: Sequence[SystemTask], cache: Cache, docids: Sequence[s
     line of the MT test set), ``document`` where the source names each segment's document, then one
     per metric; an empty cell where a score is not finite) and results.json's ``item_segments``
     block (the file, its shape, each metric's signature), or None without segment scores."""
-    from .stages import mt_segment_scores
-
     got = [(t.system, mt_segment_scores(t.mt, cache)) for t in tasks if t.mt is not None and t.mt.segments]
     if not got:
         return None
@@ -120,9 +128,6 @@ def run_items(ex: Executor, tasks: list[ItemsTask], cache: Cache, on_done: Calla
 
 
 def english_signals(english: EnglishSide, cache: Cache) -> dict:
-    from ..io.trec import read_qrels, read_run
-    from ..ir.items import run_signals
-
     return run_signals(read_run(run_file(english.run, cache), sort=True), read_qrels(english.qrels))
 
 
@@ -131,15 +136,10 @@ def matrices(outputs: Sequence[Mapping[str, Any]], systems: Sequence[str], sys_r
     """The documents and queries :class:`~clir_eval.correlation.items.ItemMatrix` of the systems' item outputs;
     ``ext`` (:class:`~clir_eval.sources.item_tables.ExternalItems`): external per-document MT scores joined
     beside the registry metrics."""
-    from ..correlation.items import ItemMatrix
-    from ..ir.items import query_docs
-
     docs = tuple(outputs[0]["documents"])
     metrics = list(outputs[0]["mt"])
     x_docs = {m: np.array([o["mt"][m] for o in outputs], float) for m in metrics}
     if ext is not None:
-        from ..sources.item_tables import item_arrays
-
         x_docs.update(item_arrays(ext, systems, docs))
         metrics = list(x_docs)
     y_docs = {TARGET_DOCS: np.array([[o["retrievability"][d] for d in docs] for o in outputs], float)}
@@ -175,11 +175,6 @@ def item_correlations(mats: Sequence[Any], s: Any, seed: int, lower: Sequence[st
     cached (:class:`ItemLevelTask`) when ``cache`` is given. Each job seeds its own generator
     (documents' rows ``[seed, i]``, queries' ``[seed + 1, i]``, pairs ``[seed + 2, i]``), so
     results never depend on where the jobs ran."""
-    import dataclasses
-
-    from ..correlation.items import (ITEM_PROCEDURE, distinct_analyses, finish_rows, finish_verdicts, plan_rows,
-                                     plan_verdicts, repeated_rows, run_jobs)
-
     entry = None
     if cache is not None:
         entry = cache.entry(ItemLevelTask(
@@ -215,8 +210,6 @@ def item_level_block(cfg: Config, outputs: Sequence[Mapping[str, Any]], systems:
     """results.json's ``item_level`` block, its correlations from :func:`item_correlations`, and the files
     for the run directory (name -> text): the documents matrix (:mod:`clir_eval.io.item_matrix`), which the
     block names with its sha256."""
-    from ..correlation.items import GROUPINGS, VERDICT_GROUPING, ItemSettings
-
     cc, il = cfg.correlation, cfg.item_level
     s = ItemSettings(cc.method, cc.variant, cc.alpha, cc.bootstrap if il.bootstrap is None else il.bootstrap,
                      cc.permutation if il.permutation is None else il.permutation, cc.seed, CI_LEVEL, cc.correction,
@@ -272,10 +265,6 @@ def item_level_block(cfg: Config, outputs: Sequence[Mapping[str, Any]], systems:
 
 
 def _documents_file(doc_mat, outputs: Sequence[Mapping[str, Any]], n_queries: int) -> tuple[dict, dict[str, str]]:
-    from collections import Counter
-
-    from ..io.item_matrix import documents_file
-
     per_doc = Counter(d for _, d in outputs[0]["pairs"])
     text, entry = documents_file(doc_mat.systems, doc_mat.ids, doc_mat.x, doc_mat.y,
                                  [per_doc[d] for d in doc_mat.ids], n_queries)
@@ -285,7 +274,6 @@ def _documents_file(doc_mat, outputs: Sequence[Mapping[str, Any]], n_queries: in
 def _external_notes(ext, doc_mat) -> list[str]:
     if ext is None:
         return []
-    from ..sources.item_tables import missing_note
 
     return [*ext.notes, *filter(None, (missing_note(n, doc_mat.x[n]) for n in ext.scores))]
 

@@ -13,8 +13,17 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - no flock (Windows): runs and caches are not locked
+    fcntl = None
+
 from ..errors import UserError
 from ..io.results import RunResults
+from .. import report
+from ..io.files import check_target, write_set
+from ..io.item_matrix import FILE as DOCUMENTS_FILE
+from .item_level import SEGMENTS_FILE
 
 LOCK_FILE = ".clir-eval.lock"
 CACHE_LOCK_FILE = ".clir-eval-cache.lock"
@@ -66,11 +75,8 @@ def claimed_out(out_dir: str | os.PathLike) -> Iterator[Path]:
 def _check_outputs(out: Path) -> None:
     """Before any work: the files a run replaces are regular files or absent (a FIFO or
     directory named results.json is refused now, not after the whole run)."""
-    from ..io.files import _check_target
-    from .. import report
-
     for name in ("results.json", *report.REPORT_FILES):
-        _check_target(out / name)
+        check_target(out / name)
 
 
 def _remove_empty_dirs(top: Path) -> None:
@@ -133,8 +139,6 @@ def _hold(path: Path, flag: str, shown: Any, busy) -> Iterator[None]:
     """Hold an exclusive ``flock`` on the lock file ``path``; ``busy(fd, holder)`` is called when
     another process holds it and must either raise or return after blocking on the lock. The
     file is removed on release when this call created it (the directory is left as found)."""
-    import fcntl
-
     while True:
         fd, created = _open_lock(path, flag, shown)
         try:
@@ -165,9 +169,7 @@ def locked(out: Path) -> Iterator[None]:
 
     The lock is an ``flock`` on ``out/.clir-eval.lock``: the kernel releases it when the
     process ends however it ends, so a killed run never leaves a stale lock behind."""
-    try:
-        import fcntl  # noqa: F401
-    except ImportError:  # pragma: no cover - no flock (Windows): unlocked
+    if fcntl is None:  # pragma: no cover - no flock (Windows): unlocked
         yield
         return
 
@@ -202,9 +204,7 @@ def cache_locked(root: Path, log) -> Iterator[None]:
     one waits, saying so, then reuses what the first finished). An ``flock`` as for ``--out``:
     released by the kernel however a run ends, so a killed run never blocks the cache."""
     key = str(root)
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - no flock (Windows): unlocked
+    if fcntl is None:  # pragma: no cover - no flock (Windows): unlocked
         yield
         return
     if _HELD.get(key):
@@ -235,9 +235,6 @@ def write_outputs(results: RunResults, out: Path, t_start: float, progress: Any 
     already holds the same results. ``progress`` (a :class:`.progress.Progress`) shows the
     reports being rendered; ``extra`` (file name: text) are more files of the set. Returns the
     record as written (its timing completed with the reports' and the total)."""
-    from ..io.files import write_set
-    from .. import report
-
     t0 = time.perf_counter()
     target = out / "results.json"
     previous = _previous_results(target)
@@ -261,9 +258,6 @@ def write_outputs(results: RunResults, out: Path, t_start: float, progress: Any 
 def _optional_files() -> tuple[str, ...]:
     """The files a run writes only with some settings (item level), and those ``clir-eval design`` adds (they
     describe the previous results): removed when a run does not write them."""
-    from ..io.item_matrix import FILE as DOCUMENTS_FILE
-    from .item_level import SEGMENTS_FILE
-
     return (SEGMENTS_FILE, DOCUMENTS_FILE, "design.json", "design.html", "design.png")
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import sys
 from typing import Any, Callable, Sequence
 
+from .. import lazylibs
+
 
 def eta_text(completed: float, total: float | None, elapsed: float | None, remaining: float | None,
              estimate: float | None) -> str:
@@ -70,10 +72,9 @@ class Progress:
 
     def __enter__(self):
         if self.enabled:
-            from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress as RichProgress, ProgressColumn
-            from rich.progress import TextColumn, TimeElapsedColumn
-            from rich.text import Text
+            rp, Console, Text = lazylibs.rich_progress(), lazylibs.rich_console().Console, lazylibs.rich_text().Text
+            BarColumn, MofNCompleteColumn, RichProgress = rp.BarColumn, rp.MofNCompleteColumn, rp.Progress
+            ProgressColumn, TextColumn, TimeElapsedColumn = rp.ProgressColumn, rp.TextColumn, rp.TimeElapsedColumn
 
             class Eta(ProgressColumn):
                 def render(self, task) -> Text:

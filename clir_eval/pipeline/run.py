@@ -34,6 +34,23 @@ from .memory import available_memory, bound_jobs, build_memory
 from .shards import drop_stale_spans
 from .stages import check_same_ids, ir_stage, neural_items_prepass, neural_prepass, qrels_stage, run_file, system_stage
 from .tasks import CorrelationTask, EnglishSide, IRTask, MTTask, QrelsTask, RetrieveTask, SystemTask, ids_checksum
+from ..correlation.driver import VERDICT_PROCEDURE, correlate_run
+from ..correlation.settings import CorrelationInputs
+from ..correlation.statistics import RESAMPLE_BLOCK
+from ..io.files import read_lines, file_checksum
+from ..io.readers import DocumentStream
+from ..ir.accounting import query_accounting
+from ..ir.relevance import pseudo_qrels
+from ..mt.rates import count_lines, cpu_estimate, slow_metric_warnings
+from ..retrieval.analysis import STOPWORD_LISTS
+from ..sources.item_tables import item_tables, read_external_items
+from ..sources.materialize import join_external
+from ..sources.validate import check_settings, item_names_taken
+from .item_level import (
+    segment_metrics, segments_table, english_signals, items_tasks, run_items, skip_reason, item_level_block,
+)
+from .shards import shard_tasks, shard_unit
+from ..sources.direction import by_direction, direction_note, write_side_by_side
 
 __all__ = ["run_experiment", "resolve_inputs", "Resolved", "Cache"]
 
@@ -55,8 +72,6 @@ def run_experiment(
     ``shard_docs``: collections with more lines are indexed in spans of that many, each its
     own task (default: the config's); ``log`` receives warnings (default: stderr); ``cache_dir``:
     a cache shared by several output directories (default: ``out_dir/cache``), held for the run."""
-    from ..sources.validate import check_settings
-
     check_settings(cfg)  # validate's checks, before any output is made
     ex = get_executor(executor or cfg.executor, jobs or cfg.jobs or os.cpu_count() or 1)
     if shard_docs is not None:
@@ -162,8 +177,6 @@ def _run(cfg: Config, out: Path, ex: Executor, quiet: bool, log: Callable[[str],
         timing={k: round(v, 3) for k, v in timing.items()},
     )
     if cfg.wmt is not None and cfg.wmt.direction == "both":
-        from ..sources.direction import by_direction, direction_note, write_side_by_side
-
         direction = by_direction(cfg, out, run_experiment, **run_kw)
         results = replace(results, direction=direction, notes=[*results.notes, direction_note(direction)])
         write_side_by_side(results.to_dict(), out)
@@ -176,7 +189,6 @@ def _run(cfg: Config, out: Path, ex: Executor, quiet: bool, log: Callable[[str],
 def _segment_metrics(cfg: Config) -> tuple[str, ...]:
     if not cfg.item_level.enabled:
         return ()
-    from .item_level import segment_metrics
 
     return segment_metrics(cfg)
 
@@ -185,8 +197,6 @@ def item_segments(tasks: list[SystemTask], res: Resolved, cache: Cache) -> tuple
     """The per-segment table of the MT test set and its results.json block (item level on), or None."""
     if not any(t.mt is not None and t.mt.segments for t in tasks):
         return None
-    from ..io.files import read_lines
-    from .item_level import segments_table
 
     return segments_table(tasks, cache, read_lines(res.mt_docids) if res.mt_docids else None)
 
@@ -197,8 +207,6 @@ def item_scores(cfg: Config, res: Resolved, english: EnglishSide, tasks: list[Sy
     """Every system's item-level scores (cached, through the executor), or ``{"skipped": why}``;
     where the executor runs tasks elsewhere, a :class:`Beside` computing them while this process
     goes on (its ``result()``: the same dict). With the seconds it took (None: skipped, or beside)."""
-    from .item_level import english_signals, items_tasks, run_items, skip_reason
-
     why = skip_reason(cfg, res, english)
     if why is not None:
         return {"skipped": why}, None
@@ -227,20 +235,16 @@ def item_scores(cfg: Config, res: Resolved, english: EnglishSide, tasks: list[Sy
 def external_items(cfg: Config, res: Resolved):
     """The config's external per-document MT scores (``external:`` entries with ``item_col``/``documents``),
     checked against the systems and the collection's document ids; None without such entries."""
-    from ..sources.item_tables import item_tables, read_external_items
-
     if not item_tables(cfg):
         return None
     if res.english is None:
         raise UserError(f"{item_tables(cfg)[0].where}: per-document scores join the item-level analysis, which "
                         "needs a collection with an English side; remove the entry or add a collection")
-    from ..io.readers import DocumentStream
 
     stream = DocumentStream(res.english, res.doc_format, cfg.collection.ids if cfg.collection else None)
     for _ in stream.batches():  # the ids, without holding every text
         pass
     ids = stream.ids or ()
-    from ..sources.validate import item_names_taken
 
     return read_external_items(cfg, res.systems, ids, item_names_taken(cfg))
 
@@ -253,7 +257,6 @@ def item_level(cfg: Config, res: Resolved, english: EnglishSide, items: dict, sy
     runs work elsewhere (results never depend on it)."""
     if "skipped" in items:
         return {"skipped": items["skipped"]}, {}
-    from .item_level import item_level_block
 
     if not items["outputs"] or not items["outputs"][0]["documents"]:
         return {"skipped": "no document is judged relevant by any query"}, {}
@@ -283,8 +286,6 @@ def _check_unique_names(systems: list[SystemSpec]) -> None:
 
 # --------------------------------------------------------------------------- tasks
 def retrieve_task(cfg: Config, res: Resolved, cache: Cache, system: str, docs: str, **checks: Any) -> RetrieveTask:
-    from ..retrieval.analysis import STOPWORD_LISTS
-
     stop = cfg.retrieval.stopwords
     task = RetrieveTask(
         system=system, docs=docs, format=res.doc_format, retrieval=cfg.retrieval,
@@ -310,8 +311,6 @@ def english_side(cfg: Config, res: Resolved, cache: Cache, task: RetrieveTask, m
     qrels, else the top of the English-side run)."""
     judgements, source = res.qrels, res.qrels_source
     if judgements is None:
-        from ..ir.relevance import pseudo_qrels
-
         top_k = cfg.relevance.pseudo_top_k if cfg.relevance else PSEUDO_TOP_K
         judgements = pseudo_qrels(read_run(run_file(task, cache)), top_k=top_k)
         source = f"pseudo:top_k={top_k} of the English-side run"
@@ -366,8 +365,6 @@ def index_shards(cfg: Config, ex: Executor, first: list[SystemTask], tasks: list
     """Split each collection to index (not cached) with more than ``cfg.shard_docs`` lines into
     spans and run every span's pass 1 through the executor (all collections in one ``map``);
     returns the tasks (their retrieval now merges the spans) and the workers' cache notes."""
-    from .shards import shard_tasks, shard_unit
-
     def split(t: SystemTask) -> SystemTask:
         if t.retrieve is None or not t.retrieve.memory:  # no retrieval, or its index is cached
             return t
@@ -422,8 +419,6 @@ def score_systems_ir(cfg: Config, english: EnglishSide, tasks: list[SystemTask],
 def mt_plan(tasks: list[SystemTask], cache: Cache, jobs: int, log: Callable[[str], None] | None) -> float:
     """Estimated CPU-seconds of the MT metrics still to compute (measured rates, :mod:`..mt.rates`);
     a warning through ``log`` before a slow metric on a large set."""
-    from ..mt.rates import count_lines, cpu_estimate, slow_metric_warnings
-
     todo = [t.mt for t in tasks if t.mt is not None and not cache.entry(t.mt).manifest.exists()]
     if not todo:
         return 0.0
@@ -455,8 +450,6 @@ def run_systems(ex: Executor, tasks: list[SystemTask], cache: Cache, on_done: Ca
 def _length_ratio(hyp: str | None, refs: tuple[str, ...], ref_tokens: dict[str, int]) -> float | None:
     """Hypothesis / first-reference length in whitespace tokens over the MT test set (a covariate of the
     confound analysis: length alone moves many MT metrics)."""
-    from ..io.files import read_lines
-
     if not hyp or not refs:
         return None
     if refs[0] not in ref_tokens:
@@ -471,8 +464,6 @@ def assemble_systems(
     """Per-system entries of results.json (the external scores are joined to them next), the CPU-seconds
     of each stage summed over the systems, and the MT/IR signatures (``{"mt": ..., "ir": ...}`` for the
     run's signature). ``ir_outputs``: :func:`score_systems_ir`'s."""
-    from ..ir.accounting import query_accounting
-
     sys_results: dict[str, dict[str, Any]] = {}
     signature: dict[str, dict[str, str]] = {}
     ref_tokens: dict[str, int] = {}
@@ -506,8 +497,6 @@ def assemble_systems(
 
 def correlation_inputs(cfg: Config):
     """The correlation stage's record: the config's correlation: section and where relevance comes from."""
-    from ..correlation.settings import CorrelationInputs
-
     rel = cfg.relevance
     return CorrelationInputs(cfg.correlation, qrels=bool(rel is not None and rel.qrels),
                              pseudo_qrels=bool(rel is not None and rel.pseudo_top_k), wmt=cfg.wmt is not None)
@@ -522,10 +511,6 @@ def score_tables(cfg: Config, res: Resolved, sys_results: dict, cache: Cache,
     tasks per worker) when there is enough of them to pay; results never depend on it. ``lock``
     (held by a stage running beside this one on ``ex``: :class:`~.executor.Beside`) is taken
     around each such ``map``."""
-    from ..correlation.driver import VERDICT_PROCEDURE, correlate_run
-    from ..correlation.statistics import RESAMPLE_BLOCK
-    from ..sources.materialize import join_external
-
     t0 = time.perf_counter()
     ext_kinds = join_external(cfg, res.systems, sys_results, res)
     timing = {"external": time.perf_counter() - t0}
@@ -569,8 +554,6 @@ def score_tables(cfg: Config, res: Resolved, sys_results: dict, cache: Cache,
 
 def settings_signature(cfg: Config, res: Resolved, english: EnglishSide | None) -> dict[str, Any]:
     """The correlation, MT, retrieval and IR settings recorded in the signature."""
-    from ..correlation.statistics import RESAMPLE_BLOCK
-
     c = cfg.correlation
     sig: dict[str, Any] = {
         "correlation": {
@@ -582,7 +565,6 @@ def settings_signature(cfg: Config, res: Resolved, english: EnglishSide | None) 
     if cfg.mt is not None:
         sig["mt_settings"] = {"tokenize": cfg.mt.tokenize, "lowercase": cfg.mt.lowercase, "nrefs": len(res.mt_refs)}
         if res.mt_src:  # the source segments (COMET reads them)
-            from ..io.files import file_checksum
 
             sig["mt_settings"]["source"] = f"sha1:{file_checksum(res.mt_src)[:12]}"
     if english is not None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..limits import MAX_JOBS, MAX_SEED
+from ..limits import MAX_JOBS, MAX_SEED, RUN_SEED
 from ..settings import Settings, setting
 
 # The executors by name: "module:Class", imported on first use (pipeline/executor.py:get_executor).
@@ -22,7 +22,7 @@ SHARD_DOCS = 500_000
 class RunSettings(Settings):
     """How a run is seeded and spread over processes."""
 
-    seed: int = setting(13, "Random seed of every seeded step (correlation.seed defaults to it).", ge=0, le=MAX_SEED)
+    seed: int = setting(RUN_SEED, "Random seed of every seeded step (correlation.seed defaults to it).", ge=0, le=MAX_SEED)
     jobs: int | None = setting(None, "Worker processes (default: one per CPU core, fewer when memory is short).",
                                ge=1, le=MAX_JOBS)
     executor: str = setting("local", "How systems run: serial, local (a process pool) or ray; never changes a "

@@ -20,10 +20,14 @@ from typing import Any
 import numpy as np
 
 from ..errors import UserError
-from ..io.files import READ_ERRORS, _open_binary, atomic_write, write_json
+from ..io.files import READ_ERRORS, open_binary, atomic_write, write_json
 from .cache import Cache
 from .memory import WORKER_BASE_BYTES, BUILD_BYTES_PER_TEXT_BYTE, text_size
 from .tasks import IndexTask, RetrieveTask, ShardTask, ids_checksum
+from ..io.readers import DocumentStream, DOCUMENT_FORMATS, guess_doc_format
+from ..retrieval.analysis import get_analyzer
+from ..retrieval.bm25 import RankBM25Index, SparseBM25, signature_of
+from ..retrieval.index import stream_stats, Parts, InvertedIndex, ShardStats, finalize_shard, merge_shard_stats
 
 ARRAYS = ("indptr", "cols", "tf", "dl")  # pass-1 triples (retrieval.index.ShardStats)
 EXTS = tuple(f"{a}.npy" for a in ARRAYS) + ("df.npy", "terms.json", "ids.json", "docs.bin", "json")
@@ -48,7 +52,7 @@ def plan_spans(path: str, shard_docs: int) -> list[Span]:
     bounds = [0]  # byte offset of line 1, shard_docs + 1, 2 * shard_docs + 1, ...
     n = pos = 0
     try:
-        with _open_binary(path) as fh:
+        with open_binary(path) as fh:
             for block in iter(lambda: fh.read(READ_BLOCK), b""):
                 nl = np.flatnonzero(np.frombuffer(block, dtype=np.uint8) == 10)  # newlines in this block
                 while (k := shard_docs * len(bounds) - n - 1) < len(nl):  # k: the newline ending a span
@@ -101,17 +105,12 @@ def shard_tasks(task: RetrieveTask, shard_docs: int) -> RetrieveTask:
 
 
 def _analyzer(task: ShardTask | IndexTask):
-    from ..retrieval.analysis import get_analyzer
-
     s = task.settings if isinstance(task, IndexTask) else task
     return get_analyzer(s.analyzer, stopwords=s.stopwords, stem=s.stem)
 
 
 def shard_stage(task: ShardTask, cache: Cache) -> dict[str, Any]:
     """Pass 1 of one span, cached (verified) as ``.npy`` arrays and JSON: ``{"n_docs", "n_empty_docs"}``."""
-    from ..io.readers import DocumentStream
-    from ..retrieval.index import stream_stats
-
     entry = cache.entry(task)
     if entry.verified(*EXTS):
         return json.loads(entry.path("json").read_text(encoding="utf-8"))
@@ -145,8 +144,6 @@ def shard_stage(task: ShardTask, cache: Cache) -> dict[str, Any]:
 def _save_array(fh, arr) -> None:
     """``np.save`` of an array or of :class:`~clir_eval.retrieval.index.Parts` (written part by
     part, the same bytes as ``np.save`` of the whole array, without joining the parts)."""
-    from ..retrieval.index import Parts
-
     if not isinstance(arr, Parts):
         np.save(fh, np.ascontiguousarray(arr), allow_pickle=False)
         return
@@ -178,8 +175,6 @@ def _checksum(entries: list) -> str:
 def _duplicate(task: IndexTask, entries: list) -> None:
     """Raise the usual duplicate-id error (``FILE:LINE: duplicate document id ... (first on line
     N)``), reading only the span(s) that hold it."""
-    from ..io.readers import DOCUMENT_FORMATS, guess_doc_format
-
     where: dict[str, int] = {}
     for k, e in enumerate(entries):
         for i in _json(e, "ids.json"):
@@ -198,8 +193,6 @@ def assemble(task: IndexTask, cache: Cache):
     """The collection's index from its shards' pass-1 entries (a missing or damaged one is
     recomputed here): global vocabulary and df, then each span's postings; the same index,
     signature and metadata as an unsharded build. Returns (index, meta)."""
-    from ..retrieval.bm25 import RankBM25Index, SparseBM25, signature_of
-    from ..retrieval.index import InvertedIndex, ShardStats, finalize_shard, merge_shard_stats
     entries = []
     for st in task.shards:
         shard_stage(st, cache)  # verified, else recomputed (with a note)

@@ -7,6 +7,8 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+import numpy as np
+
 from ..errors import UserError
 from ..io.files import safe_filename, write_json
 from ..io.trec import Qrels, read_qrels, read_run, write_qrels, write_run
@@ -14,6 +16,17 @@ from .cache import Cache
 from .shards import assemble, drop_entries, with_spans
 from .tasks import (IndexTask, IRTask, ItemsTask, MTTask, QrelsTask, RetrieveTask, SegmentItemsTask, SegmentScoresTask,
                     SystemTask, ids_checksum)
+from ..io.files import read_lines
+from ..io.readers import DocumentStream, read_documents
+from ..ir.evaluate import evaluate
+from ..ir.items import run_signals, relevant_pairs
+from ..mt.base import collect_stats, load_metrics
+from ..mt.items import segment_scores, item_scores
+from ..mt.neural import set_runtime, neural_metrics
+from ..mt.rates import slow_metric_warnings
+from ..retrieval.analysis import get_analyzer
+from ..retrieval.bm25 import build_with, streams, load_index
+from ..mt.base import build_metrics
 
 
 def mt_stage(task: MTTask, cache: Cache) -> dict:
@@ -26,9 +39,6 @@ def mt_stage(task: MTTask, cache: Cache) -> dict:
         if task.segments:
             mt_segment_scores(task, cache)  # computed here when an earlier run did not ask for them
         return cached
-    from ..mt.base import build_metrics, collect_stats
-    from ..mt.items import segment_scores
-    from ..mt.neural import set_runtime
 
     hyps, refs, src = mt_segments(task)
     metrics = build_metrics(task.mt.specs)
@@ -56,9 +66,6 @@ def mt_segment_scores(task: MTTask, cache: Cache) -> dict:
     cached = entry.load_json()
     if cached is not None:
         return cached
-    from ..mt.base import build_metrics, collect_stats
-    from ..mt.items import segment_scores
-    from ..mt.neural import set_runtime
 
     hyps, refs, src = mt_segments(task)
     metrics = [m for m in build_metrics(task.mt.specs) if m.name in task.segments]
@@ -70,8 +77,6 @@ def mt_segment_scores(task: MTTask, cache: Cache) -> dict:
 
 def mt_segments(task: MTTask) -> tuple[list[str], list[list[str]], list[str] | None]:
     """The hypotheses, reference streams and source (None without one) of an MT task, line-aligned."""
-    from ..io.files import read_lines
-
     hyps = read_lines(task.hyp)
     refs = [read_lines(r) for r in task.mt.refs]
     src = read_lines(task.mt.source) if task.mt.source else None
@@ -125,9 +130,6 @@ def neural_prepass(tasks: list[MTTask | None], cache: Cache, progress: bool) -> 
     one model load and one progress bar per metric for the whole run, and the workers' MT stage
     then finds the scores in the store. Systems whose MT entry is cached are skipped, so a cached
     re-run loads no model. True when there was something to score."""
-    from ..mt.base import build_metrics
-    from ..mt.neural import neural_metrics, set_runtime
-
     todo = [t for t in tasks if t is not None and not cache.child().entry(t).verified("json")]  # notes: the MT stage's
     if not todo:
         return False
@@ -149,10 +151,6 @@ CACHED_INDEX_BACKENDS = ("sparse", "rank_bm25")
 
 
 def _build(task: IndexTask):
-    from ..io.readers import DocumentStream, read_documents
-    from ..retrieval.analysis import get_analyzer
-    from ..retrieval.bm25 import build_with, streams
-
     s = task.settings
     if streams(s.backend):  # texts read batch by batch while indexing, none held
         docs = DocumentStream(task.docs, fmt=task.format)
@@ -176,8 +174,6 @@ def index_stage(task: IndexTask, cache: Cache):
     ``meta["cached"]`` says which. The entry is the index directory (verified by its own
     ``index.json`` checksums and the signature) plus a sealed ``meta.json``; a damaged one is
     rebuilt with a note."""
-    from ..retrieval.bm25 import load_index
-
     entry = cache.entry(task)
     d = entry.path("index")
     if task.settings.backend in CACHED_INDEX_BACKENDS and entry.verified("json"):
@@ -206,7 +202,6 @@ def check_same_ids(task: RetrieveTask, got: str | None, english: str, english_id
     :func:`ids_checksum` (the ids are read only to name a difference, or when ``got`` is unknown)."""
     if got == english:
         return
-    from ..io.readers import read_documents
 
     have, want = set(read_documents(task.docs, fmt=task.format).ids), set(english_ids)
     missing, extra = sorted(want - have), sorted(have - want)
@@ -267,7 +262,6 @@ def ir_stage(task: IRTask, cache: Cache) -> dict:
     cached = entry.load_json()
     if cached is not None:
         return cached
-    from ..ir.evaluate import evaluate
 
     run = read_run(run_file(task.run, cache))
     qrels = read_qrels(task.qrels)
@@ -286,9 +280,6 @@ def items_stage(task: ItemsTask, cache: Cache) -> dict:
     cached = entry.load_json()
     if cached is not None:
         return cached
-    from ..io.readers import read_documents
-    from ..ir.items import run_signals
-    from ..mt.items import item_scores
 
     qrels = read_qrels(task.qrels)
     signals = run_signals(read_run(run_file(task.run, cache), sort=True), qrels)
@@ -313,10 +304,6 @@ def neural_document_scores(task: ItemsTask, cache: Cache, docs: list[str]) -> tu
     test-set segments (``task.seg_docids`` names each segment's document), read from the segment
     store the MT stage fills (the model is loaded only for segments the store lacks); None for a
     document without segments there."""
-    from ..io.files import read_lines
-    from ..mt.base import build_metrics
-    from ..mt.neural import set_runtime
-
     assert task.segments is not None and task.seg_docids is not None
     hyps, refs, src = mt_segments(task.segments)
     seg_docs = read_lines(task.seg_docids)
@@ -340,8 +327,6 @@ def collection_lines(task: ItemsTask, docs: list[str]) -> tuple[list[str], list[
     """The aligned lines of ``docs``: (system lines, English lines, document -> its line numbers).
     A document whose text has as many lines in the system's collection as on the English side
     contributes them, line i against line i; a document whose line counts differ has none."""
-    from ..io.readers import read_documents
-
     hyp = _texts(read_documents(task.docs, fmt=task.format), docs)
     ref = _texts(read_documents(task.english, fmt=task.format), docs)
     hyps: list[str] = []
@@ -358,8 +343,6 @@ def collection_lines(task: ItemsTask, docs: list[str]) -> tuple[list[str], list[
 
 def judged_documents(qrels: str) -> list[str]:
     """The documents some query judges relevant, in id order (the item-level documents)."""
-    from ..ir.items import relevant_pairs
-
     return sorted({d for _, d in relevant_pairs(read_qrels(qrels))})
 
 
@@ -367,11 +350,6 @@ def neural_line_scores(task: ItemsTask, cache: Cache, docs: list[str]) -> tuple[
     """Each neural metric's score of each of ``docs``: the mean of the scores of its lines against
     the English side's lines (:func:`collection_lines`), from the segment store where
     :func:`neural_items_prepass` put them; None for a document whose line counts differ."""
-    import numpy as np
-
-    from ..mt.base import load_metrics
-    from ..mt.neural import set_runtime
-
     hyps, refs, rows = collection_lines(task, docs)
     metrics = load_metrics(list(task.neural), task.tokenize, task.lowercase)
     set_runtime(metrics, device=task.device, batch_size=task.batch_size, store=SegmentStore(cache), progress=False)
@@ -389,10 +367,6 @@ def neural_items_prepass(tasks: list[ItemsTask], cache: Cache, progress: Any = N
     this process before the items stage runs (one model load per metric, a row with ETA in the
     run's ``progress`` display); the workers' items stage then reads the scores from the store.
     Cached systems are skipped. Before a long job, a warning with its estimated CPU through ``log``."""
-    from ..mt.base import load_metrics
-    from ..mt.neural import neural_metrics, set_runtime
-    from ..mt.rates import slow_metric_warnings
-
     todo = [t for t in tasks if t.neural and t.seg_docids is None and not cache.child().entry(t).verified("json")]
     if not todo:
         return

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from ..io.files import write_set
+
 REPORT_FILES = ("scores.tsv", "correlations.tsv", "report.md", "report.html", "report.tex")
 
 
@@ -34,8 +36,6 @@ def render_reports(results: Mapping[str, Any], *, plots: bool = True,
 def write_reports(results: Mapping[str, Any], out_dir: str | Path, *, plots: bool = True) -> dict[str, Path]:
     """Write scores.tsv, correlations.tsv, report.md, report.html and report.tex into ``out_dir``
     as one set: all rendered and written aside before any previous one is replaced."""
-    from ..io.files import write_set
-
     out = Path(out_dir)
     files = render_reports(results, plots=plots)
     write_set(out, files)

@@ -43,7 +43,7 @@ def natural_key(name: str) -> list:
 MD_MARKS = {"best": "**", "em": "*"}
 
 
-def _md_table(header: Sequence[str], rows: Sequence[Sequence[tuple[str, str]]], align: str) -> list[str]:
+def md_table(header: Sequence[str], rows: Sequence[Sequence[tuple[str, str]]], align: str) -> list[str]:
     """Markdown table lines; ``align``: ``l``, ``r`` (``---:``), ``n`` (a number column left as ``---``)
     or ``w`` (long text, wrapped in LaTeX)."""
     def cell(t: str, cls: str = "") -> str:
@@ -123,8 +123,16 @@ def blocks_markdown(blocks: Sequence[Block]) -> str:
         elif isinstance(b, Bullets):
             lines += ([b.lead] if b.lead else []) + [f"- {i}" for i in b.items]
         elif isinstance(b, Table):
-            lines += _md_table(b.header, b.rows, b.align) + ([""] + [b.caption] if b.caption else [])
+            lines += md_table(b.header, b.rows, b.align) + ([""] + [b.caption] if b.caption else [])
         else:
             lines += ["```", *b.lines, "```"]
         lines.append("")
     return "\n".join(lines)
+
+
+TSV_DECIMALS = 12  # drops binary noise (0.8672499999999999 -> 0.86725), keeps every digit a score means
+
+
+def tsv_float(v: float) -> str:
+    """A float in a TSV cell: rounded to ``TSV_DECIMALS`` decimals, shortest form (``repr``)."""
+    return repr(round(v, TSV_DECIMALS) + 0.0) if v == v and abs(v) != float("inf") else repr(v)

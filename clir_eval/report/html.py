@@ -16,6 +16,11 @@ from .verdicts import (ALPHA, UNINFORMATIVE_MARK, confound_blocks, correction_ph
                        verdict_tests)
 from .glossary import glossary
 from .svg import DOT, FIT, esc, heatmap_svg, scatter_layout, scatter_svg
+from ..mt.frequency import plot_buckets
+from .analyses import analyses_blocks
+from .items import item_level_blocks, level_summary
+from .tables import levels_guide, read_first, english_note, design_pointer, no_correlations
+from ..io.figures import root_attrs, scoped
 
 
 # --------------------------------------------------------------------------- plots
@@ -202,17 +207,12 @@ def _blocks_html(blocks) -> str:
 
 def _analyses_html(results: Mapping[str, Any], plots: bool) -> str:
     """The favoritism and frequency-bucket sections, with the bucket plot."""
-    from .analyses import analyses_blocks
-
     blocks = analyses_blocks(results)
     if not blocks:
         return ""
     out = "<a id='analyses'></a>" + _blocks_html(blocks)
     buckets = (results.get("analyses") or {}).get("frequency_buckets")
     if plots and buckets:
-        from ..io.figures import root_attrs, scoped
-        from ..mt.frequency import plot_buckets
-
         svg = scoped(plot_buckets(buckets, "svg"), "b")
         out += root_attrs(svg, class_="buckets", role="img", **{"aria-label": "MacroF per frequency bucket"})
     return out
@@ -220,8 +220,6 @@ def _analyses_html(results: Mapping[str, Any], plots: bool) -> str:
 
 def _first_screen_html(results: Mapping[str, Any]) -> str:
     """Which level answers what (when the run has both), then the red Read this first box (warnings, circularity)."""
-    from .tables import levels_guide, read_first
-
     guide, warn = levels_guide(results), read_first(results)
     return ((_blocks_html([Para(guide)]) if guide else "")
             + ("<div class='warn'><b>Read this first</b><ul>" + "".join(f"<li>{_inline_html(w)}</li>" for w in warn)
@@ -300,7 +298,6 @@ def _scores_html(results: Mapping[str, Any]) -> str:
         rows.append([(english_label(results), "")] + [(fmt_num(eng["ir"].get(n), digits[(k, n)]) if k == "ir" else "", "")
                                                         for k, n in cols])
     acc = queries_blocks(results)
-    from .tables import english_note
 
     note = english_note(results) if eng and eng.get("ir") else None
     return ("<h2 id='scores'>System scores</h2><p class='note'>Systems in natural order; each column shows as many "
@@ -312,9 +309,6 @@ def _scores_html(results: Mapping[str, Any]) -> str:
 def html_report(results: Mapping[str, Any], *, plots: bool = True) -> str:
     """The page: title, what the cells are (or why there are none), a Contents line linking the sections the
     page has, the first-screen summary, then the sections in report.md's order where both have them."""
-    from .items import item_level_blocks, level_summary
-    from .tables import design_pointer, no_correlations
-
     name = html.escape(str(results.get("name", "clir-eval")))
     corr = results.get("correlations", [])
     alpha = corr[0].get("alpha", ALPHA) if corr else ALPHA

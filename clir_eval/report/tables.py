@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import json
 from typing import Any, Collection, Mapping, Sequence
+import re
 
 from .design import design_blocks, design_summary
 from ..correlation.verdict import best_per_target, leaders
 from .analyses import analyses_blocks
-from .blocks import (Block, Bullets, Code, Heading, Para, _md_table, blocks_markdown, fmt_num, fmt_p, fmt_tau,
+from .blocks import (Block, Bullets, Code, Heading, Para, md_table, blocks_markdown, fmt_num, fmt_p, fmt_tau,
                      natural_key, table_block)
 from .latex import PDFTEX_MISSING_NOTE, PREAMBLE, blocks_latex, latex_escape, latex_tabular, pdftex_missing
 from .verdicts import ALPHA, UNINFORMATIVE_MARK, confound_blocks, correction_phrase, family_phrase, verdict_blocks
+from ..correlation.statistics import summarize
+from .items import level_disagreements, item_level_blocks, level_summary
 
 KIND_TITLES = {
     "mt-ir": "MT metric vs IR measure",
@@ -55,7 +58,7 @@ def render(header: Sequence[str], rows: Sequence[Sequence[tuple[str, str]]], fmt
     (default: ``n_labels`` left, the rest right)."""
     align = align or "l" * n_labels + "r" * (len(header) - n_labels)
     if fmt == "md":
-        return "\n".join(_md_table(header, rows, align)) + "\n"
+        return "\n".join(md_table(header, rows, align)) + "\n"
     if fmt == "latex":
         return latex_tabular(header, rows, align)
     if fmt == "tsv":
@@ -194,7 +197,6 @@ def console_summary(results: Mapping[str, Any], limit: int = 5) -> list[str]:
         lines += [f"    {t:<{width - 2}} {text}" for t, text in items[:limit + 1]]
         if len(items) > limit + 1:
             lines.append(f"    ... {len(items) - limit - 1} more item-level target(s) in report.md")
-        from .items import level_disagreements
 
         lines += [f"  levels disagree: {c}" for c in level_disagreements(results)]
     return lines
@@ -319,7 +321,6 @@ def report_blocks(results: Mapping[str, Any]) -> list[Block]:
         f"× marks p ≥ {alpha} (not significant), **bold** is the highest τ in its row (a point estimate, not a verdict)."
         + (f" Lower is better for {', '.join(sorted(lower))}: its τ counts negated when ranking."
            if lower else ""))]
-    from .items import item_level_blocks, level_summary
 
     summary = " ".join(s for s in (level_summary(results), design_summary(results)) if s)
     if summary:
@@ -437,8 +438,6 @@ def scores_blocks(results: Mapping[str, Any]) -> list[Block]:
 def english_note(results: Mapping[str, Any]) -> str | None:
     """One line on the English side's row when relevance is its own top k (pseudo-qrels): why it is a ceiling,
     and why a measure stays below 1 for it."""
-    import re
-
     rel = str((results.get("signature") or {}).get("relevance") or "")
     eng = (results.get("english") or {}).get("ir") or {}
     m = re.match(r"pseudo:top_k=(\d+)", rel)
@@ -471,8 +470,6 @@ def correlate_blocks(results: list[dict], xs: list[str], ys: list[str], labels: 
                      alpha: float = ALPHA, lower: Collection[str] = (), vds: Sequence[Mapping[str, Any]] = ()) -> list[Block]:
     """Verdicts (when computed), the τ table of ``correlate`` (rows = group × y, columns = x) with
     its caption, then the Table-3-style summary per x column and notes on undefined values."""
-    from ..correlation.statistics import summarize
-
     labels = labels or {}
     lab = lambda v: labels.get(v, v)  # noqa: E731
     groups = list(dict.fromkeys(r["group"] for r in results))

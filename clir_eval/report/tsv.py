@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from .blocks import fmt_num
+from .blocks import fmt_num, tsv_float
 from .tables import score_columns
 
 
@@ -13,14 +13,6 @@ def tsv_records(records: Sequence[Mapping[str, Any]], columns: Sequence[str], ce
     """Flat TSV of records: one column per key; ``cell(value)`` formats a value."""
     cell = cell or tsv_cell
     return "\n".join(["\t".join(columns)] + ["\t".join(cell(r.get(c)) for c in columns) for r in records]) + "\n"
-
-
-TSV_DECIMALS = 12  # drops binary noise (0.8672499999999999 -> 0.86725), keeps every digit a score means
-
-
-def tsv_float(v: float) -> str:
-    """A float in a TSV cell: rounded to ``TSV_DECIMALS`` decimals, shortest form (``repr``)."""
-    return repr(round(v, TSV_DECIMALS) + 0.0) if v == v and abs(v) != float("inf") else repr(v)
 
 
 def tsv_cell(v: Any) -> str:

@@ -44,9 +44,11 @@ from typing import Sequence
 
 import numpy as np
 
+from .. import lazylibs
 from ..errors import UserError
 from ..io.files import text_checksum
 from .settings import ANALYZERS
+from ..io.files import read_lines
 
 
 #: Lucene's English stop set (``EnglishAnalyzer.ENGLISH_STOP_WORDS_SET``), the default of
@@ -495,8 +497,6 @@ def _load_stopwords(stopwords: str) -> tuple[frozenset[str], str]:
         return frozenset(words), f"{key.lower()}-lucene{len(words)}"
     p = Path(key)
     if p.is_file():
-        from ..io.files import read_lines
-
         words = [w for line in read_lines(p) for w in line.split()]
         return frozenset(words), f"file:{p.name}:{text_checksum(*sorted(set(words)))[:12]}"
     raise UserError(
@@ -525,8 +525,7 @@ def get_analyzer(name: str = "default", stopwords: str | None = None, stem: str 
         sig += "|stop:none"
     stemmer = None
     if stem:
-        import Stemmer
-
+        Stemmer = lazylibs.stemmer()
         lang = stem.strip().lower()
         if lang not in Stemmer.algorithms():
             raise UserError(

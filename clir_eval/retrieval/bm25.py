@@ -50,6 +50,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from .. import lazylibs
 from .analysis import Analyzer, get_analyzer
 from .settings import BACKENDS, LUCENE_VARIANTS, IndexSettings, RetrievalSettings
 from .index import IndexCorrupt, InvertedIndex, build_inverted_index, build_streamed, load_inverted_index, read_index_header
@@ -62,7 +63,7 @@ from ..io.trec import Run
 RANK_BM25_VERSION = version("rank-bm25")
 
 
-def _check_backend(backend: str) -> str:
+def check_backend(backend: str) -> str:
     key = (backend or "").strip().lower().replace("-", "_")
     if key not in BACKENDS:
         raise UserError(f"unknown BM25 backend {backend!r}; choose one of {', '.join(BACKENDS)}")
@@ -77,7 +78,7 @@ def index_signature(docs: Documents, analyzer: Analyzer, backend: str, params: I
 def signature_of(checksum: str, n_docs: int, analyzer: Analyzer, backend: str, params: IndexSettings) -> str:
     """:func:`index_signature` from the collection's :attr:`Documents.checksum` and size."""
     return (
-        f"{params.signature}|backend:{_check_backend(backend)}|rank_bm25:{RANK_BM25_VERSION}"
+        f"{params.signature}|backend:{check_backend(backend)}|rank_bm25:{RANK_BM25_VERSION}"
         f"|docs:{checksum[:16]}|ndocs:{n_docs}|{analyzer.signature}"
     )
 
@@ -334,8 +335,7 @@ class RankBM25Index(_Index):
 
     @staticmethod
     def _model(params: IndexSettings, corpus: list[list[str]]):
-        import rank_bm25
-
+        rank_bm25 = lazylibs.rank_bm25()
         if not any(corpus):  # rank-bm25 divides by zero on a collection without any token
             return None
         if params.variant == "okapi":
@@ -348,8 +348,7 @@ class RankBM25Index(_Index):
     def from_inverted(cls, docids, analyzer, params, signature, inv: InvertedIndex) -> "RankBM25Index":
         """Rebuild the rank-bm25 model from saved postings: each document's terms in global
         first-occurrence order, repeated tf times (rank-bm25 sees the same vocabulary order)."""
-        import scipy.sparse as sp
-
+        sp = lazylibs.scipy_sparse()
         terms = np.array(inv.terms, dtype=object)
         corpus = []
         for s in inv.shards:
@@ -378,7 +377,7 @@ def build_index(docs: Documents, analyzer: Analyzer, backend: str = "sparse", va
     ``shards`` document ranges are indexed separately (``jobs`` processes) and searched with
     the same scores and tie order as one index.
     """
-    params = IndexSettings(backend=_check_backend(backend), analyzer=analyzer.name, stopwords=analyzer.stopwords,
+    params = IndexSettings(backend=check_backend(backend), analyzer=analyzer.name, stopwords=analyzer.stopwords,
                            stem=analyzer.stem, variant=(variant or "").strip().lower(), k1=k1, b=b, epsilon=epsilon,
                            delta=delta)  # fmt: skip
     return build_with(docs, analyzer, params, shards=shards, jobs=jobs)
@@ -388,7 +387,7 @@ def streams(backend: str, shards: int = 1, jobs: int = 1) -> bool:
     """Whether a build with these settings reads its collection as a stream
     (:class:`~clir_eval.io.readers.DocumentStream`: the sparse backend in one process and one
     shard) rather than holding every text."""
-    return _check_backend(backend) == "sparse" and type(shards) is int and type(jobs) is int and shards == jobs == 1
+    return check_backend(backend) == "sparse" and type(shards) is int and type(jobs) is int and shards == jobs == 1
 
 
 def build_with(docs: Documents | DocumentStream, analyzer: Analyzer, params: IndexSettings, shards: int = 1,
@@ -421,7 +420,7 @@ def load_index(directory: PathLike, signature: str | None = None) -> BM25Index:
     if signature is not None and meta.get("signature") != signature:
         raise UserError(f"index in {d} was built with different settings or documents; rebuild it")
     try:
-        spec, backend = meta["analyzer"], _check_backend(meta["backend"])
+        spec, backend = meta["analyzer"], check_backend(meta["backend"])
         analyzer = get_analyzer(spec["name"], spec["stopwords"], spec["stem"])
         params = IndexSettings(backend=backend, analyzer=analyzer.name, stopwords=analyzer.stopwords, stem=analyzer.stem,
                                **meta["params"])
@@ -452,7 +451,7 @@ def build_or_load(directory: PathLike | None, docs: Documents | DocumentStream, 
     (altered, truncated, not an index) raises ``IndexCorrupt`` and is never used.
     Returns (index, loaded_from_cache).
     """
-    backend = _check_backend(backend)
+    backend = check_backend(backend)
     p = IndexSettings(backend=backend, analyzer=analyzer.name, stopwords=analyzer.stopwords, stem=analyzer.stem,
                       **{"variant": "okapi", **params})
     if directory is not None:

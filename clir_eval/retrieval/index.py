@@ -36,9 +36,14 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
+import mmap
+import multiprocessing as mp
+import tempfile
+import io
 
 import numpy as np
 
+from .. import lazylibs
 from .analysis import Analyzer, HashCollision, StringSurfaceVocab, SurfaceVocab, batch_slices
 from ..errors import UserError
 from ..io.files import PathLike, atomic_write, write_json
@@ -300,8 +305,7 @@ def finalize_shard(stats: ShardStats, remap: np.ndarray | None, n_terms: int, st
     is turned column-wise by scipy and its per-term runs are placed after the ones of the
     chunks before, so besides the triples and the postings only one chunk's temporaries
     exist (no second copy of the postings). Rows come out ascending within each term."""
-    import scipy.sparse as sp
-
+    sp = lazylibs.scipy_sparse()
     doc_ptr, nnz, width = stats.indptr, len(stats.cols), max(n_terms, 1)
     counts = np.zeros(width, dtype=np.int64)
     for lo in range(0, nnz, _CSC_CHUNK):  # the shard's df over global ids, chunk by chunk (no remapped copy)
@@ -352,8 +356,6 @@ def _small_pages(n: int, dtype) -> np.ndarray:
     (which numpy asks for) would be touched by the first chunk and the whole postings array be
     resident while the triples still are; with 4 KiB pages a term's region becomes resident as it
     fills (measured: 1M x 150 tokens streamed, peak RSS 1.73 GiB with huge pages)."""
-    import mmap
-
     nbytes = n * np.dtype(dtype).itemsize
     if nbytes < 1 << 20 or not hasattr(mmap, "MADV_NOHUGEPAGE"):
         return np.empty(n, dtype=dtype)
@@ -411,8 +413,6 @@ def _build_parallel(docids, texts, analyzer, bounds, jobs: int, max_chars) -> "I
     """Both passes of every shard in a forked pool (None where fork is unavailable); the
     parent only merges vocabularies and reads the finished postings."""
     global _TEXTS
-    import multiprocessing as mp
-    import tempfile
 
     if "fork" not in mp.get_all_start_methods():
         return None
@@ -572,8 +572,6 @@ def _read_verified(d: Path, name: str, files: dict) -> bytes:
 
 
 def _load_npy(d: Path, name: str, files: dict, dtypes: tuple, length: int | None) -> np.ndarray:
-    import io
-
     data = _read_verified(d, f"{name}.npy", files)
     try:
         arr = np.load(io.BytesIO(data), allow_pickle=False)

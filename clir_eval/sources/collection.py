@@ -12,6 +12,9 @@ from .settings import DistractorSource
 from ..errors import UserError
 from ..templates import substitute
 from ..io.files import safe_filename, text_checksum
+from ..io.readers import read_documents
+from .materialize import write_docs
+from .wmt import read_wmt_xml
 
 
 @dataclass(frozen=True)
@@ -47,7 +50,6 @@ def finish_collection(cfg: Config, cache, res) -> None:
         return
     if res.english is None:
         raise UserError("collection.distractors: there is no English side to add them to; give collection.english or a wmt: source")
-    from ..io.readers import read_documents
 
     english = read_documents(res.english, fmt=res.doc_format, ids_path=c.ids)
     systems = {s.name: s for s in res.systems if s.docs}
@@ -63,10 +65,8 @@ def finish_collection(cfg: Config, cache, res) -> None:
     d.mkdir(parents=True, exist_ok=True)
 
     def write(name: str, pairs: list[tuple[str, str]]) -> str:
-        from .materialize import _write_docs
-
         h = text_checksum(*(f"{a}\t{b}" for a, b in pairs))[:12]
-        return _write_docs(d / f"{safe_filename(name)}-{h}.jsonl", pairs)
+        return write_docs(d / f"{safe_filename(name)}-{h}.jsonl", pairs)
 
     extra_en = [(x, t) for src in sources for x, t in zip(src.ids, src.english)]
     res.english = write("english", list(english) + extra_en)
@@ -108,8 +108,6 @@ def read_distractors(src: DistractorSource, index: int, systems: list[SystemSpec
     prefix = f"ext{index + 1}-"
     w = src.where or f"collection.distractors[{index}]"
     if src.xml:
-        from .wmt import read_wmt_xml
-
         ts = read_wmt_xml(src.xml)
         if src.reference not in ts.translators:
             raise UserError(
@@ -130,7 +128,6 @@ def read_distractors(src: DistractorSource, index: int, systems: list[SystemSpec
                 have = dict(ts.collection(label, docids=[x for x in docids if x in docs]))
                 translated[s.name] = tuple(have.get(x, "") for x in docids)
         return Distractors(src, prefix, tuple(prefix + x for x in docids), tuple(english), translated)
-    from ..io.readers import read_documents
 
     docs = read_documents(src.file, fmt=src.format)
     ids, english = list(docs.ids)[: src.limit], list(docs.texts)[: src.limit]

@@ -36,6 +36,7 @@ from dataclasses import asdict, dataclass
 from itertools import accumulate
 from pathlib import Path
 
+from ..limits import RUN_SEED
 from ..errors import UserError
 from ..io.files import atomic_write, write_json
 
@@ -346,7 +347,7 @@ def _write_jsonl(path: Path, records) -> Path:
     return _write_lines(path, (json.dumps(rec, ensure_ascii=False) for rec in records))
 
 
-def generate_demo(out_dir, *, seed: int = 13, n_docs: int = 400, n_queries: int = 60,
+def generate_demo(out_dir, *, seed: int = RUN_SEED, n_docs: int = 400, n_queries: int = 60,
                   n_systems: int = len(PROFILES), n_topics: int | None = None, n_mt_docs: int = 100) -> dict[str, Path]:
     """Write the demo collection, queries, qrels, MT test sets and system outputs under ``out_dir``.
 

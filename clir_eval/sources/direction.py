@@ -15,6 +15,9 @@ from typing import Any, Callable
 
 from ..config.schema import Config
 from ..errors import UserError
+from ..io.files import atomic_write
+from .materialize import direction_summary, select_wmt_documents
+from .wmt import read_wmt_xml
 
 SUBSETS = ("source-original", "target-original")
 
@@ -22,9 +25,6 @@ SUBSETS = ("source-original", "target-original")
 def by_direction(cfg: Config, out: Path, run: Callable[..., dict], **run_kw: Any) -> dict[str, Any]:
     """``{subset: {"documents", "systems": {name: {"mt", "ir"}}, "correlations"} or
     {"documents", "reason"}}`` for both subsets; writes ``OUT/direction.tsv``."""
-    from .materialize import direction_summary, select_wmt_documents
-    from .wmt import read_wmt_xml
-
     base = select_wmt_documents(replace(cfg.wmt, direction=None), read_wmt_xml(cfg.wmt.xml), [])
     summary = direction_summary(base)
     result: dict[str, Any] = {"origlang": summary}
@@ -86,8 +86,6 @@ def side_by_side(results: dict) -> list[list[str]]:
 
 
 def write_side_by_side(results: dict, out: Path) -> None:
-    from ..io.files import atomic_write
-
     with atomic_write(out / "direction.tsv") as fh:
         for row in side_by_side(results):
             fh.write("\t".join(row) + "\n")

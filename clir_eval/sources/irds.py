@@ -15,7 +15,9 @@ import hashlib
 import json
 from pathlib import Path
 from typing import Iterator, Sequence
+import logging
 
+from .. import lazylibs
 from ..errors import UserError
 from ..io.files import atomic_write, safe_filename
 
@@ -31,9 +33,7 @@ def is_export(path: str) -> bool:
     """A file written by :func:`export` (its fields are already applied)."""
     if Path(path).parent.name != "clir_eval-exports":
         return False  # decided without importing ir_datasets (a third of a second) or creating its home
-    from ir_datasets.util import home_path
-
-    return Path(path).parent == Path(home_path()) / "clir_eval-exports"
+    return Path(path).parent == Path(lazylibs.ir_datasets_util().home_path()) / "clir_eval-exports"
 
 
 def parse(value: str) -> tuple[str, tuple[str, ...] | None]:
@@ -59,10 +59,7 @@ class _Offline(Exception):
 def _no_downloads(attempted: list[str]) -> Iterator[None]:
     """Make every network downloader of ir_datasets raise (recording what it wanted) instead of
     fetching, and keep ir_datasets' own download warnings off the console."""
-    import logging
-
-    from ir_datasets.util import download
-
+    download = lazylibs.ir_datasets_util().download
     classes = [c for c in download.BaseDownload.__subclasses__() if c is not download.LocalDownload]
 
     def refuse(self, *a, **kw):
@@ -86,8 +83,7 @@ def _no_downloads(attempted: list[str]) -> Iterator[None]:
 
 
 def _dataset(ds_id: str, where: str):
-    import ir_datasets
-
+    ir_datasets = lazylibs.ir_datasets()
     try:
         return ir_datasets.load(ds_id)
     except KeyError:
@@ -125,8 +121,7 @@ def _text(record, fields: Sequence[str], ds_id: str, where: str) -> str:
 
 
 def _out(ds_id: str, part: str, fields: Sequence[str] | None, suffix: str) -> Path:
-    from ir_datasets.util import home_path
-
+    home_path = lazylibs.ir_datasets_util().home_path
     tag = hashlib.sha256(json.dumps([ds_id, part, list(fields or ())]).encode()).hexdigest()[:12]
     d = Path(home_path()) / "clir_eval-exports"
     d.mkdir(parents=True, exist_ok=True)

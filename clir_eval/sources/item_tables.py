@@ -9,6 +9,7 @@ import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
+import glob
 
 import numpy as np
 
@@ -16,6 +17,10 @@ from ..config.schema import Config, SystemSpec
 from ..errors import UserError
 from ..templates import substitute
 from .settings import ExternalTable
+from ..io.files import file_checksum
+from ..io.mtme import parse_name, document_scores
+from ..io.tables import score_cell
+from .materialize import read_score_table
 
 AGGREGATION = "doc:mean-of-segments"  # a document's score from segment scores (None left out)
 
@@ -31,8 +36,6 @@ class ExternalItems:
 
 
 def file_sha256(path: str) -> str:
-    from ..io.files import file_checksum  # a FIFO or device refused, never read
-
     return file_checksum(path, "sha256")
 
 
@@ -130,9 +133,6 @@ def _system_keys(t: ExternalTable, systems: Sequence[SystemSpec]) -> dict[tuple[
 
 
 def _table_items(t: ExternalTable, systems: Sequence[SystemSpec]) -> tuple[dict, list[str]]:
-    from ..io.tables import score_cell
-    from .materialize import read_score_table
-
     header, rows = read_score_table(t.file)
     for col, what in [(t.item_col, "item_col"), *((c, "match") for c in t.match), *((c, "columns") for c in t.columns)]:
         if col not in header:
@@ -165,20 +165,14 @@ def _table_items(t: ExternalTable, systems: Sequence[SystemSpec]) -> tuple[dict,
 
 
 def _mtme_paths(pattern: str) -> list[str]:
-    import glob
-
     return sorted(glob.glob(pattern)) if any(c in pattern for c in "*?[") else [pattern]
 
 
 def _levels(pattern: str) -> set[str]:
-    from ..io.mtme import parse_name
-
     return {parse_name(p).level for p in _mtme_paths(pattern)}
 
 
 def _mtme_items(t: ExternalTable, systems: Sequence[SystemSpec]) -> tuple[dict, list[str]]:
-    from ..io.mtme import document_scores, parse_name
-
     paths = _mtme_paths(t.file)
     if not paths or not Path(paths[0]).exists():
         raise UserError(f"{t.file}: no mt-metrics-eval score file matches ({t.where}.file)")

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any, Mapping
+import json
+import difflib
+from fnmatch import fnmatchcase
 
 from ..config.schema import Config, SystemSpec
 from ..errors import UserError
@@ -13,31 +16,31 @@ from ..templates import substitute
 from ..io.files import safe_filename
 from .settings import ExternalTable
 from .wmt import UNNAMED_TRANSLATOR as UNNAMED_REF
+from ..io.files import atomic_write, file_checksum, text_checksum
+from ..io.mtme import read_scores
+from ..io.readers import read_documents
+from ..io.tables import read_table, score_cell
+from ..mt.base import load_metric, lower_is_better
+from .europarl import align_collections, read_europarl, reader_signature
+from .querygen import generate_queries
+from .wmt import read_wmt_human_scores, read_wmt_xml, HUMAN_SYSTEM_NAME
 
 
 # --------------------------------------------------------------------------- external tables
 def read_score_table(path: str) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
     """Header and rows (with line numbers) of a TSV/CSV score table (plain or .gz)."""
-    from ..io.tables import read_table
-
     t = read_table(path)
     return list(t.columns), [(ln, dict(zip(t.columns, row))) for ln, row in zip(t.linenos, t.rows)]
 
 
-def _table_scores(t: ExternalTable, systems: list[SystemSpec], keys: dict | None = None) -> dict[str, dict[str, float | None]]:
+def table_scores(t: ExternalTable, systems: list[SystemSpec], keys: dict | None = None) -> dict[str, dict[str, float | None]]:
     """``{system: {score name: value}}`` for the systems with a row; ``keys`` (if given)
     receives ``{"wanted": {system: row key}, "rows": [row key, ...]}`` for join messages."""
-    from ..io.tables import score_cell
-
     if t.format == "wmt-human":
-        from .wmt import read_wmt_human_scores
-
         table = read_wmt_human_scores(t.file)
         rows = [(0, {"system": k, **{c: str(v) for c, v in vals.items()}}) for k, vals in table.items()]
         header = sorted({c for _, r in rows for c in r})
     elif t.format == "mtme":
-        from ..io.mtme import read_scores
-
         mt_table, files = read_scores(t.file)
         header = ["system", *(f.name for f in files)]
         rows = [(0, {"system": k, **{f.name: "NA" if vals.get(f.name) is None else repr(vals[f.name]) for f in files}})
@@ -113,7 +116,7 @@ def join_external(cfg: Config, systems: list[SystemSpec], sys_results: dict[str,
         if t.per_item:
             continue  # per-document scores: the item-level analysis joins them (sources/item_tables.py)
         keys: dict = {}
-        scores = _table_scores(t, systems, keys)
+        scores = table_scores(t, systems, keys)
         if not scores:
             raise UserError(
                 f"{t.where}: no row of {t.file} matches any system (match: {dict(t.match)}); check the match templates"
@@ -150,8 +153,6 @@ def _undeclared_error_rates(t) -> list[str]:
     as lower-is-better (TER) but that the table does not declare so: it is ranked as higher-is-better."""
     if t.kind != "mt":
         return []
-    from ..errors import UserError
-    from ..mt.base import load_metric
 
     out = []
     for col, name in t.columns.items():
@@ -174,8 +175,6 @@ def _lower_is_better(cfg: Config, names: list[str]) -> list[str]:
     ``lower_is_better`` columns (per-system and per-document ones alike)."""
     out = []
     if cfg.mt is not None:
-        from ..mt.base import lower_is_better
-
         out = [n for n in lower_is_better(cfg.mt.specs) if n in names]
     return list(dict.fromkeys(out + [n for t in cfg.external for n in t.lower_is_better]))
 
@@ -189,12 +188,8 @@ def materialize(cfg: Config, cache, res) -> None:
         _materialize_europarl(cfg, cache, res)
 
 
-def _write_docs(path: Path, pairs) -> str:
+def write_docs(path: Path, pairs) -> str:
     """Write (docid, text) pairs as JSONL once (content-addressed name); return the path."""
-    import json
-
-    from ..io.files import atomic_write
-
     if not path.exists():
         with atomic_write(path) as fh:
             for d, t in pairs:
@@ -203,8 +198,6 @@ def _write_docs(path: Path, pairs) -> str:
 
 
 def _write_lines(path: Path, lines) -> str:
-    from ..io.files import atomic_write
-
     if not path.exists():
         with atomic_write(path) as fh:
             for line in lines:
@@ -219,9 +212,6 @@ def _materialize_wmt(cfg: Config, cache, res) -> None:
     system that outputs nothing retrieves nothing) and left out of MT scoring; both are
     said in the report notes.
     """
-    from ..io.files import file_checksum, text_checksum
-    from .wmt import read_wmt_xml
-
     w = cfg.wmt
     ts = select_wmt_documents(w, read_wmt_xml(w.xml), res.notes)
     key = file_checksum(w.xml)[:12]
@@ -252,7 +242,7 @@ def _materialize_wmt(cfg: Config, cache, res) -> None:
     qkey = text_checksum(repr(sorted((k, sorted(v)) for k, v in (drop or {}).items())))[:10]
     d = cache.root / "sources" / f"wmt-{key}"
     d.mkdir(parents=True, exist_ok=True)
-    res.english = _write_docs(d / f"english-ref{w.reference}-{qkey}.jsonl", ts.collection(f"ref:{w.reference}", drop=drop, docids=all_docids))
+    res.english = write_docs(d / f"english-ref{w.reference}-{qkey}.jsonl", ts.collection(f"ref:{w.reference}", drop=drop, docids=all_docids))
     res.doc_format = "jsonl"
     systems = []
     for name, lb in labels:
@@ -266,7 +256,7 @@ def _materialize_wmt(cfg: Config, cache, res) -> None:
                 f"{name} lacks {len(missing)} of {len(all_docids)} documents (e.g. {missing[0]}); they are kept as empty "
                 "documents in its collection, so they cost it retrieval quality"
             )
-        docs_path = _write_docs(d / f"docs-{safe_filename(name)}-{qkey}.jsonl", coll)
+        docs_path = write_docs(d / f"docs-{safe_filename(name)}-{qkey}.jsonl", coll)
         hyp_path = None
         if cfg.mt is not None:
             hyp_path = _write_lines(d / f"hyp-{safe_filename(name)}.{len(common)}.txt", [seg for doc in common for seg in docs[doc]])
@@ -315,8 +305,6 @@ def select_wmt_documents(w, ts, notes: list[str]):
         ts = ts.subset(d for d in ts.docids if (ts.domain.get(d) or "(none)") in w.domains)
         notes.append(f"{name}: domains {', '.join(w.domains)}: {len(ts.docids)} of {n0} documents used")
     if w.docs:
-        from fnmatch import fnmatchcase
-
         n0 = len(ts.docids)
         for pat in w.docs:
             if not any(fnmatchcase(d, pat) for d in ts.docids):
@@ -379,8 +367,6 @@ def wmt_labels(w, ts) -> list[tuple[str, str]]:
 def wmt_generate(cfg: Config, ts, docids: list[str]):
     """Generated queries from the reference's documents ``docids``, headline-type queries
     only from documents that have a headline (see :meth:`WmtTestSet.has_headline`)."""
-    from .querygen import generate_queries
-
     w = cfg.wmt
     ref_docs = ts.references[w.reference]
     no_headline = {d: r for d in docids if (r := ts.has_headline(d, w.headline_domains))}
@@ -434,8 +420,6 @@ def _wmt_queries(cfg: Config, ts, docids: list[str], res) -> dict | None:
 
 def _closest(name: str, candidates) -> str:
     """`` (closest: a, b)``: up to 3 candidates most like ``name`` (difflib, ignoring case)."""
-    import difflib
-
     by_lower: dict[str, str] = {}
     for c in candidates:
         by_lower.setdefault(c.lower(), c)
@@ -444,8 +428,6 @@ def _closest(name: str, candidates) -> str:
 
 
 def _wmt_human(w, names: list[str], res) -> None:
-    from .wmt import HUMAN_SYSTEM_NAME, read_wmt_human_scores
-
     rename = {HUMAN_SYSTEM_NAME: f"ref-{w.references_as_systems[0]}"} if w.references_as_systems else {}
     human = read_wmt_human_scores(w.human, rename=rename)
     check_join("wmt.human", w.human, {n: n for n in names}, list(human), res.notes)
@@ -497,9 +479,6 @@ def check_join(field: str, path: str, wanted: Mapping[str, str], rows: list[str]
 def _materialize_europarl(cfg: Config, cache, res) -> None:
     """The English side (and stand-in systems in other languages) from the Europarl source
     release; per-system translations from a directory in the same layout or a docs file."""
-    from .europarl import align_collections, read_europarl, reader_signature
-    from ..io.readers import read_documents
-
     e = cfg.europarl
     langs = {"english": e.english, **{name: lang for name, lang in e.lang_systems.items()}}
     colls = {name: read_europarl(e.root, lang, e.granularity) for name, lang in langs.items()}
@@ -510,11 +489,10 @@ def _materialize_europarl(cfg: Config, cache, res) -> None:
     res.notes.append(f"Europarl documents: {len(al.common)} ({sig})")
     d = cache.root / "sources" / "europarl"
     d.mkdir(parents=True, exist_ok=True)
-    from ..io.files import text_checksum
 
     def write(name, pairs):
         h = text_checksum(*(f"{a}\t{b}" for a, b in pairs))[:12]
-        return _write_docs(d / f"{safe_filename(name)}-{h}.jsonl", pairs)
+        return write_docs(d / f"{safe_filename(name)}-{h}.jsonl", pairs)
 
     res.english = write("english", al.collections["english"])
     res.doc_format = "jsonl"

@@ -31,6 +31,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
+from ..limits import QUERY_SEED
 from ..errors import UserError
 from ..params import coerce, parse_spec
 from ..io.trec import Qrels
@@ -109,7 +110,7 @@ def generate_queries(
     english_docs: Mapping[str, Sequence[str]],
     *,
     k: int = 5,
-    seed: int = 0,
+    seed: int = QUERY_SEED,
     limit: int | None = None,
     analyzer: Analyzer | None = None,
     no_headline: Mapping[str, str] | None = None,

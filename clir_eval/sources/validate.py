@@ -15,6 +15,20 @@ from typing import Callable, TypeVar
 
 from ..config.schema import Config, SystemSpec
 from ..errors import UserError
+from ..io.files import READ_ERRORS, InputFile
+from ..io.readers import read_documents, guess_doc_format
+from ..io.trec import read_qrels
+from ..mt.base import metric_spec
+from ..mt.rates import cpu_estimate
+from ..pipeline.inputs import read_config_queries
+from ..pipeline.item_level import item_metric_names
+from ..retrieval.analysis import get_analyzer
+from .collection import read_distractors
+from .item_tables import describe_item_table
+from .materialize import (
+    check_join, query_counts, select_wmt_documents, wmt_generate, wmt_labels, direction_summary, table_scores,
+)
+from .wmt import HUMAN_SYSTEM_NAME, read_wmt_human_scores, read_wmt_xml
 
 T = TypeVar("T")
 
@@ -40,8 +54,6 @@ def check_settings(cfg: Config) -> list[str]:
     mt_names = _check_metrics(cfg)
     ir_names: list[str] = []
     if cfg.has_retrieval:
-        from ..retrieval.analysis import get_analyzer
-
         ir_names = [m.name for m in cfg.ir.parsed]  # parsed and checked when the record was made (IRSettings.check)
         r = cfg.retrieval
         _at("retrieval.analyzer", lambda: get_analyzer(r.analyzer))
@@ -60,7 +72,6 @@ def _check_metrics(cfg: Config) -> list[str]:
     """The canonical names of ``mt.metrics``; each of them and of ``item_level.metrics`` must load."""
     if cfg.mt is None:
         return []
-    from ..mt.base import metric_spec
 
     mt = cfg.mt  # mt.metrics were parsed and checked when the record was made (MTSettings.check)
     names = [m.name for m in mt.specs]
@@ -74,7 +85,6 @@ def item_names_taken(cfg: Config) -> list[str]:
     column may not reuse one."""
     if cfg.mt is None:
         return list(cfg.item_level.metrics)
-    from ..pipeline.item_level import item_metric_names
 
     return list(cfg.item_level.metrics or cfg.mt.metrics) + item_metric_names(cfg, True)[0]
 
@@ -108,14 +118,10 @@ def dry_run(cfg: Config, facts: dict | None = None) -> list[str]:
     if cfg.collection is not None:
         lines += _check_collection(cfg, systems, facts)
     if cfg.queries is not None and cfg.queries.file:
-        from ..pipeline.inputs import read_config_queries
-
         q = _at("queries.file", lambda: read_config_queries(cfg.queries))
         facts["queries"] = len(q)
         lines.append(f"queries.file: {len(q)} queries")
         if cfg.relevance is not None and cfg.relevance.qrels:
-            from ..io.trec import read_qrels
-
             qrels = _at("relevance.qrels", lambda: read_qrels(cfg.relevance.qrels))
             judged = [x for x in q if x in qrels.judgements]
             if not judged:
@@ -144,9 +150,6 @@ def _pseudo_coverage(cfg: Config, queries: dict[str, str], facts: dict) -> str |
     each query, capped at k. A query that matches none gets no relevant document (it is not evaluated); one that
     matches fewer than k caps the English side's own P@k below 1. Facts: ``unmatched`` (query ids), ``below_k``
     (how many match fewer than k) and ``p_at_k_ceiling`` (the English side's P@k over the matched queries)."""
-    from ..io.readers import read_documents
-    from ..retrieval.analysis import get_analyzer
-
     c, k = cfg.collection, cfg.relevance.pseudo_top_k
     size = _size_mb(c.english) if c is not None and c.english else None
     if size is None or size > COVERAGE_MAX_MB:
@@ -188,8 +191,6 @@ def _size_mb(path: str | None) -> float | None:
 
 def _count_lines(path: str) -> int | None:
     """Non-empty lines of a plain or gzipped file (documents of a jsonl/tsv/lines collection); None if unreadable."""
-    from ..io.files import READ_ERRORS, InputFile
-
     try:
         with InputFile(path) as fh:  # a FIFO, a device or a .gz bomb refused as run refuses it
             return sum(1 for _, line in fh.lines() if line.strip())
@@ -256,8 +257,6 @@ def _ids(qids: list[str]) -> str:
 
 
 def _cost(cfg: Config, facts: dict, n_systems: int, metrics: list[str]) -> str:
-    from ..mt.rates import cpu_estimate
-
     parts, total = [], 0.0
     coll = _size_mb(cfg.collection.english) if cfg.collection is not None else facts.get("collection_mb")
     if cfg.has_retrieval and coll:
@@ -285,9 +284,6 @@ def _cost(cfg: Config, facts: dict, n_systems: int, metrics: list[str]) -> str:
 
 
 def _check_wmt(cfg: Config, facts: dict) -> tuple[list[str], list[tuple[str, str]]]:
-    from .materialize import check_join, query_counts, select_wmt_documents, wmt_generate, wmt_labels
-    from .wmt import HUMAN_SYSTEM_NAME, read_wmt_human_scores, read_wmt_xml
-
     w = cfg.wmt
     ts = _at("wmt.xml", lambda: read_wmt_xml(w.xml))
     notes: list[str] = []
@@ -304,8 +300,6 @@ def _check_wmt(cfg: Config, facts: dict) -> tuple[list[str], list[tuple[str, str
         f"references {', '.join(ts.translators)}; systems: {', '.join(names)}"
     ] + [f"wmt: {n}" for n in notes]
     if w.direction == "both":
-        from .materialize import direction_summary
-
         lines.append(f"wmt.direction: {direction_summary(sel)}")
     if cfg.queries is not None and cfg.queries.generate:
         docids = [d for d in sel.docids if d in sel.references[w.reference]]
@@ -323,8 +317,6 @@ def _check_wmt(cfg: Config, facts: dict) -> tuple[list[str], list[tuple[str, str
 
 
 def _check_collection(cfg: Config, systems: list[SystemSpec], facts: dict) -> list[str]:
-    from ..io.readers import guess_doc_format
-
     c = cfg.collection
     lines = []
     if c.english and not str(c.english).startswith("irds:"):
@@ -336,8 +328,6 @@ def _check_collection(cfg: Config, systems: list[SystemSpec], facts: dict) -> li
                 _at("collection.format", lambda: guess_doc_format(s.docs))
         lines.append(f"collection: {Path(c.english).name} ({fmt}{', ids from ' + Path(c.ids).name if c.ids else ''})")
     if c.distractors:
-        from .collection import read_distractors
-
         for i, d in enumerate(c.distractors):
             src = _at(d.where or f"collection.distractors[{i}]", lambda: read_distractors(d, i, systems, cfg.base_dir))
             lines.append(f"{d.where}: {src.describe()}")
@@ -347,17 +337,13 @@ def _check_collection(cfg: Config, systems: list[SystemSpec], facts: dict) -> li
 def _check_external(cfg: Config, systems: list[SystemSpec], notes: list[str]) -> list[str]:
     """Every external table: columns present, and rows joined as ``run`` joins them (a system
     without a row is noted, too few matched systems is an error)."""
-    from .materialize import _table_scores, check_join
-
     lines = []
     for t in cfg.external:
         if t.per_item:
-            from .item_tables import describe_item_table
-
             lines.append(_at(t.where, lambda: describe_item_table(t, systems)))
             continue
         keys: dict = {}
-        _at(t.where, lambda: _table_scores(t, systems, keys))
+        _at(t.where, lambda: table_scores(t, systems, keys))
         wanted = keys.get("wanted", {})
         missing = check_join(f"{t.where}.match", t.file, wanted, keys.get("rows", []), notes)
         lines.append(f"{t.where}: {Path(t.file).name} has a row for {len(wanted) - len(missing)} of the {len(wanted)} systems")

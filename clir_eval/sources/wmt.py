@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import Collection, Iterable, Mapping, Sequence, Union
 
 from ..errors import UserError
-from ..io.files import READ_ERRORS, PathLike, _open_binary, iter_lines
+from ..io.files import READ_ERRORS, PathLike, open_binary, iter_lines
 
 Segments = tuple[str, ...]
 DocTranslation = Mapping[str, Sequence[str]]
@@ -300,7 +300,7 @@ def read_wmt_xml(path: PathLike) -> WmtTestSet:
     p = str(path)
     state = _Parser(p)
     try:
-        with _open_binary(path) as fh:
+        with open_binary(path) as fh:
             for event, elem in ET.iterparse(fh, events=("start", "end")):
                 if event == "start":
                     state.start(elem)
