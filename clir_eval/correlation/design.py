@@ -47,9 +47,12 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
+import scipy  # scipy.stats and scipy.special load on first use (scipy's lazy submodules)
 
 from ..settings import default
 from .settings import CorrelationSettings, DesignSettings
+from .significance import min_significant_tau, permutation_with_inversions
+from .statistics import EXACT_DP_MAX_N, perm_both_tail_p, perm_both_weights
 
 MAX_R = 0.995  # loadings and correlations are kept below this (the model needs some noise)
 BLOCK = 2_000_000  # cells (studies x system pairs) per block of arithmetic: memory stays bounded whatever reps is
@@ -220,8 +223,6 @@ def _loading(tau: float, rel: float) -> float:
 def critical_tau(n: int, alpha: float, variant: str | None = "b") -> float | None:
     """The smallest |tau| the run's two-sided Kendall test calls significant at n untied systems (exact null up to
     33 systems, as the run); None where no tau can be (e.g. 4 systems at alpha 0.05)."""
-    from .significance import min_significant_tau
-
     return min_significant_tau(n, alpha, variant)
 
 
@@ -231,10 +232,6 @@ def null_size(n: int, alpha: float, variant: str | None = "b") -> float:
     |tau| reaches :func:`critical_tau` — Kendall's exact null distribution at every n (above 33 systems the run's
     critical value comes from the normal approximation, so its size is not exactly alpha: 0.0510 at 36, 0.0495 at
     100 for alpha 0.05); 0 where the test cannot reject."""
-    import scipy.stats
-
-    from .significance import permutation_with_inversions
-
     c = critical_tau(n, alpha, variant)
     if c is None:
         return 0.0
@@ -250,8 +247,6 @@ def pair_p(a: np.ndarray, b: np.ndarray, y: np.ndarray, sides: int = 1) -> np.nd
     verdicts compute it: both metrics z-scored per study, the permuted Δτ a sum over the systems' swap bits
     (:func:`.statistics.perm_both_weights`), its null distribution counted by :func:`subset_sum_p`. ``sides`` 2:
     two-sided, min(1, 2 x the one-sided p) — for a the leader (the run tests the leader's tail)."""
-    from .statistics import perm_both_weights
-
     if a.shape[0] == 0:
         return np.zeros(0)
     W, linear = perm_both_weights(_z(a), _z(b), y)
@@ -269,8 +264,6 @@ def subset_sum_p(W: np.ndarray) -> np.ndarray:
     the share of swap patterns s with sum_i W_i s_i <= 0, the identity counted. Exact — the run's own count,
     :func:`.statistics.perm_both_tail_p` — up to the run's exact limit (``statistics.EXACT_DP_MAX_N`` systems);
     above it, where the run estimates this p by Monte Carlo draws, its normal approximation (:func:`normal_p`)."""
-    from .statistics import EXACT_DP_MAX_N, perm_both_tail_p
-
     W = np.asarray(W, np.int64)
     if W.shape[0] == 0:
         return np.zeros(0)
@@ -316,12 +309,14 @@ class Question:
     sides: int = 1  # PERM-BOTH as the run computes it: 1 one-sided (the leader's tail), 2 two-sided
 
 
+RUN_SIDES = 2  # the run's verdicts test PERM-BOTH two-sided (correlation/driver.py's pair test; a run's verdicts
+#               say so in their "test" text, and tests/test_design.py checks the two agree)
+
+
 def run_sides() -> int:
     """2 where this version's verdicts test PERM-BOTH two-sided (p = share of |Δ*| >= |Δ|), else 1 (the leader's
-    one-sided p): the run's own pair test, read from the driver that computes it."""
-    from . import driver
-
-    return 2 if "two-sided" in (getattr(driver._pair_test_stream, "__doc__", "") or "").lower() else 1
+    one-sided p): the run's own pair test (:data:`RUN_SIDES`), used where no run's verdicts say it (``--table``)."""
+    return RUN_SIDES
 
 
 def _rng(q: Question, effect: float) -> np.random.Generator:
@@ -389,8 +384,7 @@ def normal_p(W: np.ndarray) -> np.ndarray:
     """PERM-BOTH's one-sided p from its weights (:func:`.statistics.perm_both_weights`) by the normal
     approximation of sum_i t_i W_i (t_i = +-1 uniform: mean 0, variance sum W_i^2), continuity-corrected: used
     above the run's exact limit only."""
-    from scipy.special import ndtr
-
+    ndtr = scipy.special.ndtr
     obs = W.sum(axis=1).astype(float)
     sd = np.sqrt((W.astype(float) ** 2).sum(axis=1))
     with np.errstate(invalid="ignore", divide="ignore"):
