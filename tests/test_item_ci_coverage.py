@@ -11,7 +11,7 @@ The test: 120 studies of 12 systems x 100 items from the heterogeneous generator
 between 90% and 99.5% for ``within`` and ``item`` (the Monte Carlo standard error of a coverage of .95 over 120
 studies is 2%) and keep a width near the fresh studies' spread (not degenerate, not vacuous); the bootstrap over
 items alone, which ignores that the same systems judge every item, covers far less (checked, so that the test can
-tell the two apart: 31% for ``item``, 62% for ``within`` here). scripts/sim_item_ci.py runs the full table of docs/statistics.md.
+tell the two apart: 31% for ``item``, 62% for ``within`` here; ``ci_crossed`` 95% and 97%). scripts/sim_item_ci.py runs the full table of docs/statistics.md.
 """
 
 from __future__ import annotations

@@ -333,9 +333,10 @@ def crossed_item_ci(X: np.ndarray, Y: np.ndarray, grouping: str, s: ItemSettings
     out means, which hold the system part and the interaction again; the interaction's share is read off the
     pseudo-values (S−1)(c_i − c_i^(−s)) as a two-way table, its residual mean square / (S·I), and subtracted
     (as a variance component of crossed random effects; McCullagh 2000, Owen 2007 on why resampling rows and
-    columns together counts it three times). Interval estimate ± t·se, t with Satterthwaite's (1946) degrees of
-    freedom of the two parts (items − 1, systems − 1), clipped to ±1. No random draws:
-    the same data give the same interval."""
+    columns together counts it three times). Interval estimate ± t·se on Fisher's z scale, t with Satterthwaite's
+    (1946) degrees of freedom of the mean squares the variance is made of (the items' with I − 1, the systems'
+    jackknife with S − 1, the interaction's with (S − 1)(I − 1); the last two only where the systems' part is
+    above 0). No random draws: the same data give the same interval."""
     if grouping == "within":
         X, Y = system_centred(X, Y)
     elif grouping != "item":
@@ -358,16 +359,20 @@ def crossed_item_ci(X: np.ndarray, Y: np.ndarray, grouping: str, s: ItemSettings
     k = len(t_loo)
     if k < 3:
         return None
-    v_sys = (k - 1) / k * float(((t_loo - t_loo.mean()) ** 2).sum())
+    v_jack = (k - 1) / k * float(((t_loo - t_loo.mean()) ** 2).sum())
     full = ~np.isnan(loo).any(axis=0)  # items with every leave-one-out coefficient: the two-way table
+    twice, df_twice = 0.0, 1
     if full.sum() >= 2:
         psi = (S - 1) * (c[full][None] - loo[:, full])
         res = psi - psi.mean(axis=1, keepdims=True) - psi.mean(axis=0, keepdims=True) + psi.mean()
-        v_sys = max(0.0, v_sys - float((res ** 2).sum()) / ((S - 1) * (full.sum() - 1)) / (S * n))
+        df_twice = (S - 1) * (int(full.sum()) - 1)
+        twice = float((res ** 2).sum()) / df_twice / (S * n)
+    v_sys = max(0.0, v_jack - twice)
     var = v_items + v_sys
     if var <= 0:
         return [est, est]
-    df = var ** 2 / (v_items ** 2 / (n - 1) + v_sys ** 2 / (k - 1))  # Satterthwaite (1946)
+    # Satterthwaite (1946): the degrees of freedom of the sum of the mean squares it is made of
+    df = var ** 2 / (v_items ** 2 / (n - 1) + ((v_jack ** 2 / (k - 1) + twice ** 2 / df_twice) if v_sys > 0 else 0.0))
     q = float(scipy.special.stdtrit(df, 1 - (1 - s.level) / 2))
     if abs(est) >= 1:
         return [max(-1.0, est - q * math.sqrt(var)), min(1.0, est + q * math.sqrt(var))]
