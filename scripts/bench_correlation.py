@@ -12,23 +12,23 @@ import numpy as np
 import scipy
 import scipy.stats
 
-from clir_eval.correlation.statistics import _coef, _percentile_ci, bootstrap_ci, permutation_sigdiff
+from clir_eval.correlation.statistics import pair_coef, percentile_ci, bootstrap_ci, permutation_sigdiff
 
 
 def ref_bootstrap(x, y, method, variant, n_resamples, seed, level=0.95):
     rng = np.random.default_rng(seed)
     idx = rng.integers(0, len(x), (n_resamples, len(x)))
-    return _percentile_ci([_coef(x[i], y[i], method, variant) for i in idx], level)
+    return percentile_ci([pair_coef(x[i], y[i], method, variant) for i in idx], level)
 
 
 def ref_permutation(x1, x2, y, method, variant, n_resamples, seed):
     a, b = scipy.stats.zscore(x1), scipy.stats.zscore(x2)
-    delta = _coef(a, y, method, variant) - _coef(b, y, method, variant)
+    delta = pair_coef(a, y, method, variant) - pair_coef(b, y, method, variant)
     swap = np.random.default_rng(seed).random((n_resamples, len(a))) < 0.5
     hits = 0
     for s in swap:
-        c1 = np.nan_to_num(_coef(np.where(s, b, a), y, method, variant))
-        c2 = np.nan_to_num(_coef(np.where(s, a, b), y, method, variant))
+        c1 = np.nan_to_num(pair_coef(np.where(s, b, a), y, method, variant))
+        c2 = np.nan_to_num(pair_coef(np.where(s, a, b), y, method, variant))
         hits += (c1 - c2) >= delta - 1e-12
     return delta, hits / n_resamples
 

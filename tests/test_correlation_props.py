@@ -75,15 +75,15 @@ def test_symmetric_and_monotone_invariant(xy):
     st.tuples(st.integers(0, 5), st.floats(-3, 3, allow_nan=False)), min_size=n * 4, max_size=n * 4).map(
     lambda v: (n, v))))
 def test_batched_coefficients_match_scipy(nv):
-    """The vectorised draws (_coef_batch) agree with per-draw scipy (_coef) for every method,
+    """The vectorised draws (coef_batch) agree with per-draw scipy (pair_coef) for every method,
     on rows with ties, constant rows and duplicates."""
-    from clir_eval.correlation.statistics import _coef, _coef_batch
+    from clir_eval.correlation.statistics import pair_coef, coef_batch
 
     n, v = nv
     X = np.array([a for a, _ in v], dtype=float).reshape(4, n)
     Y = np.round(np.array([b for _, b in v]), 1).reshape(4, n)
     for method, variant in [("kendall", "b"), ("kendall", "c"), ("kendall", "acc23"), ("pearson", None),
                             ("spearman", None)]:
-        got = _coef_batch(X, Y, method, variant)
-        ref = np.array([_coef(X[i], Y[i], method, variant) for i in range(4)])
+        got = coef_batch(X, Y, method, variant)
+        ref = np.array([pair_coef(X[i], Y[i], method, variant) for i in range(4)])
         assert np.allclose(got, ref, equal_nan=True, atol=1e-9), (method, variant, X, Y, got, ref)

@@ -95,7 +95,7 @@ def predict(fit: dz.Fit, n: int, q: int, effect: float, a=None, b=None, reps: in
 def test_design_pair_p_is_the_enumerated_perm_both_p(n):
     """Every one of the 2^n swap patterns with the run's coefficient (scipy's τ-b): the share whose Δτ reaches
     the observed one is design's p, one-sided and (for the leader, as the verdicts test it) two-sided."""
-    from clir_eval.correlation.statistics import _coef, perm_both_setup
+    from clir_eval.correlation.statistics import pair_coef, perm_both_setup
 
     rng = np.random.default_rng(n)
     a, b, y = rng.normal(size=(3, n))
@@ -103,7 +103,7 @@ def test_design_pair_p_is_the_enumerated_perm_both_p(n):
     hits = hits2 = 0
     for bits in itertools.product([False, True], repeat=n):
         sw = np.array(bits)
-        d = _coef(np.where(sw, B, A), G, "kendall", "b") - _coef(np.where(sw, A, B), G, "kendall", "b")
+        d = pair_coef(np.where(sw, B, A), G, "kendall", "b") - pair_coef(np.where(sw, A, B), G, "kendall", "b")
         hits += d >= delta - 1e-12
         hits2 += abs(d) >= abs(delta) - 1e-12
     assert dz.pair_p(a[None], b[None], y[None], 1)[0] == pytest.approx(hits / 2 ** n, abs=1e-12)

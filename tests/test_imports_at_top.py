@@ -13,25 +13,10 @@ LAZY = "clir_eval.lazylibs"  # the one module whose functions import (the slow l
 
 # Modules whose function-level imports are not checked yet, each with the change that moves them. Never add a
 # module to make a new import pass.
-PENDING: dict[str, str] = {
-    "clir_eval.pooling": "helper pool is changing pooling/; its imports move to the top after that lands",
-    "clir_eval.io.figures": "helper ci is changing the figures; matplotlib through lazylibs after that lands",
-    "clir_eval.report.svg": "helper ci is changing the figures; matplotlib through lazylibs after that lands",
-    "clir_eval.cli.design": "helper item is changing cli/design.py; its imports move to the top after that lands",
-    "clir_eval.correlation.design_items": "helper item is adding this module; its imports move to the top after that",
-    "clir_eval.correlation.design": "helper design is moving its imports to the top",
-}
+PENDING: dict[str, str] = {}
 
 # Private names still imported by another module, each with the change that makes it public. Never add one.
-PRIVATE_ALLOWED: dict[tuple[str, str], str] = {
-    (m, f"{src}.{name}"): "used by pooling/ and cli/design.py too: renamed after helpers pool's and item's changes land"
-    for m, src, names in [
-        ("clir_eval.correlation.driver", ".statistics", ("_draws", "_percentile_ci")),
-        ("clir_eval.correlation.items", ".statistics", ("_coef_batch", "_percentile_ci")),
-        ("clir_eval.correlation.significance", ".statistics", ("_coef", "_coef_batch", "_draws", "_percentile_ci")),
-        ("clir_eval.cli.pool", "..pooling.report", ("_ci", "_f")),
-    ] for name in names
-}
+PRIVATE_ALLOWED: dict[tuple[str, str], str] = {}
 
 # Function-level imports that stay, each with the reason: (module, imported module) -> why.
 ALLOWED: dict[tuple[str, str], str] = {

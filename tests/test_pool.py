@@ -426,7 +426,7 @@ def test_fast_perm_both_block_is_the_run_engines_block():
 
 
 def test_fast_bootstrap_draws_are_the_run_engines():
-    from clir_eval.correlation.statistics import _draws
+    from clir_eval.correlation.statistics import resample_draws
     from clir_eval.pooling.core import systems_tau_b_draws
 
     rng = np.random.default_rng(12)
@@ -435,7 +435,7 @@ def test_fast_bootstrap_draws_are_the_run_engines():
         x, y = rng.normal(size=n), rng.normal(size=n)
         if t % 3 == 0:
             x, y = np.round(x), np.round(y)
-        ref = _draws("systems", (x, y), "kendall", "b", 1500, 3 + t, None)
+        ref = resample_draws("systems", (x, y), "kendall", "b", 1500, 3 + t, None)
         assert np.array_equal(systems_tau_b_draws(x, y, 1500, 3 + t), ref, equal_nan=True)
 
 

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from clir_eval.correlation.significance import crossed_interval, crossed_parts
-from clir_eval.correlation.statistics import _coef_batch, _percentile_ci
+from clir_eval.correlation.statistics import coef_batch, percentile_ci
 
 N, Q, RHO, GAMMA, SIGMA = 12, 40, (0.8, 0.4), 0.0, 3.0
 
@@ -35,7 +35,7 @@ def coverage():
     rng = np.random.default_rng(2026)
     xs, y = _studies(rng, 3000)
     ym = y.mean(axis=2)
-    taus = [_coef_batch(x, ym, "kendall", "b") for x in xs]
+    taus = [coef_batch(x, ym, "kendall", "b") for x in xs]
     truth = [float(np.mean(t)) for t in taus]
     truth_d = float(np.mean(taus[0] - taus[1]))
     xs, y = _studies(rng, 200)
@@ -44,15 +44,15 @@ def coverage():
         pq = y[s]
         ymean = pq.mean(axis=1)
         parts = [crossed_parts(x[s], ymean, pq, "kendall", "b", 400, 100 + s) for x in xs]
-        est = [float(_coef_batch(x[s][None], ymean[None], "kendall", "b")[0]) for x in xs]
+        est = [float(coef_batch(x[s][None], ymean[None], "kendall", "b")[0]) for x in xs]
         for j in range(2):
             lo, hi = crossed_interval(est[j], parts[j], 0.95)
             hits["tau"].append(lo <= truth[j] <= hi)
-            lo, hi = _percentile_ci(list(parts[j]["both"]), 0.95)
+            lo, hi = percentile_ci(list(parts[j]["both"]), 0.95)
             hits["tau boot-both"].append(lo <= truth[j] <= hi)
         lo, hi = crossed_interval(est[0] - est[1], {k: parts[0][k] - parts[1][k] for k in parts[0]}, 0.95, bound=2)
         hits["delta"].append(lo <= truth_d <= hi)
-        lo, hi = _percentile_ci(list(parts[0]["both"] - parts[1]["both"]), 0.95)
+        lo, hi = percentile_ci(list(parts[0]["both"] - parts[1]["both"]), 0.95)
         hits["delta boot-both"].append(lo <= truth_d <= hi)
     return {k: float(np.mean(v)) for k, v in hits.items()}
 

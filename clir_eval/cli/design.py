@@ -7,7 +7,10 @@ import os
 import sys
 from pathlib import Path
 from typing import Any, Optional
+import base64
+import html
 
+import numpy as np
 import typer
 
 from ..correlation.settings import CorrelationSettings, DesignSettings
@@ -15,6 +18,21 @@ from ..errors import UserError
 from ..settings import default
 from .app import app
 from .options import build, setting_option
+from ..correlation import design as dz, design_items as di
+from ..correlation.design import size_text, kendall_rows, MAX_WORKERS, DEFAULT_EFFECTS
+from ..correlation.significance import joint_draws
+from ..correlation.statistics import percentile_ci
+from ..io.figures import pyplot, save
+from ..io.files import write_set
+from ..io.results import read_results
+from ..io.tables import read_table
+from ..limits import MAX_JOBS, check_max
+from ..params import split_list
+from ..pipeline.executor import get_executor
+from ..pipeline.output import locked
+from ..pipeline.progress import Progress
+from ..report import render_reports
+from ..report.verdicts import uninformative_targets
 
 FILES = ("design.json", "design.html", "design.png")
 
@@ -71,9 +89,6 @@ def design_cmd(
       clir-eval design demo-out --targets map
       clir-eval design demo-out --targets map --effect 0.2,0.4 --systems 6,12,24 --reps 100 --format json
     """
-    from ..correlation import design as dz
-    from ..limits import MAX_JOBS, check_max
-
     if fmt not in ("text", "json"):
         raise UserError(f"unknown --format {fmt!r}; use text or json")
     if pairs not in ("adjacent", "all"):
@@ -107,10 +122,6 @@ def _run_mode(out, targets, n_sys, n_q, effects, pairs, reps, power, seed, jobs,
               n_items=()) -> None:  # fmt: skip
     """``clir-eval design OUT``: the run in OUT as the pilot, its own tests and family; writes the design set under
     OUT's lock and prints."""
-    from ..correlation import design as dz
-    from ..io.results import read_results
-    from ..pipeline.output import locked
-
     read_results(out)  # a clear error before taking the lock when OUT is not a finished run
     with locked(out):  # as run: a second command on OUT is refused naming the holder, and no run replaces it now
         results = read_results(out)
@@ -126,14 +137,11 @@ def _run_mode(out, targets, n_sys, n_q, effects, pairs, reps, power, seed, jobs,
         sides = (2 if "two-sided" in test else 1) if test.startswith("PERM-BOTH") else dz.run_sides()
         family = "all" if str(vd[0].get("family", "")).startswith("all ") else "target"
         data = dz.design_data(results)
-        from ..correlation import design_items as di
 
         item_names = di.item_targets(results) if (level or di.default_level(results)) != "system" else []
         level = level or di.default_level(results)
         want = None
         if targets:
-            from ..params import split_list
-
             want = split_list(targets)
             unknown = [t for t in want if t not in data.targets and t not in item_names]
             if unknown:
@@ -146,7 +154,6 @@ def _run_mode(out, targets, n_sys, n_q, effects, pairs, reps, power, seed, jobs,
         if level != "system" and (want is None or level == "item" or set(want) & set(item_names)):
             _add_item_level(doc, di.run_pilot(out, results, want), level, n_sys, n_items, effects, pairs, reps, seed,
                             power, jobs, quiet)
-        from ..report.verdicts import uninformative_targets
 
         flagged = [t for t in uninformative_targets(results) if t in data.targets]
         if flagged:
@@ -160,8 +167,6 @@ def _add_item_level(doc, pilot, level, n_sys, n_items, effects, pairs, reps, see
                     ) -> None:  # fmt: skip
     """The item level's questions (correlation/design_items.py) added to ``doc``: rows ("level": "item"), answer
     lines after the system level's, notes, the fitted models (``item_fits``)."""
-    from ..correlation import design_items as di
-
     item = di.analyse(pilot, n_sys, n_items, effects, pairs=pairs, reps=reps, seed=seed, goal=power,
                       map=_mapper(jobs, quiet, "design: simulating the item level"))
     doc["settings"].update(effects=list(effects), level=level, item_level=item["settings"])
@@ -173,9 +178,6 @@ def _add_item_level(doc, pilot, level, n_sys, n_items, effects, pairs, reps, see
 
 def _analyse(data, n_sys, n_q, effects, pairs, reps, power, seed, jobs, alpha, correction, family, variant,
              observed, quiet, metrics, sides) -> dict[str, Any]:  # fmt: skip
-    from ..correlation import design as dz
-    from ..pipeline.executor import get_executor
-    from ..pipeline.progress import Progress
 
     fits = {name: dz.fit_target(data, name) for name in data.targets}
     S = len(data.systems)
@@ -223,8 +225,6 @@ def _analyse(data, n_sys, n_q, effects, pairs, reps, power, seed, jobs, alpha, c
 
 def _query_lines(rows, fits, goal, lead) -> list[str]:
     """Per target with queries: the queries needed at the pilot's systems, for the single τ and the leading pair."""
-    from ..correlation.design import _size_text
-
     out = []
     for name, f in fits.items():
         if not f.n_queries:
@@ -237,7 +237,7 @@ def _query_lines(rows, fits, goal, lead) -> list[str]:
                 continue
             label = what or f"{a} above {b}"
             sym = "τ" if b is None else "Δτ"
-            parts = [f"{sym}={e:g}: " + _size_text([(r["n_queries"], r["power"]) for r in mine if r["effect"] == e],
+            parts = [f"{sym}={e:g}: " + size_text([(r["n_queries"], r["power"]) for r in mine if r["effect"] == e],
                                                     goal, "queries") for e in dict.fromkeys(r["effect"] for r in mine)]
             out.append(f"{name}: {label} at {f.n_systems} systems: " + "; ".join(parts))
     return out
@@ -262,12 +262,6 @@ def _observed_from_run(results: dict) -> dict[tuple, dict[str, Any]]:
 def _observed_from_table(data, seed: int) -> dict[tuple, dict[str, Any]]:
     """Observed τ and Δτ of a score table with BOOT-BOTH 95% intervals (systems and queries resampled together,
     1000 draws, the same draws for every metric)."""
-    import numpy as np
-
-    from ..correlation.design import kendall_rows
-    from ..correlation.significance import joint_draws
-    from ..correlation.statistics import _percentile_ci
-
     out: dict[tuple, dict[str, Any]] = {}
     for name, t in data.targets.items():
         idx, means = joint_draws(t.per_query, 1000, seed)
@@ -276,12 +270,12 @@ def _observed_from_table(data, seed: int) -> dict[tuple, dict[str, Any]]:
         for m, xv in data.metrics.items():
             taus[m] = float(kendall_rows(xv[None], t.values[None])[0])
             draws[m] = kendall_rows(xv[idx[ok]], means[ok])
-            out[(name, m)] = {"tau": taus[m], "ci": list(_percentile_ci(list(draws[m]), 0.95))}
+            out[(name, m)] = {"tau": taus[m], "ci": list(percentile_ci(list(draws[m]), 0.95))}
         names = sorted(taus, key=lambda m: (taus[m], m), reverse=True)
         for i, a in enumerate(names):
             for b in names[i + 1:]:
                 out[(name, a, b)] = {"delta": taus[a] - taus[b],
-                                     "ci": list(_percentile_ci(list(draws[a] - draws[b]), 0.95))}
+                                     "ci": list(percentile_ci(list(draws[a] - draws[b]), 0.95))}
     return out
 
 
@@ -289,12 +283,6 @@ def _table_item_mode(table, system_col, query_col, x, y, n_sys, n_items, effects
                      details, fmt, quiet) -> None:  # fmt: skip
     """``design --table T --level item``: one row per system and item, the MT columns holding each item's score;
     the item-level (within) questions only (correlation/design_items.py)."""
-    import numpy as np
-
-    from ..correlation import design_items as di
-    from ..io.tables import read_table
-    from ..params import split_list
-
     xs = split_list(x)
     if not xs or not y:
         raise UserError("--table needs --x (one or more MT metric columns) and --y (the per-item target column)")
@@ -325,11 +313,6 @@ def _table_item_mode(table, system_col, query_col, x, y, n_sys, n_items, effects
 
 def _table_mode(table, system_col, query_col, x, y, n_sys, n_q, effects, reps, power, seed, jobs, details, fmt,
                 quiet) -> None:  # fmt: skip
-    import numpy as np
-
-    from ..correlation import design as dz
-    from ..io.tables import read_table
-    from ..params import split_list
 
     xs = split_list(x)
     if not xs or not y:
@@ -421,10 +404,6 @@ def _print(doc: dict, details: bool, fmt: str, out: Path | None) -> None:
 def _mapper(jobs: int, quiet: bool, label: str):
     """map(function, tasks) through a local executor of at most ``jobs`` workers (MAX_WORKERS), with a progress bar."""
     def run(fn, tasks: list) -> list:
-        from ..correlation.design import MAX_WORKERS
-        from ..pipeline.executor import get_executor
-        from ..pipeline.progress import Progress
-
         with Progress(quiet) as progress, get_executor("local", min(jobs, MAX_WORKERS, max(1, len(tasks)))) as ex:
             return ex.map(fn, tasks, progress.stage(label, len(tasks)))
     return run
@@ -439,9 +418,6 @@ def _write(out: Path, results: dict, doc: dict) -> None:
     """design.json, design.png, design.html, the reports with their Study design section and results.json with
     its ``design`` block, replaced as one set (an interrupted design leaves the previous set); called holding OUT's
     lock, on the results.json read under it."""
-    from ..io.files import write_set
-    from ..report import render_reports
-
     o = doc["observed"]
     results = dict(results)
     results["design"] = {
@@ -463,9 +439,6 @@ def _write(out: Path, results: dict, doc: dict) -> None:
 
 
 def _effects(text: str) -> list[float]:
-    from ..correlation.design import DEFAULT_EFFECTS
-    from ..params import split_list
-
     if not text.strip():
         return list(DEFAULT_EFFECTS)
     out = []
@@ -483,8 +456,6 @@ def _effects(text: str) -> list[float]:
 
 
 def _sizes(text: str, name: str, minimum: int, maximum: int) -> list[int]:
-    from ..params import split_list
-
     out = []
     for v in split_list(text):
         try:
@@ -502,8 +473,6 @@ def _sizes(text: str, name: str, minimum: int, maximum: int) -> list[int]:
 def _png(doc: dict) -> bytes:
     """Per target, power against systems at the pilot's queries: a line per assumed effect for the single τ
     (dashed) and the leading pair (solid)."""
-    from ..io.figures import pyplot, save
-
     plt = pyplot()
     Q = doc["observed"].get("n_queries")
     # panels: each system-level target, then each item-level one (its rows have "level": "item")
@@ -542,9 +511,6 @@ def _png(doc: dict) -> bytes:
 
 
 def _html(doc: dict, png: bytes) -> str:
-    import base64
-    import html
-
     s, o = doc["settings"], doc["observed"]
     seen: set = set()
     shown = []

@@ -68,7 +68,7 @@ def pool_cmd(
 
 
 def _text(res, summary, out: Optional[Path]) -> None:
-    from ..pooling.report import _ci, _f, labels
+    from ..pooling.report import pool_ci, pool_num, labels
 
     lab = labels(res)
     for w in res.warnings:
@@ -83,15 +83,15 @@ def _text(res, summary, out: Optional[Path]) -> None:
         print(f"\n{what} over {rows[0]['n_tasks']} runs; per run: {', '.join(lab[r] for r in runs)})")
         width = max(len(r["metric"]) for r in rows)
         for r in rows:
-            taus = " ".join(f"{_f(r['taus'][k]):>6}" if r["taus"][k] is not None else "  miss" for k in runs)
-            print(f"  {str(r['cluster'] or ('?' if r.get('untested') else '-')):>2} {r['metric']:<{width}} {_f(r['mean_tau']):>6}   {taus}")
+            taus = " ".join(f"{pool_num(r['taus'][k]):>6}" if r["taus"][k] is not None else "  miss" for k in runs)
+            print(f"  {str(r['cluster'] or ('?' if r.get('untested') else '-')):>2} {r['metric']:<{width}} {pool_num(r['mean_tau']):>6}   {taus}")
     pooled = [r for r in res.thresholds if "run" not in r]
     if pooled:
         print("\nCLIR thresholds (pooled): metric target pairs accuracy Δ80% Δ90% Δ95%")
         for r in pooled:
             da = r["delta_at"]
-            print(f"  {r['metric']} {r['target']} {r['n_pairs']} {_f(r['accuracy'])} {_ci(r['accuracy_ci'])} "
-                  f"{_f(da['0.8'], 2)} {_f(da['0.9'], 2)} {_f(da['0.95'], 2)}")
+            print(f"  {r['metric']} {r['target']} {r['n_pairs']} {pool_num(r['accuracy'])} {pool_ci(r['accuracy_ci'])} "
+                  f"{pool_num(da['0.8'], 2)} {pool_num(da['0.9'], 2)} {pool_num(da['0.95'], 2)}")
     if res.notes:
         print("\nNotes:")
         for n in res.notes:

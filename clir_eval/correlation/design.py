@@ -47,12 +47,13 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
-import scipy  # scipy.stats and scipy.special load on first use (scipy's lazy submodules)
 
+from .. import lazylibs
 from ..settings import default
 from .settings import CorrelationSettings, DesignSettings
 from .significance import min_significant_tau, permutation_with_inversions
 from .statistics import EXACT_DP_MAX_N, perm_both_tail_p, perm_both_weights
+from ..errors import UserError
 
 MAX_R = 0.995  # loadings and correlations are kept below this (the model needs some noise)
 BLOCK = 2_000_000  # cells (studies x system pairs) per block of arithmetic: memory stays bounded whatever reps is
@@ -239,7 +240,7 @@ def null_size(n: int, alpha: float, variant: str | None = "b") -> float:
     d = int(round((pairs - c * pairs) / 2))  # discordant pairs at the critical value
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return float(scipy.stats.kendalltau(range(n), permutation_with_inversions(n, d), method="exact").pvalue)
+        return float(lazylibs.scipy_stats().kendalltau(range(n), permutation_with_inversions(n, d), method="exact").pvalue)
 
 
 def pair_p(a: np.ndarray, b: np.ndarray, y: np.ndarray, sides: int = 1) -> np.ndarray:
@@ -255,7 +256,7 @@ def pair_p(a: np.ndarray, b: np.ndarray, y: np.ndarray, sides: int = 1) -> np.nd
 
 
 def _z(v: np.ndarray) -> np.ndarray:
-    """Each row z-scored (population sd, as scipy.stats.zscore, which the run's test uses on one study)."""
+    """Each row z-scored (population sd, as lazylibs.scipy_stats().zscore, which the run's test uses on one study)."""
     return (v - v.mean(axis=1, keepdims=True)) / v.std(axis=1, keepdims=True)
 
 
@@ -384,7 +385,7 @@ def normal_p(W: np.ndarray) -> np.ndarray:
     """PERM-BOTH's one-sided p from its weights (:func:`.statistics.perm_both_weights`) by the normal
     approximation of sum_i t_i W_i (t_i = +-1 uniform: mean 0, variance sum W_i^2), continuity-corrected: used
     above the run's exact limit only."""
-    ndtr = scipy.special.ndtr
+    ndtr = lazylibs.scipy_special().ndtr
     obs = W.sum(axis=1).astype(float)
     sd = np.sqrt((W.astype(float) ** 2).sum(axis=1))
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -546,7 +547,7 @@ def needed(points: Sequence[tuple[int, float]], goal: float) -> float | None:
     return None
 
 
-def _size_text(points: Sequence[tuple[int, float]], goal: float, unit: str) -> str:
+def size_text(points: Sequence[tuple[int, float]], goal: float, unit: str) -> str:
     n = needed(points, goal)
     if n is None:
         return f"> {max(s for s, _ in points)} {unit}"
@@ -571,7 +572,7 @@ def answers(rows: Sequence[Mapping[str, Any]], fits: Mapping[str, Fit], goal: fl
             for e in dict.fromkeys(r["effect"] for r in singles):
                 pts = [(r["n_systems"], r["power"]) for r in singles if r["effect"] == e and r["n_queries"] == Q]
                 here = next((r for r in singles if r["effect"] == e and (r["n_systems"], r["n_queries"]) == (S, Q)), None)
-                parts.append(f"τ={e:g}: {_size_text(pts, goal, 'systems')}"
+                parts.append(f"τ={e:g}: {size_text(pts, goal, 'systems')}"
                              + (f" (power here {here['power']:.2f})" if here else ""))
             out.append(f"{name}: τ(metric, {name}) significant with {goal:.0%} power{at}: " + "; ".join(parts))
         pair = (lead_pairs or {}).get(name) or (tuple(fit.metrics[:2]) if len(fit.metrics) > 1 else None)
@@ -581,7 +582,7 @@ def answers(rows: Sequence[Mapping[str, Any]], fits: Mapping[str, Fit], goal: fl
             for e in dict.fromkeys(r["effect"] for r in pr):
                 pts = [(r["n_systems"], r["power"]) for r in pr if r["effect"] == e and r["n_queries"] == Q]
                 here = next((r for r in pr if r["effect"] == e and (r["n_systems"], r["n_queries"]) == (S, Q)), None)
-                parts.append(f"Δτ={e:g}: {_size_text(pts, goal, 'systems')}"
+                parts.append(f"Δτ={e:g}: {size_text(pts, goal, 'systems')}"
                              + (f" (power here {here['power']:.2f})" if here else ""))
             obs = observed.get((name, *pair))
             seen = (f" [observed Δτ {obs['delta']:+.2f}" + (f", 95% CI {obs['ci'][0]:+.2f} to {obs['ci'][1]:+.2f}"
@@ -598,8 +599,6 @@ def design_data(results: Mapping[str, Any]) -> DesignData:
     (oriented: lower-is-better negated), and every target of its verdicts (IR measures; human judgements) with
     a score for every one of them; an IR measure whose score is the mean of its per-query values keeps them.
     Everything left out is named in ``dropped`` with its reason."""
-    from ..errors import UserError
-
     sysres = results.get("systems") or {}
     systems = [s for s, e in sysres.items() if e.get("mt")]
     kinds = results.get("score_kinds") or {}

@@ -46,6 +46,11 @@ from . import design as dz
 from .items import EXACT_MAX as ITEM_EXACT_MAX
 from .items import grouped, joint_permutations
 
+from ..limits import RUN_SEED
+from .. import lazylibs
+from ..io.item_matrix import read_documents_file
+from .verdict import ranking
+
 LEVEL = "item"
 BLOCK = 4_000_000  # cells per block of arithmetic (studies x systems x systems x items): memory bounded
 MAX_MISSING = 0.1  # a metric missing on more than this share of the items is left out (named in a note)
@@ -111,8 +116,6 @@ def fit_items(metrics: Mapping[str, np.ndarray], target: str, Y: np.ndarray, ite
     """The crossed model of ``target`` (Y: systems x items) with the MT metrics (oriented: higher = better; same
     shape; NaN: missing) on the pilot (module docstring, step 1); None with fewer than 3 systems, 3 usable items or
     one metric. Metrics ranked by the pilot's within τ (the run's ranking)."""
-    from .verdict import ranking
-
     Y = np.asarray(Y, float)
     notes: list[str] = []
     usable = {}
@@ -221,8 +224,7 @@ def _perm_pairs(perms: np.ndarray, S: int) -> tuple[np.ndarray, np.ndarray]:
 def perm_selection(perms: np.ndarray, S: int) -> Any:
     """The permutations (k, S) as a sparse (k, P*P) matrix: row j selects, with its orientation's sign, entry
     (p, pi_j(p)) of a study's flattened C for every system pair p (:func:`joint_p`)."""
-    from scipy import sparse
-
+    sparse = lazylibs.scipy_sparse()
     idx, sgn = _perm_pairs(perms, S)
     k, P = idx.shape
     cols = (np.arange(P)[None, :] * P + idx).ravel()
@@ -456,7 +458,7 @@ def run_question(fits: Mapping[str, ItemFit], q: ItemQuestion) -> list[dict[str,
 
 def plan(fits: Mapping[str, ItemFit], systems: Sequence[int], items: Sequence[int], effects: Sequence[float], *,
          pairs: str = "adjacent", reps: int = 400, alpha: float = 0.05, correction: str = "holm",
-         extra_family: Mapping[str, int] | None = None, seed: int = 13, permutation: int = 1000,
+         extra_family: Mapping[str, int] | None = None, seed: int = RUN_SEED, permutation: int = 1000,
          metrics: Sequence[str] | None = None) -> list[ItemQuestion]:  # fmt: skip
     """Per target and question (the single within τ; the pilot's leading pair in its within ranking, or with
     ``pairs="all"`` every pair): one task along the systems (every size of ``systems`` at the pilot's items) and one
@@ -507,8 +509,6 @@ def run_pilot(out: Any, results: Mapping[str, Any], targets: Sequence[str] | Non
     target (``targets``: only those), metrics oriented (lower-is-better negated), and the run's item-level settings.
     The queries' matrix is not kept in the run directory (a query's MT score needs the qrels), so the queries'
     questions are not designed (a note says so)."""
-    from ..io.item_matrix import read_documents_file
-
     il = results.get("item_level") or {}
     d = read_documents_file(out, results)
     st = il.get("settings") or {}

@@ -26,7 +26,7 @@ from .significance import (
     crossed_ci, min_significant_tau, Stream, crossed_parts, adjust, crossed_interval, monte_carlo_family, p_floor,
     settle_draws, FLOOR_SHARE,
 )
-from .statistics import perm_both_exact_kind, _draws, _percentile_ci
+from .statistics import perm_both_exact_kind, resample_draws, percentile_ci
 from .verdict import clusters
 
 PerQuery = Callable[[str, Sequence[str]], "np.ndarray | None"]
@@ -489,10 +489,10 @@ def _delta_draws(t: Target, metric: str, keep: np.ndarray, s: StatsSettings, k: 
     systems = [sy for sy, kk in zip(t.table.systems, keep) if kk]
     m = t.table.per_query(t.name, systems) if (t.table.per_query and t.kind == "ir") else None
     if m is not None and m.shape[1] >= 2:
-        d = _draws("both", (x, m), s.method, s.variant, k, s.seed, map)
+        d = resample_draws("both", (x, m), s.method, s.variant, k, s.seed, map)
     else:
         y = np.asarray(t.table.columns[t.name], float)[keep]
-        d = _draws("systems", (x, y), s.method, s.variant, k, s.seed, map)
+        d = resample_draws("systems", (x, y), s.method, s.variant, k, s.seed, map)
     d = -d if metric in lower else d
     cache[key] = d
     return d
@@ -517,7 +517,7 @@ def _crossed_parts(t: Target, metric: str, keep: np.ndarray, s: StatsSettings, k
 
 
 def _delta_ci(da: np.ndarray, db: np.ndarray, level: float) -> list[float | None]:
-    lo, hi = _percentile_ci(list(da - db), level)
+    lo, hi = percentile_ci(list(da - db), level)
     return [lo, hi]
 
 

@@ -42,13 +42,13 @@ from typing import Any, Callable, Mapping, Sequence
 import itertools
 
 import numpy as np
-import scipy  # scipy.special loads on first use (scipy's lazy submodules)
 
+from .. import lazylibs
 from ..settings import default
 from .kendall_rows import kendall_rows
 from .pairsums import group_sums, quad_forms, tau_draws
 from .settings import CorrelationSettings, StatsSettings
-from .statistics import _coef_batch, _percentile_ci, check_method, resample_blocks
+from .statistics import coef_batch, percentile_ci, check_method, resample_blocks
 from .significance import Source, monte_carlo_family, settle_summary
 from .verdict import ranking, clusters, oriented
 
@@ -132,7 +132,7 @@ def _coef_full(A: np.ndarray, B: np.ndarray, method: str, variant: str | None) -
         if method == "kendall" and variant in ("b", "c") and n > BATCH_MAX_N:
             ok = (np.ptp(A, axis=1) > 0) & (np.ptp(B, axis=1) > 0)
             return np.where(ok, kendall_rows(A, B, variant), np.nan)
-        return _coef_batch(A, B, method, variant)
+        return coef_batch(A, B, method, variant)
 
 
 def group_coefs(X: np.ndarray, Y: np.ndarray, grouping: str, method: str, variant: str | None) -> np.ndarray:
@@ -209,7 +209,7 @@ def grouped(X: np.ndarray, Y: np.ndarray, grouping: str, method: str = "kendall"
 
 
 def _ci(draws: np.ndarray, level: float) -> list[float] | None:
-    lo, hi = _percentile_ci(draws, level)
+    lo, hi = percentile_ci(draws, level)
     return None if lo is None else [lo, hi]
 
 
@@ -373,7 +373,7 @@ def crossed_item_ci(X: np.ndarray, Y: np.ndarray, grouping: str, s: ItemSettings
         return [est, est]
     # Satterthwaite (1946): the degrees of freedom of the sum of the mean squares it is made of
     df = var ** 2 / (v_items ** 2 / (n - 1) + ((v_jack ** 2 / (k - 1) + twice ** 2 / df_twice) if v_sys > 0 else 0.0))
-    q = float(scipy.special.stdtrit(df, 1 - (1 - s.level) / 2))
+    q = float(lazylibs.scipy_special().stdtrit(df, 1 - (1 - s.level) / 2))
     if abs(est) >= 1:
         return [max(-1.0, est - q * math.sqrt(var)), min(1.0, est + q * math.sqrt(var))]
     z, half = math.atanh(est), q * math.sqrt(var) / (1 - est * est)  # Fisher's z, its se by the delta method

@@ -1,6 +1,6 @@
 """Kendall's τ of many long rows at once in O(n log n) per row (numpy, no Python loop per row).
 
-:func:`clir_eval.correlation.statistics._coef_batch` compares every pair (n² cells per row),
+:func:`clir_eval.correlation.statistics.coef_batch` compares every pair (n² cells per row),
 which suits rows of a few systems; item-level resampling needs thousands of rows of hundreds of
 items. Here each row is sorted by (x, y), ties are counted from run lengths, and discordant
 pairs are the inversions of y, counted by a bottom-up merge sort vectorised over all rows (one

@@ -34,7 +34,7 @@ from ..settings import default
 from .settings import CORRECTIONS, FAMILIES, RESOLUTIONS  # noqa: F401  (the choices, declared with the settings)
 from .settings import CorrelationSettings, StatsSettings
 from .statistics import (RESAMPLE_BLOCK, Mapper,
-                         ResampleBlock, check_level, _coef, _coef_batch, _draws, _percentile_ci, serial_map, block_tasks, check_method, is_pending, joint_sample, resample_block, resample_blocks)
+                         ResampleBlock, check_level, pair_coef, coef_batch, resample_draws, percentile_ci, serial_map, block_tasks, check_method, is_pending, joint_sample, resample_block, resample_blocks)
 
 # keyword defaults of the functions below: the settings records' (correlation/settings.py)
 _METHOD, _VARIANT = default(CorrelationSettings, "method"), default(CorrelationSettings, "variant")
@@ -375,7 +375,7 @@ def boot_both_ci(x: Sequence[float], per_query_y, method: str = _METHOD, variant
     if n < 3 or q < 1:
         return None, None
     check_level(level, n_resamples)
-    return _percentile_ci(list(_draws("both", (xa, pq), method, variant, n_resamples, seed, map)), level)
+    return percentile_ci(list(resample_draws("both", (xa, pq), method, variant, n_resamples, seed, map)), level)
 
 
 # --------------------------------------------------------------------------- calibrated intervals
@@ -383,7 +383,7 @@ def jackknife_systems(x: np.ndarray, y: np.ndarray, method: str, variant: str | 
     """The coefficient of (x, y) with each system left out in turn (n values; NaN where undefined)."""
     n = len(x)
     idx = np.array([[j for j in range(n) if j != i] for i in range(n)], dtype=np.intp)
-    return _coef_batch(np.asarray(x, float)[idx], np.asarray(y, float)[idx], method, variant)
+    return coef_batch(np.asarray(x, float)[idx], np.asarray(y, float)[idx], method, variant)
 
 
 def crossed_parts(x: np.ndarray, y: np.ndarray, per_query_y: np.ndarray, method: str, variant: str | None,
@@ -391,9 +391,9 @@ def crossed_parts(x: np.ndarray, y: np.ndarray, per_query_y: np.ndarray, method:
     """What :func:`crossed_interval` needs of one coefficient: its draws resampling systems (of (x, y)),
     queries and both (BOOT-BOTH), each seeded ``seed`` (so two metrics' parts over the same systems are
     paired), and its leave-one-system-out values (``jack``)."""
-    return {"systems": _draws("systems", (x, y), method, variant, n_resamples, seed, map),
-            "queries": _draws("queries", (x, per_query_y), method, variant, n_resamples, seed, map),
-            "both": _draws("both", (x, per_query_y), method, variant, n_resamples, seed, map),
+    return {"systems": resample_draws("systems", (x, y), method, variant, n_resamples, seed, map),
+            "queries": resample_draws("queries", (x, per_query_y), method, variant, n_resamples, seed, map),
+            "both": resample_draws("both", (x, per_query_y), method, variant, n_resamples, seed, map),
             "jack": jackknife_systems(x, y, method, variant)}
 
 
@@ -451,7 +451,7 @@ def crossed_ci(x: Sequence[float], y: Sequence[float], per_query_y, method: str 
     if len(xa) < 4 or pq.shape[1] < 2:
         return None, None
     check_level(level, n_resamples)
-    est = _coef(xa, ya, method, variant)
+    est = pair_coef(xa, ya, method, variant)
     if math.isnan(est):
         return None, None
     return crossed_interval(est, crossed_parts(xa, ya, pq, method, variant, n_resamples, seed, map), level)

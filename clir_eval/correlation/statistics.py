@@ -153,7 +153,7 @@ def _undefined_reason(x: np.ndarray, y: np.ndarray) -> str | None:
     return None
 
 
-def _coef(x: np.ndarray, y: np.ndarray, method: str, variant: str | None) -> float:
+def pair_coef(x: np.ndarray, y: np.ndarray, method: str, variant: str | None) -> float:
     """The coefficient only (NaN when undefined); used inside resampling loops."""
     if len(x) < 3 or np.all(x == x[0]) or np.all(y == y[0]):
         return math.nan
@@ -168,10 +168,10 @@ def _coef(x: np.ndarray, y: np.ndarray, method: str, variant: str | None) -> flo
         return float(lazylibs.scipy_stats().spearmanr(x, y).statistic)
 
 
-def _coef_batch(X: np.ndarray, Y: np.ndarray, method: str, variant: str | None) -> np.ndarray:
+def coef_batch(X: np.ndarray, Y: np.ndarray, method: str, variant: str | None) -> np.ndarray:
     """Coefficients of many draws at once: row b of X (B, n) against row b of Y (B, n).
 
-    Same values as :func:`_coef` (which uses scipy) up to float rounding: Kendall from the signs
+    Same values as :func:`pair_coef` (which uses scipy) up to float rounding: Kendall from the signs
     of the n(n-1)/2 pair differences (computed once for a y shared by every row) (τ-b = S/sqrt(pairs not tied in x * pairs not tied in y), τ-c with the
     number of distinct values, acc23 = (concordant + tied in both)/pairs); Pearson on
     centred rows; Spearman = Pearson on average ranks. NaN where a row is constant.
@@ -271,7 +271,7 @@ def pairwise_accuracy(x: Sequence[float], y: Sequence[float]) -> float | None:
     return _acc23(xa, ya)
 
 
-def _percentile_ci(values: list[float], level: float) -> tuple[float | None, float | None]:
+def percentile_ci(values: list[float], level: float) -> tuple[float | None, float | None]:
     vals = np.asarray([v for v in values if not math.isnan(v)])
     if len(vals) == 0:
         return None, None
@@ -354,19 +354,19 @@ def resample_block(b: ResampleBlock) -> np.ndarray:
         if b.kind == "systems":
             xa, ya = b.data
             idx = rng.integers(0, len(xa), (b.size, len(xa)))
-            return _coef_batch(xa[idx], ya[idx], b.method, b.variant)
+            return coef_batch(xa[idx], ya[idx], b.method, b.variant)
         if b.kind == "queries":
             xa, pq = b.data
             idx = rng.integers(0, pq.shape[1], (b.size, pq.shape[1]))
             ym = query_means(pq, idx)  # (draws, systems)
-            draws = _coef_batch(np.broadcast_to(xa, ym.shape), np.nan_to_num(ym, nan=0.0), b.method, b.variant)
+            draws = coef_batch(np.broadcast_to(xa, ym.shape), np.nan_to_num(ym, nan=0.0), b.method, b.variant)
             for i in np.flatnonzero(np.isnan(ym).any(axis=1)):  # a system without any drawn query
-                draws[i] = _coef(*_pairs(xa, ym[i]), b.method, b.variant)
+                draws[i] = pair_coef(*_pairs(xa, ym[i]), b.method, b.variant)
             return draws
         if b.kind == "both":
             xa, pq = b.data
             sys_idx, ys = joint_sample(pq, rng, b.size)
-            draws = _coef_batch(xa[sys_idx], np.nan_to_num(ys), b.method, b.variant)
+            draws = coef_batch(xa[sys_idx], np.nan_to_num(ys), b.method, b.variant)
             draws[np.isnan(ys).any(axis=1)] = np.nan
             return draws
         if b.kind == "signflip":
@@ -382,8 +382,8 @@ def resample_block(b: ResampleBlock) -> np.ndarray:
             a, bb, g = b.data
             swap = rng.random((b.size, len(a))) < 0.5
             gg = np.broadcast_to(g, swap.shape)
-            c1 = np.nan_to_num(_coef_batch(np.where(swap, bb, a), gg, b.method, b.variant), nan=0.0)
-            c2 = np.nan_to_num(_coef_batch(np.where(swap, a, bb), gg, b.method, b.variant), nan=0.0)
+            c1 = np.nan_to_num(coef_batch(np.where(swap, bb, a), gg, b.method, b.variant), nan=0.0)
+            c2 = np.nan_to_num(coef_batch(np.where(swap, a, bb), gg, b.method, b.variant), nan=0.0)
             return c1 - c2
     raise ValueError(f"unknown resampling kind {b.kind!r}")
 
@@ -522,7 +522,7 @@ def perm_both_exact_hits(a: np.ndarray, bb: np.ndarray, g: np.ndarray, delta: fl
     bit vectors with Σ W_i s_i <= 0 (:func:`perm_both_tail_counts`, the same function design applies to
     its simulated studies). Otherwise every pattern is enumerated, half of them: swapping every system exchanges the
     two metrics, so pattern ~s gives exactly −Δ(s); the coefficients are those of the Monte Carlo
-    blocks (:func:`_coef_batch`, NaN as 0)."""
+    blocks (:func:`coef_batch`, NaN as 0)."""
     n = len(a)
     if method == "kendall" and variant in ("b", "c") and n <= COUNT_EXACT_MAX_N:
         W, linear = perm_both_weights(a, bb, g)
@@ -533,8 +533,8 @@ def perm_both_exact_hits(a: np.ndarray, bb: np.ndarray, g: np.ndarray, delta: fl
     for start in range(0, half, PERM_EXACT_CHUNK):
         swap = swap_patterns(n, start, min(half, start + PERM_EXACT_CHUNK))
         gg = np.broadcast_to(g, swap.shape)
-        c1 = np.nan_to_num(_coef_batch(np.where(swap, bb, a), gg, method, variant), nan=0.0)
-        c2 = np.nan_to_num(_coef_batch(np.where(swap, a, bb), gg, method, variant), nan=0.0)
+        c1 = np.nan_to_num(coef_batch(np.where(swap, bb, a), gg, method, variant), nan=0.0)
+        c2 = np.nan_to_num(coef_batch(np.where(swap, a, bb), gg, method, variant), nan=0.0)
         d = c1 - c2
         hits += int((d >= delta - 1e-12).sum()) + int((-d >= delta - 1e-12).sum())
     return hits
@@ -553,7 +553,7 @@ def block_tasks(kind: str, data: tuple, method: str, variant: str | None, n_resa
     return [ResampleBlock(kind, data, method, variant, int(seed), k, size) for k, size in resample_blocks(n_resamples)]
 
 
-def _draws(kind: str, data: tuple, method: str, variant: str | None, n_resamples: int, seed: int,
+def resample_draws(kind: str, data: tuple, method: str, variant: str | None, n_resamples: int, seed: int,
            map: Mapper | None) -> np.ndarray:  # fmt: skip
     """All draws of a statistic, block by block through ``map`` (default: in this process)."""
     return np.concatenate((map or serial_map)(resample_block, block_tasks(kind, data, method, variant,
@@ -693,7 +693,7 @@ def bootstrap_ci(x: Sequence[float], y: Sequence[float], method: str = _METHOD, 
     xa, ya = _pairs(x, y)
     if _undefined_reason(xa, ya):
         return None, None
-    return _percentile_ci(list(_draws("systems", (xa, ya), method, variant, n_resamples, seed, map)), level)
+    return percentile_ci(list(resample_draws("systems", (xa, ya), method, variant, n_resamples, seed, map)), level)
 
 
 def query_bootstrap_ci(x: Sequence[float], per_query_y, method: str = _METHOD, variant: str | None = _VARIANT,
@@ -717,7 +717,7 @@ def query_bootstrap_ci(x: Sequence[float], per_query_y, method: str = _METHOD, v
         warnings.simplefilter("ignore")
         if pq.shape[1] == 0 or _undefined_reason(*_pairs(xa, np.nanmean(pq, axis=1))):
             return None, None
-    return _percentile_ci(list(_draws("queries", (xa, pq), method, variant, n_resamples, seed, map)), level)
+    return percentile_ci(list(resample_draws("queries", (xa, pq), method, variant, n_resamples, seed, map)), level)
 
 
 def permutation_sigdiff(x1: Sequence[float], x2: Sequence[float], y: Sequence[float], method: str = _METHOD,
@@ -741,7 +741,7 @@ def permutation_sigdiff(x1: Sequence[float], x2: Sequence[float], y: Sequence[fl
     if setup is None:
         return None, None
     a, b, g, delta = setup
-    diffs = _draws("permutation", (a, b, g), method, variant, n_resamples, seed, map)
+    diffs = resample_draws("permutation", (a, b, g), method, variant, n_resamples, seed, map)
     hits = int(((np.abs(diffs) >= abs(delta) - 1e-12) if two_sided else (diffs >= delta - 1e-12)).sum())
     return float(delta), ((hits + 1) / (n_resamples + 1) if plus_one else hits / n_resamples)
 
@@ -761,7 +761,7 @@ def perm_both_setup(x1: Sequence[float], x2: Sequence[float], y: Sequence[float]
         return None
     a = lazylibs.scipy_stats().zscore(a)
     b = lazylibs.scipy_stats().zscore(b)
-    return a, b, g, float(_coef(a, g, method, variant) - _coef(b, g, method, variant))
+    return a, b, g, float(pair_coef(a, g, method, variant) - pair_coef(b, g, method, variant))
 
 
 def summarize(results: Sequence[dict], x_columns: Sequence[str], lower: Sequence[str] = ()) -> list[dict]:

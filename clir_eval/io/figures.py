@@ -20,6 +20,8 @@ import io
 import re
 from typing import Any, Callable, Literal, Mapping
 
+from .. import lazylibs
+
 STYLE: dict[str, Any] = {
     "svg.hashsalt": "clir-eval",
     "svg.fonttype": "none",
@@ -33,12 +35,7 @@ PNG_METADATA = {"Software": None}
 
 def pyplot():
     """``matplotlib.pyplot`` on the Agg backend (imported on the first call: the one place this module loads it)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
+    return lazylibs.matplotlib_pyplot()
 
 
 def render(draw: Callable[[Any], Any], fmt: Literal["png", "svg"] = "png", **savefig: Any) -> bytes | str:

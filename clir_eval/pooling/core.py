@@ -20,11 +20,18 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..correlation.statistics import ResampleBlock, _draws, _percentile_ci, perm_both_setup, resample_block
+from .. import lazylibs
+from ..correlation.statistics import ResampleBlock, resample_draws, percentile_ci, perm_both_setup, resample_block
 from ..correlation.verdict import clusters as assign_clusters
 from ..correlation.verdict import ranking
+from ..limits import RUN_SEED
 from ..errors import UserError
 from .runs import Run, load_run, shared_attr
+from ..correlation.pairsums import cell_sums, tau_draws
+from ..correlation.significance import jackknife_systems, Stream, adjust, monte_carlo_family, p_floor
+from ..correlation.statistics import resample_blocks
+from .items import pool_items
+from .thresholds import threshold_rows
 
 POOLED_KIND = "pooled-perm-both"
 TOL = 1e-12  # as the runs' own tests: a draw within this of the observed difference counts as reaching it
@@ -129,12 +136,9 @@ def run_block(data: tuple, method: str, variant: str | None, seed: int, block: i
 
 
 def systems_tau_b_draws(x: np.ndarray, y: np.ndarray, k: int, seed: int) -> np.ndarray:
-    """The run engine's bootstrap-over-systems τ-b draws (``_draws("systems", ...)``: the same seed
+    """The run engine's bootstrap-over-systems τ-b draws (``resample_draws("systems", ...)``: the same seed
     blocks, the same floats) from each draw's multiplicities of the systems by
     :func:`clir_eval.correlation.pairsums.tau_draws` (one matrix product per block)."""
-    from ..correlation.pairsums import cell_sums, tau_draws
-    from ..correlation.statistics import resample_blocks
-
     n = len(x)
     gs = cell_sums(x, y)
     out = []
@@ -236,12 +240,10 @@ def tau_parts(x: np.ndarray, y: np.ndarray, per_query: np.ndarray | None, method
         if method == "kendall" and variant == "b":
             parts["systems"] = systems_tau_b_draws(x, y, k, seed)
         else:
-            parts["systems"] = _draws("systems", (x, y), method, variant, k, seed, None)
+            parts["systems"] = resample_draws("systems", (x, y), method, variant, k, seed, None)
     if per_query is not None:
-        from ..correlation.significance import jackknife_systems
-
-        parts["queries"] = _draws("queries", (x, per_query), method, variant, k, seed, None)
-        parts["both"] = _draws("both", (x, per_query), method, variant, k, seed, None)
+        parts["queries"] = resample_draws("queries", (x, per_query), method, variant, k, seed, None)
+        parts["both"] = resample_draws("both", (x, per_query), method, variant, k, seed, None)
         parts["jack"] = jackknife_systems(x, y, method, variant)
     return parts
 
@@ -275,8 +277,6 @@ def pooled_interval(estimate: float, runs: list[tuple[float, dict, dict]], level
     of the weighted sum of the runs' bootstrap-over-systems Δτ draws, or, where runs kept per-query values, the
     runs' crossed variance (jackknife over systems + the queries' share) in the shape of those draws."""
     if all("kern" in pa and "kern" in pb for _, pa, pb in runs):
-        import scipy.stats
-
         var = 0.0
         for w, pa, pb in runs:
             v = sen_variance(pa["kern"] - pb["kern"])
@@ -285,14 +285,14 @@ def pooled_interval(estimate: float, runs: list[tuple[float, dict, dict]], level
             var += w * w * v
         if math.isnan(var):
             return [None, None]
-        z = float(scipy.stats.norm.ppf(1 - (1 - level) / 2))
+        z = float(lazylibs.scipy_stats().norm.ppf(1 - (1 - level) / 2))
         se = math.sqrt(var)
         return [max(-2.0, estimate - z * se), min(2.0, estimate + z * se)]
     if any("systems" not in pa or "systems" not in pb for _, pa, pb in runs):
         return [None, None]
     tot = sum(w * (pa["systems"] - pb["systems"]) for w, pa, pb in runs)
     if not any("jack" in pa for _, pa, _ in runs):
-        return list(_percentile_ci(list(tot), level))
+        return list(percentile_ci(list(tot), level))
     var = 0.0
     for w, pa, pb in runs:
         sys_d = pa["systems"] - pb["systems"]
@@ -317,15 +317,13 @@ def pooled_interval(estimate: float, runs: list[tuple[float, dict, dict]], level
         r = se / sd
         lo, hi = estimate - max(0.0, estimate - ql) * r, estimate + max(0.0, qh - estimate) * r
     else:
-        import scipy.stats
-
-        z = float(scipy.stats.norm.ppf(1 - (1 - level) / 2))
+        z = float(lazylibs.scipy_stats().norm.ppf(1 - (1 - level) / 2))
         lo, hi = estimate - z * se, estimate + z * se
     return [max(-2.0, float(lo)), min(2.0, float(hi))]
 
 
 def pool(dirs: Sequence[str | Path], weights: str = "equal", margin: float = 0.1, correction: str = "holm",
-         bootstrap: int = 1000, seed: int = 13, thresholds: bool = True, plots: bool = False,
+         bootstrap: int = 1000, seed: int = RUN_SEED, thresholds: bool = True, plots: bool = False,
          two_sided: bool = True, map: Callable | None = None, item_level: bool = True) -> PoolResult:  # fmt: skip
     """Pool the finished runs in ``dirs``: leaderboard, pairs, CLIR thresholds (see docs/pooling.md).
 
@@ -423,7 +421,6 @@ def pool(dirs: Sequence[str | Path], weights: str = "equal", margin: float = 0.1
         plans.append((t, have, w, metrics, every, mean, order, lower, first_test, len(tests)))
 
     # ------------------------------------------------------------------ PERM-BOTH, sequential, all targets at once
-    from ..correlation.significance import Stream, adjust, monte_carlo_family
 
     tested = [k for k, x in enumerate(tests) if x["parts"] is not None]
     pos = {k: j for j, k in enumerate(tested)}
@@ -503,8 +500,6 @@ def pool(dirs: Sequence[str | Path], weights: str = "equal", margin: float = 0.1
         notes.append(f"{r['target']}: {r['a']} vs {r['b']} not tested (a run where either τ is undefined on the "
                      "systems both have)")
     if mc is not None:
-        from ..correlation.significance import p_floor
-
         m_max = max((len(f) for f in families), default=1)
         floor = p_floor(m_max, mc.max_draws, correction)
         if floor >= alpha:
@@ -514,14 +509,10 @@ def pool(dirs: Sequence[str | Path], weights: str = "equal", margin: float = 0.1
     thr: list[dict[str, Any]] = []
     plot_bytes: dict[str, bytes] = {}
     if thresholds:
-        from .thresholds import threshold_rows
-
         thr, tnotes, plot_bytes = threshold_rows(runs, bootstrap=bootstrap, seed=seed, plots=plots)
         notes += tnotes
     item_rows, item_pairs, item_settings = [], [], {}
     if item_level:
-        from .items import pool_items
-
         def weights_of(rs: Sequence[Run]) -> list[float]:
             ws = assign_weights(rs, attrs)
             return [x / sum(ws) for x in ws]

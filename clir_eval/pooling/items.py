@@ -28,8 +28,12 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from .. import lazylibs
 from ..correlation.items import ItemSettings, group_coefs, swap_bits, swap_setup, system_swap_deltas
 from .runs import Run
+from ..correlation.significance import Source, adjust, monte_carlo_family, p_floor, settle_summary
+from ..correlation.verdict import clusters as assign_clusters, ranking
+from ..io.item_matrix import read_documents_file
 
 GROUPING = "within"
 TOL = 1e-12
@@ -76,8 +80,6 @@ def item_run(run: Run) -> ItemRun | None:
     mats: dict[str, tuple[Mapping[str, np.ndarray], Mapping[str, np.ndarray]]] = {}
     why = None
     if il.get("documents_file"):
-        from ..io.item_matrix import read_documents_file
-
         d = read_documents_file(Path(run.path), run.results)  # a file that does not match: one error line, the fix
         mats["documents"] = (d["metrics"], d["targets"])
     else:
@@ -195,15 +197,13 @@ def _jackknife_systems(p: SwapPart) -> float | None:
 
 def interval(parts: Sequence[SwapPart], estimate: float, level: float) -> list[float | None]:
     """The pooled within-item Δτ's normal interval: se² = Σ coef² · :func:`run_variance`."""
-    import scipy.stats
-
     var = 0.0
     for p in parts:
         v = run_variance(p)
         if v is None:
             return [None, None]
         var += p.coef ** 2 * v
-    z = float(scipy.stats.norm.ppf(1 - (1 - level) / 2))
+    z = float(lazylibs.scipy_stats().norm.ppf(1 - (1 - level) / 2))
     se = math.sqrt(var)
     return [max(-2.0, estimate - z * se), min(2.0, estimate + z * se)]
 
@@ -220,8 +220,6 @@ def pair_key(run_seed: int, items: str, target: str, a: str, b: str, metrics: Se
 def pooled_test_source(tests: Sequence[Sequence[SwapPart]]):
     """A :class:`clir_eval.correlation.significance.Source` over the pooled item-level tests (test j: its
     runs' parts): block ``j`` of every run's swap draws depends only on its key and ``j``."""
-    from ..correlation.significance import Source
-
     def draw(members: list[int], block: int, size: int) -> np.ndarray:
         return np.array([hits(tests[m], block, size) for m in members], np.int64)
 
@@ -232,10 +230,6 @@ def pool_items(runs: Sequence[Run], weights_of, lab: Mapping[str, str], correcti
                margin: float) -> tuple[list, list, list[str], list[str], dict[str, Any]]:  # fmt: skip
     """Item-level leaderboard rows, pair rows, warnings, notes and settings (``"level": "item"``), or empty
     lists when no run has an item level. ``weights_of(runs)`` gives the runs' weights (summing to 1)."""
-    from ..correlation.significance import adjust, monte_carlo_family, p_floor, settle_summary
-    from ..correlation.verdict import clusters as assign_clusters
-    from ..correlation.verdict import ranking
-
     items = [(r, item_run(r)) for r in runs]
     have_runs = [(r, ir) for r, ir in items if ir is not None]
     without = [lab[r.path] for r, ir in items if ir is None]

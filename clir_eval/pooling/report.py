@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from .core import PoolResult
+from ..io.files import safe_filename, write_set
 
 
-def _f(v: Any, nd: int = 3) -> str:
+def pool_num(v: Any, nd: int = 3) -> str:
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "—"
     if isinstance(v, str):
@@ -22,11 +23,11 @@ def _f(v: Any, nd: int = 3) -> str:
     return s
 
 
-def _ci(ci: Any, nd: int = 3) -> str:
+def pool_ci(ci: Any, nd: int = 3) -> str:
     if not ci or ci[0] is None:
         return "—"
     lo, hi = ci
-    return f"[{_f(lo, nd)}, {'∞' if hi is None else _f(hi, nd)}]"
+    return f"[{pool_num(lo, nd)}, {'∞' if hi is None else pool_num(hi, nd)}]"
 
 
 def labels(res: PoolResult) -> dict[str, str]:
@@ -122,8 +123,8 @@ def markdown(res: PoolResult, plots: dict[str, str] | None = None) -> str:
         L += [f"## {t}", "", "| cluster | metric | mean τ | " + " | ".join(lab[r] for r in runs) + " |",
               "|---:|---|---:|" + "---:|" * len(runs)]
         for r in rows:
-            taus = [(_f(r["taus"][k]) if r["taus"][k] is not None else "missing") for k in runs]
-            L.append(f"| {r['cluster'] if r['cluster'] else 'apart'} | {r['metric']} | {_f(r['mean_tau'])} | "
+            taus = [(pool_num(r["taus"][k]) if r["taus"][k] is not None else "missing") for k in runs]
+            L.append(f"| {r['cluster'] if r['cluster'] else 'apart'} | {r['metric']} | {pool_num(r['mean_tau'])} | "
                      + " | ".join(taus) + " |")
         L += ["", f"Mean τ: weighted mean of the runs' own τ; n = {rows[0]['n_tasks']} runs. 'apart': not in every "
               "run, not ranked.", ""]
@@ -132,7 +133,7 @@ def markdown(res: PoolResult, plots: dict[str, str] | None = None) -> str:
             L += [f"| a | b | Δτ | 95% CI | p adjusted | significant | equivalent ±{s['margin']:g} |",
                   "|---|---|---:|---|---:|---|---|"]
             for p in pairs:
-                L.append(f"| {p['a']} | {p['b']} | {_f(p['delta'])} | {_ci(p['ci'])} | {_f(p['p_adjusted'])} | "
+                L.append(f"| {p['a']} | {p['b']} | {pool_num(p['delta'])} | {pool_ci(p['ci'])} | {pool_num(p['p_adjusted'])} | "
                          f"{'yes' if p['significant'] else 'no'} | {'yes' if p['equivalent'] else 'no'} |")
             L.append("")
     L += _item_markdown(res, lab)
@@ -145,8 +146,8 @@ def markdown(res: PoolResult, plots: dict[str, str] | None = None) -> str:
               "|---|---|---:|---|---:|---:|---:|---|"]
         for r in pooled:
             da = r["delta_at"]
-            L.append(f"| {r['metric']} | {r['target']} | {r['n_pairs']} | {_f(r['accuracy'])} {_ci(r['accuracy_ci'])} | "
-                     f"{_f(da['0.8'], 2)} | {_f(da['0.9'], 2)} | {_f(da['0.95'], 2)} | {_ci(r['delta_at_ci']['0.9'], 2)} |")
+            L.append(f"| {r['metric']} | {r['target']} | {r['n_pairs']} | {pool_num(r['accuracy'])} {pool_ci(r['accuracy_ci'])} | "
+                     f"{pool_num(da['0.8'], 2)} | {pool_num(da['0.9'], 2)} | {pool_num(da['0.95'], 2)} | {pool_ci(r['delta_at_ci']['0.9'], 2)} |")
         L.append("")
         for m, name in (plots or {}).items():
             L += [f"![{m}]({name})", ""]
@@ -155,8 +156,8 @@ def markdown(res: PoolResult, plots: dict[str, str] | None = None) -> str:
               "|---|---|---|---:|---:|---:|---:|---:|"]
         for r in per:
             da = r["delta_at"]
-            L.append(f"| {lab[r['run']]} | {r['metric']} | {r['target']} | {r['n_pairs']} | {_f(r['accuracy'])} | "
-                     f"{_f(da['0.8'], 2)} | {_f(da['0.9'], 2)} | {_f(da['0.95'], 2)} |")
+            L.append(f"| {lab[r['run']]} | {r['metric']} | {r['target']} | {r['n_pairs']} | {pool_num(r['accuracy'])} | "
+                     f"{pool_num(da['0.8'], 2)} | {pool_num(da['0.9'], 2)} | {pool_num(da['0.95'], 2)} |")
         L.append("")
     return "\n".join(L)
 
@@ -172,11 +173,11 @@ def _item_tables(res: PoolResult, lab: dict[str, str]):
     for kind, t in item_keys(res):
         rows = [r for r in res.leaderboard if r.get("level") == "item" and (r["items"], r["target"]) == (kind, t)]
         runs = list(rows[0]["taus"])
-        lb = [[(r["cluster"] or ("untested" if r.get("untested") else "apart")), r["metric"], _f(r["mean_tau"])]
-              + [(_f(r["taus"][k]) if r["taus"][k] is not None else "missing") for k in runs] for r in rows]
+        lb = [[(r["cluster"] or ("untested" if r.get("untested") else "apart")), r["metric"], pool_num(r["mean_tau"])]
+              + [(pool_num(r["taus"][k]) if r["taus"][k] is not None else "missing") for k in runs] for r in rows]
         pairs = [p for p in res.pairs if p.get("level") == "item" and (p["items"], p["target"]) == (kind, t)
                  and p["p_adjusted"] is not None]
-        pr = [[p["a"], p["b"], _f(p["delta"]), _ci(p["ci"]), _f(p["p_adjusted"]), "yes" if p["significant"] else "no",
+        pr = [[p["a"], p["b"], pool_num(p["delta"]), pool_ci(p["ci"]), pool_num(p["p_adjusted"]), "yes" if p["significant"] else "no",
                "yes" if p["equivalent"] else "no"] for p in pairs]
         yield (f"{t} over {kind}", ["cluster", "metric", "mean within τ"] + [lab[r] for r in runs], lb,
                ["a", "b", "Δτ", "95% CI", "p adjusted", "significant", f"equivalent ±{s['margin']:g}"], pr)
@@ -237,12 +238,12 @@ def html_report(res: PoolResult, plots: dict[str, bytes] | None = None) -> str:
         runs = list(rows[0]["taus"])
         H.append(f"<h2>{e(t)}</h2>" + table(
             ["cluster", "metric", "mean τ"] + [lab[r] for r in runs],
-            [[r["cluster"] or "apart", r["metric"], _f(r["mean_tau"])]
-             + [(_f(r["taus"][k]) if r["taus"][k] is not None else "missing") for k in runs] for r in rows], 2))
+            [[r["cluster"] or "apart", r["metric"], pool_num(r["mean_tau"])]
+             + [(pool_num(r["taus"][k]) if r["taus"][k] is not None else "missing") for k in runs] for r in rows], 2))
         pairs = [p for p in res.pairs if p["target"] == t and _system(p)]
         if pairs:
             H.append(table(["a", "b", "Δτ", "95% CI", "p adjusted", "significant", f"equivalent ±{s['margin']:g}"],
-                           [[p["a"], p["b"], _f(p["delta"]), _ci(p["ci"]), _f(p["p_adjusted"]),
+                           [[p["a"], p["b"], pool_num(p["delta"]), pool_ci(p["ci"]), pool_num(p["p_adjusted"]),
                              "yes" if p["significant"] else "no", "yes" if p["equivalent"] else "no"] for p in pairs], 2))
     if item_keys(res):
         it = s.get("item_level") or {}
@@ -254,30 +255,26 @@ def html_report(res: PoolResult, plots: dict[str, bytes] | None = None) -> str:
     if pooled:
         H.append("<h2>CLIR thresholds (pooled)</h2>" + table(
             ["metric", "target", "pairs", "accuracy", "95% CI", "Δ 80%", "Δ 90%", "Δ 95%"],
-            [[r["metric"], r["target"], r["n_pairs"], _f(r["accuracy"]), _ci(r["accuracy_ci"])]
-             + [_f(r["delta_at"][k], 2) for k in ("0.8", "0.9", "0.95")] for r in pooled], 2))
+            [[r["metric"], r["target"], r["n_pairs"], pool_num(r["accuracy"]), pool_ci(r["accuracy_ci"])]
+             + [pool_num(r["delta_at"][k], 2) for k in ("0.8", "0.9", "0.95")] for r in pooled], 2))
         for m, png in (plots or {}).items():
             H.append(f"<figure><img alt='{e(m)}' src='data:image/png;base64,{base64.b64encode(png).decode()}'>"
                      f"<figcaption>{e(m)}</figcaption></figure>")
         per = [r for r in res.thresholds if "run" in r]
         H.append("<details><summary>Per run</summary>" + table(
             ["run", "metric", "target", "pairs", "accuracy", "Δ 80%", "Δ 90%", "Δ 95%"],
-            [[lab[r["run"]], r["metric"], r["target"], r["n_pairs"], _f(r["accuracy"])]
-             + [_f(r["delta_at"][k], 2) for k in ("0.8", "0.9", "0.95")] for r in per], 3) + "</details>")
+            [[lab[r["run"]], r["metric"], r["target"], r["n_pairs"], pool_num(r["accuracy"])]
+             + [pool_num(r["delta_at"][k], 2) for k in ("0.8", "0.9", "0.95")] for r in per], 3) + "</details>")
     H.append("</body></html>")
     return "".join(H)
 
 
 def plot_name(metric: str) -> str:
-    from ..io.files import safe_filename
-
     return f"thresholds_{safe_filename(metric)}.png"
 
 
 def write_reports(res: PoolResult, out: Path) -> list[str]:
     """report.json, report.md, report.html and one thresholds PNG per metric, written as one set."""
-    from ..io.files import write_set
-
     names = {m: plot_name(m) for m in res.plots}
     files: dict[str, str | bytes] = {names[m]: png for m, png in res.plots.items()}
     files["report.md"] = markdown(res, names)

@@ -23,6 +23,9 @@ import numpy as np
 
 from .runs import Run
 
+from ..limits import RUN_SEED
+from ..io.figures import pyplot, save
+
 LEVELS = (0.8, 0.9, 0.95)
 NEWTON_STEPS = 60
 SCALE_RATIO = 10  # a metric whose largest |score| differs this much between runs is on different scales
@@ -110,7 +113,7 @@ def fit_beta(x: np.ndarray, y: np.ndarray, w: np.ndarray | None = None, start: f
 
 
 def _expit(z: np.ndarray) -> np.ndarray:
-    """The logistic function as 1/2 + tanh(z/2)/2 (within 2.3e-16 of scipy.special.expit, about twice as fast)."""
+    """The logistic function as 1/2 + tanh(z/2)/2 (within 2.3e-16 of lazylibs.scipy_special().expit, about twice as fast)."""
     return 0.5 + 0.5 * np.tanh(0.5 * z)
 
 
@@ -181,7 +184,7 @@ def _percentiles(vals: np.ndarray, tail: float) -> tuple[float, float]:
     return (float(lo) if lo <= top else np.inf), (float(hi) if hi <= top else np.inf)
 
 
-def threshold_rows(runs: Sequence[Run], bootstrap: int = 1000, seed: int = 13, plots: bool = False
+def threshold_rows(runs: Sequence[Run], bootstrap: int = 1000, seed: int = RUN_SEED, plots: bool = False
                    ) -> tuple[list[dict[str, Any]], list[str], dict[str, bytes]]:  # fmt: skip
     """Per run and pooled threshold rows (pooled rows have no "run"), notes, and one PNG per metric."""
     rows: list[dict[str, Any]] = []
@@ -245,8 +248,6 @@ def threshold_rows(runs: Sequence[Run], bootstrap: int = 1000, seed: int = 13, p
 def _plots(pooled_rows: list[dict[str, Any]], pooled: dict) -> dict[str, bytes]:
     """One PNG per metric: per target, the pooled pairs' accuracy in bins of the metric delta
     (dots, size = pairs) and the fitted curve, with 80/90/95% lines (as MT-Thresholds' plots)."""
-    from ..io.figures import pyplot, save
-
     plt = pyplot()
     out: dict[str, bytes] = {}
     by_metric: dict[str, list[dict[str, Any]]] = {}
