@@ -91,7 +91,7 @@ def test_segment_metrics_follow_the_item_level_section(tmp_path):
 
 def test_item_level_files_of_an_earlier_run_are_removed_when_a_run_does_not_write_them(tmp_path):
     """A run with item level off into a directory that holds an earlier run's item-level files leaves
-    no item_segments.tsv / item_documents.json that its results.json does not describe."""
+    no item_segments.tsv / item_documents.json / item_queries.json that its results.json does not describe."""
     from importlib.resources import files
 
     import yaml
@@ -110,8 +110,15 @@ def test_item_level_files_of_an_earlier_run_are_removed_when_a_run_does_not_writ
     out = tmp_path / "out"
     (tmp_path / "on.yaml").write_text(yaml.safe_dump(cfg), encoding="utf-8")
     on = run_experiment(load_config(tmp_path / "on.yaml", data_root=str(data)), out, jobs=1, quiet=True)
-    written = [on["item_segments"]["file"], on["item_level"]["documents_file"]["file"]]
-    assert all((out / f).is_file() for f in written)
+    written = [on["item_segments"]["file"], on["item_level"]["documents_file"]["file"],
+               on["item_level"]["queries_file"]["file"]]
+    assert written[1:] == ["item_documents.json", "item_queries.json"] and all((out / f).is_file() for f in written)
+    from clir_eval.io.item_matrix import read_documents_file, read_queries_file
+
+    d, q = read_documents_file(out, on), read_queries_file(out, on)  # both matrices read back, checked
+    assert len(d["documents"]) == on["item_level"]["items"]["documents"]["n"]
+    assert len(q["queries"]) == on["item_level"]["items"]["queries"]["n"] > 0
+    assert set(q["targets"]) == set(on["item_level"]["items"]["queries"]["targets"]) and q["metrics"]
     cfg["item_level"] = {"enabled": False}
     (tmp_path / "off.yaml").write_text(yaml.safe_dump(cfg), encoding="utf-8")
     off = run_experiment(load_config(tmp_path / "off.yaml", data_root=str(data)), out, jobs=1, quiet=True)

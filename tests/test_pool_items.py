@@ -133,25 +133,49 @@ def test_item_rows_carry_level_item_and_the_runs_without_item_level_are_named(de
     assert docs and all(p["p_adjusted"] is not None and p["ci"][0] is not None for p in docs)
     clusters = [r["cluster"] for r in item_lb if r["items"] == "documents"]
     assert clusters[0] == 1 and all(b - a in (0, 1) for a, b in zip(clusters, clusters[1:]))
-    queries = [r for r in item_lb if r["items"] == "queries"]  # the run keeps no queries matrix: said, not tested
-    assert queries and all(r["cluster"] is None and r["untested"] for r in queries)
-    assert any("item_documents.json" in n and "queries" in n for n in d["notes"])
+    queries = [r for r in item_lb if r["items"] == "queries"]  # the runs keep the queries matrix: tested too
+    assert queries and all(r["cluster"] is not None and "untested" not in r for r in queries)
+    q_pairs = [p for p in item_pairs if p["items"] == "queries"]
+    assert q_pairs and all(p["p_adjusted"] is not None and p["ci"][0] is not None for p in q_pairs)
+    assert not any("item_documents.json" in n and "queries" in n for n in d["notes"])
     assert any(s.get("level") == "item" for s in d["summary"])
     code, text, err = cli("pool", demo, copy, plain, "--bootstrap", "200")
     assert code == 0, err
     assert "item level, retrievability over documents" in text and "not in plain" in text
 
 
-def test_a_changed_documents_matrix_is_refused_in_one_line(demo_runs, tmp_path, cli):
+@pytest.mark.parametrize("name, old, new", [("item_documents.json", '"n_queries":', '"n_queries": 1, "x":'),
+                                             ("item_queries.json", '"queries":[', '"queries":["x",')])
+def test_a_changed_item_matrix_is_refused_in_one_line_naming_it(demo_runs, tmp_path, cli, name, old, new):
     from conftest import assert_one_line_error
 
     demo, copy, _ = demo_runs
     bad = tmp_path / "bad"
     shutil.copytree(copy, bad)
-    f = bad / "item_documents.json"
-    f.write_text(f.read_text().replace('"n_queries":', '"n_queries": 1, "x":'))
+    f = bad / name
+    f.write_text(f.read_text().replace(old, new, 1))
     code, _, err = cli("pool", demo, bad)
-    assert_one_line_error(code, err, "sha256")
+    assert name in assert_one_line_error(code, err, "sha256")
+
+
+def test_runs_written_before_the_queries_matrix_still_pool_with_queries_untested(demo_runs, tmp_path, cli):
+    """A run directory from before item_queries.json (no queries_file entry, no file): its documents are
+    tested, its queries' pooled τ is shown untested, with the note."""
+    demo, copy, _ = demo_runs
+    old = tmp_path / "old"
+    shutil.copytree(copy, old)
+    res = json.loads((old / "results.json").read_text())
+    del res["item_level"]["queries_file"]
+    (old / "results.json").write_text(json.dumps(res))
+    (old / "item_queries.json").unlink()
+    code, stdout, err = cli("pool", demo, old, "--format", "json", "--bootstrap", "200")
+    assert code == 0, err
+    d = json.loads(stdout)
+    item_lb = [r for r in d["leaderboard"] if r["level"] == "item"]
+    queries = [r for r in item_lb if r["items"] == "queries"]
+    assert queries and all(r["cluster"] is None and r["untested"] for r in queries)
+    assert all(r["cluster"] is not None for r in item_lb if r["items"] == "documents")
+    assert any("item_documents.json" in n and "queries" in n for n in d["notes"])
 
 
 def test_one_run_pooled_alone_at_item_level_is_its_own_verdict(demo_runs):
@@ -161,15 +185,21 @@ def test_one_run_pooled_alone_at_item_level_is_its_own_verdict(demo_runs):
 
     demo = demo_runs[0]
     res = json.loads((demo / "results.json").read_text())
-    verdict = next(v for v in res["item_level"]["verdicts"] if v["items"] == "documents")
     pooled = clir_eval.pool([demo], bootstrap=200, thresholds=False).to_dict()
-    rows = {(p["a"], p["b"]): p for p in pooled["pairs"] if p["level"] == "item" and p["items"] == "documents"}
-    assert len(rows) == len(verdict["pairwise"])
-    for w in verdict["pairwise"]:
-        p = rows[w["a"], w["b"]]
-        assert p["statistic"] == pytest.approx(w["delta"], abs=1e-12)
-        se = math.sqrt(max(w["p_value"] * (1 - w["p_value"]), 1e-4) / p["draws"])
-        assert abs(p["p_value"] - w["p_value"]) <= 4 * se + 1 / p["draws"]
+    kinds = set()
+    for verdict in res["item_level"]["verdicts"]:  # documents (item_documents.json) and queries (item_queries.json)
+        if verdict.get("same_as") or not verdict.get("pairwise"):
+            continue
+        kinds.add(verdict["items"])
+        rows = {(p["a"], p["b"]): p for p in pooled["pairs"]
+                if p["level"] == "item" and p["items"] == verdict["items"] and p["target"] == verdict["target"]}
+        assert len(rows) == len(verdict["pairwise"])
+        for w in verdict["pairwise"]:
+            p = rows[w["a"], w["b"]]
+            assert p["statistic"] == pytest.approx(w["delta"], abs=1e-12)
+            se = math.sqrt(max(w["p_value"] * (1 - w["p_value"]), 1e-4) / p["draws"])
+            assert abs(p["p_value"] - w["p_value"]) <= 4 * se + 1 / p["draws"]
+    assert kinds == {"documents", "queries"}
 
 
 def test_system_level_output_does_not_depend_on_the_item_level(demo_runs, tmp_path):

@@ -1,9 +1,10 @@
-"""The documents matrix of a run's item-level analysis, kept in the run directory for ``clir-eval design``:
-``item_documents.json`` (per system and judged-relevant document: the item-level MT scores and the
-document's retrievability, and how many queries judge each document relevant). results.json's
-``item_level.documents_file`` names it with its sha256, so a file from another run or a changed file is
-refused when read back. Plain JSON (numbers written by ``repr``, so they read back exactly; missing
-cells ``null``)."""
+"""The item matrices of a run's item-level analysis, kept in the run directory for ``clir-eval design`` and
+``clir-eval pool``: ``item_documents.json`` (per system and judged-relevant document: the item-level MT scores and
+the document's retrievability, and how many queries judge each document relevant) and ``item_queries.json`` (per
+system and query with a relevant document: the MT scores averaged over its relevant documents and the per-query IR
+measures). results.json's ``item_level.documents_file`` / ``queries_file`` name them with their sha256, so a file
+from another run or a changed file is refused when read back. Plain JSON (numbers written by ``repr``, so they read
+back exactly; missing cells ``null``)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ from ..errors import UserError
 
 FILE = "item_documents.json"
 FORMAT = "clir-eval item-level documents 1"
+QUERIES_FILE = "item_queries.json"
+QUERIES_FORMAT = "clir-eval item-level queries 1"
 _RERUN = "re-run 'clir-eval run CONFIG --out {out}' with item_level enabled"
 
 
@@ -38,20 +41,41 @@ def documents_file(systems: Sequence[str], documents: Sequence[str], x: Mapping[
                   "n_systems": len(systems), "n_documents": len(documents)}
 
 
+def queries_file(systems: Sequence[str], queries: Sequence[str], x: Mapping[str, np.ndarray],
+                 y: Mapping[str, np.ndarray]) -> tuple[str, dict[str, Any]]:  # fmt: skip
+    """(the file's text, results.json's ``queries_file`` entry naming it)."""
+    doc = {"format": QUERIES_FORMAT, "systems": list(systems), "queries": [str(q) for q in queries],
+           "metrics": {k: _cells(v) for k, v in x.items()}, "targets": {k: _cells(v) for k, v in y.items()}}
+    text = json.dumps(doc, ensure_ascii=False, separators=(",", ":"), allow_nan=False) + "\n"
+    return text, {"file": QUERIES_FILE, "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
+                  "n_systems": len(systems), "n_queries": len(queries)}
+
+
 def read_documents_file(out: Path, results: Mapping[str, Any]) -> dict[str, Any]:
     """The documents matrix of the run in ``out`` as arrays, checked against its results.json: the file
     results.json names, with the same sha256, the same systems and number of documents, every matrix
     systems x documents of numbers or null. Raises :class:`UserError` (one line, the fix) otherwise."""
+    return _read(out, results, "documents")
+
+
+def read_queries_file(out: Path, results: Mapping[str, Any]) -> dict[str, Any]:
+    """The queries matrix of the run in ``out`` (``systems``, ``queries``, ``metrics``, ``targets``), checked as
+    :func:`read_documents_file` checks the documents'."""
+    return _read(out, results, "queries")
+
+
+def _read(out: Path, results: Mapping[str, Any], kind: str) -> dict[str, Any]:
     il = results.get("item_level") or {}
     fix = _RERUN.format(out=out)
+    key, fmt = f"{kind}_file", (FORMAT if kind == "documents" else QUERIES_FORMAT)
     if not il or "skipped" in il:
         why = il.get("skipped", "no item_level block in results.json") if il else "no item_level block in results.json"
-        raise UserError(f"{out / 'results.json'}: no item-level documents matrix ({why}); {fix}")
-    entry = il.get("documents_file")
+        raise UserError(f"{out / 'results.json'}: no item-level {kind} matrix ({why}); {fix}")
+    entry = il.get(key)
     if not isinstance(entry, Mapping) or not isinstance(entry.get("file"), str) or not isinstance(entry.get("sha256"), str):
-        raise UserError(f"{out / 'results.json'}: item_level has no documents_file entry (the run predates it); {fix}")
+        raise UserError(f"{out / 'results.json'}: item_level has no {key} entry (the run predates it); {fix}")
     if Path(entry["file"]).name != entry["file"]:
-        raise UserError(f"{out / 'results.json'}: item_level.documents_file.file {entry['file']!r} is not a file name "
+        raise UserError(f"{out / 'results.json'}: item_level.{key}.file {entry['file']!r} is not a file name "
                         f"in the run directory; {fix}")
     path = out / entry["file"]
     try:
@@ -67,12 +91,12 @@ def read_documents_file(out: Path, results: Mapping[str, Any]) -> dict[str, Any]
         doc = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
         raise UserError(f"{path}: not valid JSON; {fix}") from None
-    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        raise UserError(f"{path}: not a {FORMAT!r} file; {fix}")
-    systems, documents = doc.get("systems"), doc.get("documents")
+    if not isinstance(doc, dict) or doc.get("format") != fmt:
+        raise UserError(f"{path}: not a {fmt!r} file; {fix}")
+    systems, documents = doc.get("systems"), doc.get(kind)
     if systems != list(il.get("systems") or []) or not isinstance(documents, list) or \
-            len(documents) != (il.get("items", {}).get("documents", {}).get("n")):
-        raise UserError(f"{path}: its systems or documents differ from results.json's item_level block; {fix}")
+            len(documents) != (il.get("items", {}).get(kind, {}).get("n")):
+        raise UserError(f"{path}: its systems or {kind} differ from results.json's item_level block; {fix}")
     S, D = len(systems), len(documents)
 
     def matrix(name: str, cells: Any) -> np.ndarray:
@@ -82,12 +106,14 @@ def read_documents_file(out: Path, results: Mapping[str, Any]) -> dict[str, Any]
                 return np.array([[np.nan if v is None else float(v) for v in r] for r in cells], float)
             except (TypeError, ValueError):
                 pass
-        raise UserError(f"{path}: {name} is not a {S} x {D} matrix of numbers (systems x documents); {fix}")
+        raise UserError(f"{path}: {name} is not a {S} x {D} matrix of numbers (systems x {kind}); {fix}")
 
+    mats = {"metrics": {k: matrix(f"metrics.{k}", v) for k, v in (doc.get("metrics") or {}).items()},
+            "targets": {k: matrix(f"targets.{k}", v) for k, v in (doc.get("targets") or {}).items()}}
+    if kind == "queries":
+        return {"systems": tuple(systems), "queries": tuple(documents), **mats}
     qpd = doc.get("queries_per_document")
     if not isinstance(qpd, list) or len(qpd) != D or not all(isinstance(q, int) and q >= 1 for q in qpd):
         raise UserError(f"{path}: queries_per_document is not {D} positive whole numbers; {fix}")
     return {"systems": tuple(systems), "documents": tuple(documents), "queries_per_document": np.array(qpd),
-            "n_queries": int(doc.get("n_queries") or 0),
-            "metrics": {k: matrix(f"metrics.{k}", v) for k, v in (doc.get("metrics") or {}).items()},
-            "targets": {k: matrix(f"targets.{k}", v) for k, v in (doc.get("targets") or {}).items()}}
+            "n_queries": int(doc.get("n_queries") or 0), **mats}

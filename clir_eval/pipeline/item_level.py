@@ -22,7 +22,7 @@ from ..correlation.items import (
     ItemMatrix, ITEM_PROCEDURE, distinct_analyses, finish_rows, finish_verdicts, plan_rows, plan_verdicts,
     repeated_rows, run_jobs, GROUPINGS, VERDICT_GROUPING, ItemSettings,
 )
-from ..io.item_matrix import documents_file
+from ..io.item_matrix import documents_file, queries_file
 from ..io.trec import read_qrels, read_run
 from ..ir.items import run_signals, query_docs
 from ..mt.neural import NeuralMetric
@@ -208,8 +208,8 @@ def item_level_block(cfg: Config, outputs: Sequence[Mapping[str, Any]], systems:
                      lower: Sequence[str], cache: Cache | None = None,
                      mapper: Callable | None = None, ext=None) -> tuple[dict[str, Any], dict[str, str]]:  # fmt: skip
     """results.json's ``item_level`` block, its correlations from :func:`item_correlations`, and the files
-    for the run directory (name -> text): the documents matrix (:mod:`clir_eval.io.item_matrix`), which the
-    block names with its sha256."""
+    for the run directory (name -> text): the documents and queries matrices (:mod:`clir_eval.io.item_matrix`),
+    which the block names with their sha256."""
     cc, il = cfg.correlation, cfg.item_level
     s = ItemSettings(cc.method, cc.variant, cc.alpha, cc.bootstrap if il.bootstrap is None else il.bootstrap,
                      cc.permutation if il.permutation is None else il.permutation, cc.seed, CI_LEVEL, cc.correction,
@@ -243,6 +243,8 @@ def item_level_block(cfg: Config, outputs: Sequence[Mapping[str, Any]], systems:
                          "mean_rr_drop": float(np.mean(drops)) if drops else None,
                          "pairs_not_retrieved": sum(1 for r in o["rank"] if r is None)}
     documents_file, files = _documents_file(doc_mat, outputs, len(q_mat.ids))
+    q_text, q_entry = queries_file(q_mat.systems, q_mat.ids, q_mat.x, q_mat.y)
+    files[q_entry["file"]] = q_text
     return {
         "items": {"documents": {"n": len(doc_mat.ids), "what": "documents some query judges relevant",
                                 "targets": list(doc_mat.y)},
@@ -261,6 +263,7 @@ def item_level_block(cfg: Config, outputs: Sequence[Mapping[str, Any]], systems:
         "verdicts": verdicts,
         "notes": notes,
         "documents_file": documents_file,
+        "queries_file": q_entry,
     }, files
 
 

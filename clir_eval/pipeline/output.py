@@ -22,7 +22,7 @@ from ..errors import UserError
 from ..io.results import RunResults
 from .. import report
 from ..io.files import check_target, write_set
-from ..io.item_matrix import FILE as DOCUMENTS_FILE
+from ..io.item_matrix import FILE as DOCUMENTS_FILE, QUERIES_FILE
 from .item_level import SEGMENTS_FILE
 
 LOCK_FILE = ".clir-eval.lock"
@@ -258,7 +258,7 @@ def write_outputs(results: RunResults, out: Path, t_start: float, progress: Any 
 def _optional_files() -> tuple[str, ...]:
     """The files a run writes only with some settings (item level), and those ``clir-eval design`` adds (they
     describe the previous results): removed when a run does not write them."""
-    return (SEGMENTS_FILE, DOCUMENTS_FILE, "design.json", "design.html", "design.png")
+    return (SEGMENTS_FILE, DOCUMENTS_FILE, QUERIES_FILE, "design.json", "design.html", "design.png")
 
 
 def _previous_results(path: Path) -> dict | None:

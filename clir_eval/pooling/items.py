@@ -15,9 +15,10 @@ runs that have it, with tests valid for the crossed systems x items design.
   interaction both hold (:func:`run_variance`); pooled se² = Σ w² se²; normal interval; coverage measured by
   ``scripts/sim_pool_coverage.py --item-level`` (docs/pooling.md).
 
-Only item kinds whose matrices the run directory keeps can be re-drawn: today the documents (``item_documents.json``,
-checked against results.json's sha256). The queries' matrices are not stored, so their pooled ``within`` τ is
-shown without a test (said in a note)."""
+Only item kinds whose matrices the run directory keeps can be re-drawn: the documents (``item_documents.json``) and
+the queries (``item_queries.json``), each checked against results.json's sha256. Runs written before the queries'
+matrix was kept have none, so where one of them is pooled the queries' pooled ``within`` τ is shown without a test
+(said in a note)."""
 
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ from ..correlation.items import ItemSettings, group_coefs, swap_bits, swap_setup
 from .runs import Run
 from ..correlation.significance import Source, adjust, monte_carlo_family, p_floor, settle_summary
 from ..correlation.verdict import clusters as assign_clusters, ranking
-from ..io.item_matrix import read_documents_file
+from ..io.item_matrix import read_documents_file, read_queries_file
 
 GROUPING = "within"
 TOL = 1e-12
@@ -79,11 +80,12 @@ def item_run(run: Run) -> ItemRun | None:
                      resolution=str(st.get("resolution", "sequential")))
     mats: dict[str, tuple[Mapping[str, np.ndarray], Mapping[str, np.ndarray]]] = {}
     why = None
-    if il.get("documents_file"):
-        d = read_documents_file(Path(run.path), run.results)  # a file that does not match: one error line, the fix
-        mats["documents"] = (d["metrics"], d["targets"])
-    else:
-        why = "its run directory keeps no item-level documents matrix (results.json item_level.documents_file)"
+    for kind, read in (("documents", read_documents_file), ("queries", read_queries_file)):
+        if il.get(f"{kind}_file"):  # a run written before item_queries.json: its queries stay untested (a note)
+            d = read(Path(run.path), run.results)  # a file that does not match: one error line, the fix
+            mats[kind] = (d["metrics"], d["targets"])
+        elif kind == "documents":
+            why = "its run directory keeps no item-level documents matrix (results.json item_level.documents_file)"
     return ItemRun(run, taus, s, mats, why)
 
 
@@ -347,10 +349,11 @@ def pool_items(runs: Sequence[Run], weights_of, lab: Mapping[str, str], correcti
                          "ranked")
         if len(have) < 3 and len(runs) > 1:
             warnings.append(f"{t} over {kind} (item level): FEW TASKS — pooled over {len(have)} runs")
-    if "queries" in untested_kinds or any(k == "queries" for k, _ in keys):
-        notes.append("item level over queries: the run directories keep only the documents' item matrix "
-                     "(item_documents.json), not the queries' per-query MT scores, so the queries' pooled within-query "
-                     "τ is the weighted mean of the runs' own τ, shown without a test or cluster ('untested')")
+    if "queries" in untested_kinds:
+        notes.append("item level over queries: runs written before item_queries.json keep only the documents' item "
+                     "matrix (item_documents.json), not the queries' per-query MT scores, so the queries' pooled "
+                     "within-query τ is the weighted mean of the runs' own τ, shown without a test or cluster "
+                     "('untested')")
     for kind in sorted(untested_kinds - {"queries"}):
         notes.append(f"item level over {kind}: not every run keeps its matrices; pooled within-item τ shown without a "
                      "test ('untested')")
