@@ -322,18 +322,8 @@ def pooled_interval(estimate: float, runs: list[tuple[float, dict, dict]], level
     return [max(-2.0, float(lo)), min(2.0, float(hi))]
 
 
-def pool(dirs: Sequence[str | Path], weights: str = "equal", margin: float = 0.1, correction: str = "holm",
-         bootstrap: int = 1000, seed: int = RUN_SEED, thresholds: bool = True, plots: bool = False,
-         two_sided: bool = True, map: Callable | None = None, item_level: bool = True) -> PoolResult:  # fmt: skip
-    """Pool the finished runs in ``dirs``: leaderboard, pairs, CLIR thresholds (see docs/pooling.md).
-
-    ``weights``: ``equal`` or comma-separated attributes (``name`` or an attribute every system of a
-    run shares) for :func:`assign_weights`; ``margin``: the equivalence margin in Δτ; ``correction``:
-    holm, bh or none over each target's metric pairs; ``bootstrap``: draws of the Δτ CIs and the
-    thresholds' CIs; ``seed``: the thresholds' bootstrap seed; ``two_sided``: p = share of summed draws
-    with |Δ| at least the observed |Δ| (default; holds α), else one-sided in the direction the pooled
-    ranking chose (mt-metrics-eval's AverageCorrMatrix; rejects up to about 2α under the null); ``item_level``: pool
-    the runs' item-level (within-item) component too, where they have one (:mod:`.items`; rows ``"level": "item"``)."""
+def _check_arguments(dirs: Sequence[str | Path], margin: float, correction: str, bootstrap: int) -> None:
+    """One error line for each bad argument of :func:`pool`, or for a run directory given twice."""
     if correction not in CORRECTIONS:
         raise UserError(f"--correction {correction!r}: use one of {', '.join(CORRECTIONS)}")
     if not (isinstance(margin, (int, float)) and 0 < margin <= 2):
@@ -348,29 +338,10 @@ def pool(dirs: Sequence[str | Path], weights: str = "equal", margin: float = 0.1
         if key in seen:
             raise UserError(f"{d}: given twice (as {seen[key]}); pass each run once")
         seen[key] = str(d)
-    runs = [load_run(d) for d in dirs]
-    methods = {(r.stats.method, r.stats.variant) for r in runs}
-    if len(methods) > 1:
-        raise UserError("the runs use different coefficients (" + ", ".join(
-            f"{r.path}: {r.stats.method}{'-' + r.stats.variant if r.stats.variant else ''}" for r in runs)
-            + "); pool runs whose correlation.method and variant agree")
-    run_names = [r.name for r in runs]
-    lab = {r.path: (r.name if run_names.count(r.name) == 1 else r.path) for r in runs}  # names in notes
-    alphas = sorted({r.stats.alpha for r in runs})
-    alpha = alphas[0]
-    attrs = [] if weights == "equal" else [a.strip() for a in weights.split(",") if a.strip()]
-    if weights != "equal" and not attrs:
-        raise UserError(f"--weights {weights!r}: give equal, or attribute names separated by commas")
-    warnings: list[str] = []
-    notes: list[str] = []
-    if len(alphas) > 1:
-        notes.append(f"the runs use different α ({', '.join(map(str, alphas))}); pooled tests use α = {alpha:g}")
-    if len(runs) < 2:
-        warnings.append(f"ONE RUN: nothing is pooled; the leaderboard is {lab[runs[0].path]}'s own ranking "
-                        "(its report says the same with its own notes)")
-    names = [r.path for r in runs]
 
-    # ------------------------------------------------------------------ targets
+
+def _pooled_targets(runs: list[Run], lab: dict[str, str], warnings: list[str], notes: list[str]) -> list[str]:
+    """The targets at least two runs share (all of one run's, pooled alone); appends the warnings and notes."""
     all_targets = list(dict.fromkeys(t for r in runs for t in r.targets))
     pooled_targets = []
     for t in all_targets:
@@ -386,11 +357,11 @@ def pool(dirs: Sequence[str | Path], weights: str = "equal", margin: float = 0.1
     if not pooled_targets:
         warnings.append("NO TARGET IS SHARED BY TWO RUNS: nothing can be pooled; name IR measures the same way in "
                         "the runs' configs (e.g. map) to pool them")
+    return pooled_targets
 
-    sequential = any(r.verdict.resolution == "sequential" for r in runs)
-    first = max(r.verdict.resamples for r in runs)
-    leaderboard: list[dict[str, Any]] = []
-    pair_rows: list[dict[str, Any]] = []
+
+def _plan_tests(runs: list[Run], pooled_targets: list[str], attrs: list[str]) -> tuple[list[dict[str, Any]], list]:
+    """Each pooled target's weights, means and ranking (the plans), and its metric pairs' tests in ranking order."""
     tests: list[dict[str, Any]] = []
     plans = []
     for t in pooled_targets:
@@ -419,9 +390,13 @@ def pool(dirs: Sequence[str | Path], weights: str = "equal", margin: float = 0.1
                 tests.append({"target": t, "a": a, "b": b, "parts": parts if ok else None, "obs": obs,
                               "keeps": keeps, "runs": have, "w": w})
         plans.append((t, have, w, metrics, every, mean, order, lower, first_test, len(tests)))
+    return tests, plans
 
-    # ------------------------------------------------------------------ PERM-BOTH, sequential, all targets at once
 
+def _permutation_tests(tests: list[dict[str, Any]], plans: list, two_sided: bool, correction: str, alpha: float,
+                       first: int, sequential: bool, map: Callable | None):  # fmt: skip
+    """PERM-BOTH, sequential, all targets at once: (test index -> stream index, families, the Monte Carlo result or
+    None, stream index -> adjusted p)."""
     tested = [k for k, x in enumerate(tests) if x["parts"] is not None]
     pos = {k: j for j, k in enumerate(tested)}
     streams = []
@@ -441,57 +416,68 @@ def pool(dirs: Sequence[str | Path], weights: str = "equal", margin: float = 0.1
     if mc is not None:
         for fam in families:
             adjusted.update(zip(fam, adjust([float(mc.p[j]) for j in fam], correction)))
+    return pos, families, mc, adjusted
 
-    # ------------------------------------------------------------------ rows
-    z90 = 0.90
-    for (t, have, w, metrics, every, mean, order, lower, k0, k1) in plans:
-        caches = [dict() for _ in have]
-        p_better: dict[tuple[str, str], float | None] = {}
-        for k in range(k0, k1):
-            x = tests[k]
-            j = pos.get(k)
-            a, b = x["a"], x["b"]
-            row: dict[str, Any] = {"target": t, "a": a, "b": b, "level": "system",
-                                   "delta": _oriented_mean(mean, a, lower) - _oriented_mean(mean, b, lower),
-                                   "ci": [None, None], "ci90": [None, None], "p_value": None, "p_adjusted": None,
-                                   "significant": False, "equivalent": False, "n_tasks": len(have)}
-            if j is not None:
-                row.update(p_value=float(mc.p[j]), p_adjusted=float(adjusted[j]), draws=int(mc.draws[j]),
-                           settled=bool(mc.settled[j]), statistic=float(x["obs"]))
-                row["significant"] = row["p_adjusted"] < alpha
-                p_better[(a, b)] = row["p_adjusted"]
-                parts = [(wi, _tau_parts(r, t, a, keep, bootstrap, cache), _tau_parts(r, t, b, keep, bootstrap, cache))
-                         for wi, r, keep, cache in zip(x["w"], x["runs"], x["keeps"], caches)]
-                row["ci"] = pooled_interval(float(x["obs"]), parts, 0.95)
-                row["ci90"] = pooled_interval(float(x["obs"]), parts, z90)
-                lo, hi = row["ci90"]
-                row["equivalent"] = lo is not None and -margin < lo and hi < margin
-            pair_rows.append(row)
-        groups = assign_clusters(order, p_better, alpha)
-        cluster_of = {m: ci + 1 for ci, g in enumerate(groups) for m in g}
-        for m in order:
-            leaderboard.append({"target": t, "metric": m, "level": "system", "mean_tau": mean[m],
-                                "cluster": cluster_of[m], "n_tasks": len(have),
-                                "taus": {r.path: r.taus[t].get(m) for r in have}, "missing": []})
-        for m in metrics:
-            if m in every:
-                continue
-            got = [(wi, r) for wi, r in zip(w, have) if r.taus[t].get(m) is not None]
-            ws = sum(wi for wi, _ in got)
-            leaderboard.append({
-                "target": t, "metric": m, "level": "system",
-                "mean_tau": (float(sum(wi * r.taus[t][m] for wi, r in got) / ws) if got else None),  # type: ignore[operator]
-                "cluster": None, "n_tasks": len(got), "taus": {r.path: r.taus[t].get(m) for r in have},
-                "missing": [r.path for r in have if r.taus[t].get(m) is None], "apart": True})
-            notes.append(f"{t}: {m} is not in every run (missing or undefined in "
-                         f"{', '.join(lab[r.path] for r in have if r.taus[t].get(m) is None)}); listed apart, not ranked")
-        flagged = [lab[r.path] for r in have if r.informative.get(t) is False]
-        if flagged:
-            notes.append(f"{t}: flagged UNINFORMATIVE in its own report by {', '.join(flagged)} (see those reports); "
-                         "their τ enter the pool as they are")
-        if len(have) < 3 and len(runs) > 1:
-            warnings.append(f"{t}: FEW TASKS — pooled over {len(have)} runs; a pooled ranking over so few collections "
-                            "says little about a new one")
+
+def _target_rows(plan: tuple, tests: list[dict[str, Any]], pos: dict[int, int], mc, adjusted: dict[int, float],
+                 alpha: float, margin: float, bootstrap: int, z90: float, n_runs: int, lab: dict[str, str],
+                 out: tuple[list, list, list[str], list[str]]) -> None:  # fmt: skip
+    """One pooled target's pair rows and leaderboard rows, appended to ``out`` (leaderboard, pair rows, warnings,
+    notes) with its warnings and notes."""
+    leaderboard, pair_rows, warnings, notes = out
+    (t, have, w, metrics, every, mean, order, lower, k0, k1) = plan
+    caches = [dict() for _ in have]
+    p_better: dict[tuple[str, str], float | None] = {}
+    for k in range(k0, k1):
+        x = tests[k]
+        j = pos.get(k)
+        a, b = x["a"], x["b"]
+        row: dict[str, Any] = {"target": t, "a": a, "b": b, "level": "system",
+                               "delta": _oriented_mean(mean, a, lower) - _oriented_mean(mean, b, lower),
+                               "ci": [None, None], "ci90": [None, None], "p_value": None, "p_adjusted": None,
+                               "significant": False, "equivalent": False, "n_tasks": len(have)}
+        if j is not None:
+            row.update(p_value=float(mc.p[j]), p_adjusted=float(adjusted[j]), draws=int(mc.draws[j]),
+                       settled=bool(mc.settled[j]), statistic=float(x["obs"]))
+            row["significant"] = row["p_adjusted"] < alpha
+            p_better[(a, b)] = row["p_adjusted"]
+            parts = [(wi, _tau_parts(r, t, a, keep, bootstrap, cache), _tau_parts(r, t, b, keep, bootstrap, cache))
+                     for wi, r, keep, cache in zip(x["w"], x["runs"], x["keeps"], caches)]
+            row["ci"] = pooled_interval(float(x["obs"]), parts, 0.95)
+            row["ci90"] = pooled_interval(float(x["obs"]), parts, z90)
+            lo, hi = row["ci90"]
+            row["equivalent"] = lo is not None and -margin < lo and hi < margin
+        pair_rows.append(row)
+    groups = assign_clusters(order, p_better, alpha)
+    cluster_of = {m: ci + 1 for ci, g in enumerate(groups) for m in g}
+    for m in order:
+        leaderboard.append({"target": t, "metric": m, "level": "system", "mean_tau": mean[m],
+                            "cluster": cluster_of[m], "n_tasks": len(have),
+                            "taus": {r.path: r.taus[t].get(m) for r in have}, "missing": []})
+    for m in metrics:
+        if m in every:
+            continue
+        got = [(wi, r) for wi, r in zip(w, have) if r.taus[t].get(m) is not None]
+        ws = sum(wi for wi, _ in got)
+        leaderboard.append({
+            "target": t, "metric": m, "level": "system",
+            "mean_tau": (float(sum(wi * r.taus[t][m] for wi, r in got) / ws) if got else None),  # type: ignore[operator]
+            "cluster": None, "n_tasks": len(got), "taus": {r.path: r.taus[t].get(m) for r in have},
+            "missing": [r.path for r in have if r.taus[t].get(m) is None], "apart": True})
+        notes.append(f"{t}: {m} is not in every run (missing or undefined in "
+                     f"{', '.join(lab[r.path] for r in have if r.taus[t].get(m) is None)}); listed apart, not ranked")
+    flagged = [lab[r.path] for r in have if r.informative.get(t) is False]
+    if flagged:
+        notes.append(f"{t}: flagged UNINFORMATIVE in its own report by {', '.join(flagged)} (see those reports); "
+                     "their τ enter the pool as they are")
+    if len(have) < 3 and n_runs > 1:
+        warnings.append(f"{t}: FEW TASKS — pooled over {len(have)} runs; a pooled ranking over so few collections "
+                        "says little about a new one")
+
+
+def _resolution_notes(mc, families: list[list[int]], pair_rows: list[dict[str, Any]], correction: str, alpha: float,
+                      warnings: list[str], notes: list[str]) -> None:  # fmt: skip
+    """The notes on unsettled and untested pairs, and the warning when no pooled p can reach α."""
     if mc is not None and not bool(np.all(mc.settled)):
         notes.append(f"{int((~mc.settled).sum())} pooled decision(s) not settled after {mc.max_draws} draws "
                      "(p within Monte Carlo error of its threshold; decided by the estimate)")
@@ -505,6 +491,68 @@ def pool(dirs: Sequence[str | Path], weights: str = "equal", margin: float = 0.1
         if floor >= alpha:
             warnings.append(f"NO POOLED RESULT CAN BE SIGNIFICANT AT THIS RESOLUTION: at most {mc.max_draws} draws "
                             f"per test over {m_max} tests give a smallest adjusted p of {floor:.3g} ≥ α = {alpha:g}")
+
+
+def _task_rows(runs: list[Run], plans: list) -> list[dict[str, Any]]:
+    """One row per pooled run: its settings and its weight in each target it enters."""
+    tasks = []
+    for r in runs:
+        tasks.append({"run": r.path, "name": r.name, "n_systems": len(r.systems), "targets": r.targets,
+                      "metrics": list(r.kinds.get("mt", [])), "seed": r.stats.seed, "method": r.stats.method,
+                      "variant": r.stats.variant, "alpha": r.stats.alpha, "permutation": r.verdict.resamples,
+                      "resolution": r.verdict.resolution, "rounding": dict(r.results["config"]["correlation"].get("round") or {}),
+                      "weights": {t: p[2][p[1].index(r)] for p in plans for t in [p[0]] if r in p[1]}})
+    return tasks
+
+
+def pool(dirs: Sequence[str | Path], weights: str = "equal", margin: float = 0.1, correction: str = "holm",
+         bootstrap: int = 1000, seed: int = RUN_SEED, thresholds: bool = True, plots: bool = False,
+         two_sided: bool = True, map: Callable | None = None, item_level: bool = True) -> PoolResult:  # fmt: skip
+    """Pool the finished runs in ``dirs``: leaderboard, pairs, CLIR thresholds (see docs/pooling.md).
+
+    ``weights``: ``equal`` or comma-separated attributes (``name`` or an attribute every system of a
+    run shares) for :func:`assign_weights`; ``margin``: the equivalence margin in Δτ; ``correction``:
+    holm, bh or none over each target's metric pairs; ``bootstrap``: draws of the Δτ CIs and the
+    thresholds' CIs; ``seed``: the thresholds' bootstrap seed; ``two_sided``: p = share of summed draws
+    with |Δ| at least the observed |Δ| (default; holds α), else one-sided in the direction the pooled
+    ranking chose (mt-metrics-eval's AverageCorrMatrix; rejects up to about 2α under the null); ``item_level``: pool
+    the runs' item-level (within-item) component too, where they have one (:mod:`.items`; rows ``"level": "item"``)."""
+    _check_arguments(dirs, margin, correction, bootstrap)
+    runs = [load_run(d) for d in dirs]
+    methods = {(r.stats.method, r.stats.variant) for r in runs}
+    if len(methods) > 1:
+        raise UserError("the runs use different coefficients (" + ", ".join(
+            f"{r.path}: {r.stats.method}{'-' + r.stats.variant if r.stats.variant else ''}" for r in runs)
+            + "); pool runs whose correlation.method and variant agree")
+    run_names = [r.name for r in runs]
+    lab = {r.path: (r.name if run_names.count(r.name) == 1 else r.path) for r in runs}  # names in notes
+    alphas = sorted({r.stats.alpha for r in runs})
+    alpha = alphas[0]
+    attrs = [] if weights == "equal" else [a.strip() for a in weights.split(",") if a.strip()]
+    if weights != "equal" and not attrs:
+        raise UserError(f"--weights {weights!r}: give equal, or attribute names separated by commas")
+    warnings: list[str] = []
+    notes: list[str] = []
+    if len(alphas) > 1:
+        notes.append(f"the runs use different α ({', '.join(map(str, alphas))}); pooled tests use α = {alpha:g}")
+    if len(runs) < 2:
+        warnings.append(f"ONE RUN: nothing is pooled; the leaderboard is {lab[runs[0].path]}'s own ranking "
+                        "(its report says the same with its own notes)")
+    names = [r.path for r in runs]
+    pooled_targets = _pooled_targets(runs, lab, warnings, notes)
+
+    sequential = any(r.verdict.resolution == "sequential" for r in runs)
+    first = max(r.verdict.resamples for r in runs)
+    leaderboard: list[dict[str, Any]] = []
+    pair_rows: list[dict[str, Any]] = []
+    tests, plans = _plan_tests(runs, pooled_targets, attrs)
+    pos, families, mc, adjusted = _permutation_tests(tests, plans, two_sided, correction, alpha, first, sequential,
+                                                     map)
+    z90 = 0.90
+    for plan in plans:
+        _target_rows(plan, tests, pos, mc, adjusted, alpha, margin, bootstrap, z90, len(runs), lab,
+                     (leaderboard, pair_rows, warnings, notes))
+    _resolution_notes(mc, families, pair_rows, correction, alpha, warnings, notes)
 
     thr: list[dict[str, Any]] = []
     plot_bytes: dict[str, bytes] = {}
@@ -524,13 +572,7 @@ def pool(dirs: Sequence[str | Path], weights: str = "equal", margin: float = 0.1
     if not item_rows:
         notes.append("item level: none of these runs has one (no item_level block in their results.json), so nothing "
                      "is pooled at item level" if item_level else "item level: not pooled (item_level=False)")
-    tasks = []
-    for r in runs:
-        tasks.append({"run": r.path, "name": r.name, "n_systems": len(r.systems), "targets": r.targets,
-                      "metrics": list(r.kinds.get("mt", [])), "seed": r.stats.seed, "method": r.stats.method,
-                      "variant": r.stats.variant, "alpha": r.stats.alpha, "permutation": r.verdict.resamples,
-                      "resolution": r.verdict.resolution, "rounding": dict(r.results["config"]["correlation"].get("round") or {}),
-                      "weights": {t: p[2][p[1].index(r)] for p in plans for t in [p[0]] if r in p[1]}})
+    tasks = _task_rows(runs, plans)
     ci_method = CI_METHOD if (runs[0].stats.method, runs[0].stats.variant) == ("kendall", "b") else CI_METHOD_OTHER
     settings = {"weights": weights, "margin": margin, "correction": correction, "alpha": alpha,
                 "family": "each target's metric pairs", "resolution": "sequential" if sequential else "fixed",

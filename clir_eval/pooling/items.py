@@ -228,26 +228,10 @@ def pooled_test_source(tests: Sequence[Sequence[SwapPart]]):
     return Source(tuple(range(len(tests))), draw)
 
 
-def pool_items(runs: Sequence[Run], weights_of, lab: Mapping[str, str], correction: str, alpha: float,
-               margin: float) -> tuple[list, list, list[str], list[str], dict[str, Any]]:  # fmt: skip
-    """Item-level leaderboard rows, pair rows, warnings, notes and settings (``"level": "item"``), or empty
-    lists when no run has an item level. ``weights_of(runs)`` gives the runs' weights (summing to 1)."""
-    items = [(r, item_run(r)) for r in runs]
-    have_runs = [(r, ir) for r, ir in items if ir is not None]
-    without = [lab[r.path] for r, ir in items if ir is None]
-    if not have_runs:
-        return [], [], [], [], {}
-    warnings: list[str] = []
-    notes: list[str] = []
-    if without:
-        notes.append(f"item level: pooled over the runs that have one; not in {', '.join(without)} (no item_level "
-                     "block, or it was skipped: item level needs MT metrics and a collection with an English side)")
-    for r, ir in have_runs:
-        if ir.why_no_mats:
-            notes.append(f"item level: {lab[r.path]}'s within-item τ enter the means, but {ir.why_no_mats}, so its "
-                         "pairs cannot be re-drawn; its item-level pairs are not tested")
-    keys = list(dict.fromkeys(k for _, ir in have_runs for k in ir.taus))
-    lb: list[dict[str, Any]] = []
+def _item_plans(runs: Sequence[Run], have_runs: list, keys: list, weights_of, lab: Mapping[str, str],
+                warnings: list[str]) -> tuple[list, list[list[SwapPart]], set[str]]:  # fmt: skip
+    """Each pooled (item kind, target)'s weights, means, ranking and pairs (the plans), the pairs' tests (the runs'
+    swap parts), and the item kinds left untested; appends the warnings."""
     plans = []
     tests: list[list[SwapPart]] = []
     untested_kinds: set[str] = set()
@@ -290,6 +274,78 @@ def pool_items(runs: Sequence[Run], weights_of, lab: Mapping[str, str], correcti
                 if parts is not None:
                     tests.append(parts)
         plans.append((key, have, w, metrics, every, mean, order, lower, pair_list, range(first, len(tests))))
+    return plans, tests, untested_kinds
+
+
+def _item_rows(plan: tuple, tests: list[list[SwapPart]], mc, adjusted: dict[int, float], alpha: float,
+               margin: float, n_runs: int, out: tuple[list, list, list[str], list[str]]) -> None:  # fmt: skip
+    """One pooled (item kind, target)'s pair rows and leaderboard rows, appended to ``out`` (leaderboard, pair rows,
+    warnings, notes) with its warnings and notes."""
+    lb, pair_rows, warnings, notes = out
+    (key, have, w, metrics, every, mean, order, lower, pair_list, _) = plan
+    kind, t = key
+    p_better: dict[tuple[str, str], float | None] = {}
+    for a, b, j in pair_list:
+        row: dict[str, Any] = {"target": t, "items": kind, "a": a, "b": b, "level": "item",
+                               "delta": _oriented(mean, a, lower) - _oriented(mean, b, lower),
+                               "ci": [None, None], "ci90": [None, None], "p_value": None, "p_adjusted": None,
+                               "significant": False, "equivalent": False, "n_tasks": len(have)}
+        if j is not None and mc is not None:
+            parts = tests[j]
+            obs = statistic(parts)
+            row.update(p_value=float(mc.p[j]), p_adjusted=float(adjusted[j]), draws=int(mc.draws[j]),
+                       settled=bool(mc.settled[j]), statistic=obs)
+            row["significant"] = row["p_adjusted"] < alpha
+            p_better[(a, b)] = row["p_adjusted"]
+            row["ci"] = interval(parts, obs, 0.95)
+            row["ci90"] = interval(parts, obs, 0.90)
+            lo, hi = row["ci90"]
+            row["equivalent"] = lo is not None and hi is not None and -margin < lo and hi < margin
+        pair_rows.append(row)
+    tested = any(j is not None for _, _, j in pair_list)
+    groups = assign_clusters(order, p_better, alpha) if tested else []
+    cluster_of = {m: ci + 1 for ci, g in enumerate(groups) for m in g}
+    for m in order:
+        lb.append({"target": t, "items": kind, "metric": m, "level": "item", "mean_tau": mean[m],
+                   "cluster": cluster_of.get(m), "n_tasks": len(have),
+                   "taus": {r.path: ir.taus[key].get(m) for r, ir in have}, "missing": [],
+                   **({} if tested else {"untested": True})})
+    for m in metrics:
+        if m in every:
+            continue
+        got = [(wi, ir) for wi, (_, ir) in zip(w, have) if ir.taus[key].get(m) is not None]
+        ws = sum(wi for wi, _ in got)
+        lb.append({"target": t, "items": kind, "metric": m, "level": "item",
+                   "mean_tau": (float(sum(wi * ir.taus[key][m] for wi, ir in got) / ws) if got else None),  # type: ignore[operator]
+                   "cluster": None, "n_tasks": len(got), "taus": {r.path: ir.taus[key].get(m) for r, ir in have},
+                   "missing": [r.path for r, ir in have if ir.taus[key].get(m) is None], "apart": True})
+        notes.append(f"{t} over {kind} (item level): {m} is not in every run's item level; listed apart, not "
+                     "ranked")
+    if len(have) < 3 and n_runs > 1:
+        warnings.append(f"{t} over {kind} (item level): FEW TASKS — pooled over {len(have)} runs")
+
+
+def pool_items(runs: Sequence[Run], weights_of, lab: Mapping[str, str], correction: str, alpha: float,
+               margin: float) -> tuple[list, list, list[str], list[str], dict[str, Any]]:  # fmt: skip
+    """Item-level leaderboard rows, pair rows, warnings, notes and settings (``"level": "item"``), or empty
+    lists when no run has an item level. ``weights_of(runs)`` gives the runs' weights (summing to 1)."""
+    items = [(r, item_run(r)) for r in runs]
+    have_runs = [(r, ir) for r, ir in items if ir is not None]
+    without = [lab[r.path] for r, ir in items if ir is None]
+    if not have_runs:
+        return [], [], [], [], {}
+    warnings: list[str] = []
+    notes: list[str] = []
+    if without:
+        notes.append(f"item level: pooled over the runs that have one; not in {', '.join(without)} (no item_level "
+                     "block, or it was skipped: item level needs MT metrics and a collection with an English side)")
+    for r, ir in have_runs:
+        if ir.why_no_mats:
+            notes.append(f"item level: {lab[r.path]}'s within-item τ enter the means, but {ir.why_no_mats}, so its "
+                         "pairs cannot be re-drawn; its item-level pairs are not tested")
+    keys = list(dict.fromkeys(k for _, ir in have_runs for k in ir.taus))
+    lb: list[dict[str, Any]] = []
+    plans, tests, untested_kinds = _item_plans(runs, have_runs, keys, weights_of, lab, warnings)
 
     settings: dict[str, Any] = {"test": TEST, "ci_method": CI, "grouping": GROUPING}
     mc = None
@@ -308,47 +364,8 @@ def pool_items(runs: Sequence[Run], weights_of, lab: Mapping[str, str], correcti
             if fam:
                 adjusted.update(zip(fam, adjust([float(mc.p[j]) for j in fam], correction)))
     pair_rows: list[dict[str, Any]] = []
-    for (key, have, w, metrics, every, mean, order, lower, pair_list, _) in plans:
-        kind, t = key
-        p_better: dict[tuple[str, str], float | None] = {}
-        for a, b, j in pair_list:
-            row: dict[str, Any] = {"target": t, "items": kind, "a": a, "b": b, "level": "item",
-                                   "delta": _oriented(mean, a, lower) - _oriented(mean, b, lower),
-                                   "ci": [None, None], "ci90": [None, None], "p_value": None, "p_adjusted": None,
-                                   "significant": False, "equivalent": False, "n_tasks": len(have)}
-            if j is not None and mc is not None:
-                parts = tests[j]
-                obs = statistic(parts)
-                row.update(p_value=float(mc.p[j]), p_adjusted=float(adjusted[j]), draws=int(mc.draws[j]),
-                           settled=bool(mc.settled[j]), statistic=obs)
-                row["significant"] = row["p_adjusted"] < alpha
-                p_better[(a, b)] = row["p_adjusted"]
-                row["ci"] = interval(parts, obs, 0.95)
-                row["ci90"] = interval(parts, obs, 0.90)
-                lo, hi = row["ci90"]
-                row["equivalent"] = lo is not None and hi is not None and -margin < lo and hi < margin
-            pair_rows.append(row)
-        tested = any(j is not None for _, _, j in pair_list)
-        groups = assign_clusters(order, p_better, alpha) if tested else []
-        cluster_of = {m: ci + 1 for ci, g in enumerate(groups) for m in g}
-        for m in order:
-            lb.append({"target": t, "items": kind, "metric": m, "level": "item", "mean_tau": mean[m],
-                       "cluster": cluster_of.get(m), "n_tasks": len(have),
-                       "taus": {r.path: ir.taus[key].get(m) for r, ir in have}, "missing": [],
-                       **({} if tested else {"untested": True})})
-        for m in metrics:
-            if m in every:
-                continue
-            got = [(wi, ir) for wi, (_, ir) in zip(w, have) if ir.taus[key].get(m) is not None]
-            ws = sum(wi for wi, _ in got)
-            lb.append({"target": t, "items": kind, "metric": m, "level": "item",
-                       "mean_tau": (float(sum(wi * ir.taus[key][m] for wi, ir in got) / ws) if got else None),  # type: ignore[operator]
-                       "cluster": None, "n_tasks": len(got), "taus": {r.path: ir.taus[key].get(m) for r, ir in have},
-                       "missing": [r.path for r, ir in have if ir.taus[key].get(m) is None], "apart": True})
-            notes.append(f"{t} over {kind} (item level): {m} is not in every run's item level; listed apart, not "
-                         "ranked")
-        if len(have) < 3 and len(runs) > 1:
-            warnings.append(f"{t} over {kind} (item level): FEW TASKS — pooled over {len(have)} runs")
+    for plan in plans:
+        _item_rows(plan, tests, mc, adjusted, alpha, margin, len(runs), (lb, pair_rows, warnings, notes))
     if "queries" in untested_kinds:
         notes.append("item level over queries: runs written before item_queries.json keep only the documents' item "
                      "matrix (item_documents.json), not the queries' per-query MT scores, so the queries' pooled "
