@@ -12,14 +12,14 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-from .errors import UserError
-from .io.results import RunResults
 from .config.load import config_from_dict, load_config
 from .config.schema import Config
 from .correlation.tables import correlate_table
+from .errors import UserError
 from .io.files import read_lines
+from .io.results import RunResults
 from .io.tables import Table, read_table
-from .io.trec import Run, read_run, trec_order, Qrels, read_qrels
+from .io.trec import Qrels, Run, read_qrels, read_run, trec_order
 from .ir.evaluate import evaluate
 from .mt.base import check_streams, score_metrics
 from .pipeline.run import run_experiment

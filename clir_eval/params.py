@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
 from .errors import UserError
+from .limits import MAX_PARAM_FLOAT, MAX_PARAM_INT
 from .settings import Rule, in_bounds
-from .limits import MAX_PARAM_INT, MAX_PARAM_FLOAT
 
 
 def parse_spec(spec: str, *, what: str = "name") -> tuple[str, dict[str, str]]:

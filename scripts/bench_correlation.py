@@ -12,7 +12,7 @@ import numpy as np
 import scipy
 import scipy.stats
 
-from clir_eval.correlation.statistics import pair_coef, percentile_ci, bootstrap_ci, permutation_sigdiff
+from clir_eval.correlation.statistics import bootstrap_ci, pair_coef, percentile_ci, permutation_sigdiff
 
 
 def ref_bootstrap(x, y, method, variant, n_resamples, seed, level=0.95):

@@ -25,10 +25,10 @@ import benchlib
 import numpy as np
 import pytrec_eval
 
+from clir_eval.io.trec import Run
 from clir_eval.ir.evaluate import Evaluator
 from clir_eval.ir.measures import parse_measures
 from clir_eval.ir.relevance import pseudo_qrels
-from clir_eval.io.trec import Run
 
 MEASURES = ["map", "ndcg", "ndcg_cut_10", "P_10", "recall_100", "Rprec", "recip_rank", "gm_map",
             "rbo", "rbo:variant=min", "rbo:variant=res", "aqwv", "mqwv"]

@@ -211,9 +211,9 @@ def describe(label: str, r: dict) -> None:
 
 def reference_retrieval(docs_path: Path, queries_path: Path, depth: int) -> dict:
     """Index one collection and run the queries with rank-bm25 and with the sparse backend."""
+    from clir_eval.io.readers import read_documents, read_queries
     from clir_eval.retrieval.analysis import get_analyzer
     from clir_eval.retrieval.bm25 import build_index
-    from clir_eval.io.readers import read_documents, read_queries
 
     docs = read_documents(docs_path)
     queries = read_queries(queries_path)

@@ -41,7 +41,6 @@ def arguments():
 def main() -> None:
     args = arguments().parse_args()
     import numpy as np
-
     from test_pool import _mtme_average_corr_matrix, make_run  # noqa: E402  (the tests' run builder)
 
     from clir_eval.correlation.statistics import ResampleBlock, perm_both_setup, resample_block

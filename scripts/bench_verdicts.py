@@ -69,8 +69,8 @@ def synthetic_run(n_sys: int, n_mt: int, n_ir: int = 3, n_q: int = 60, seed: int
 
 def bench_size(size: str) -> None:
 
-    from clir_eval.correlation.settings import CorrelationInputs, CorrelationSettings
     from clir_eval.correlation.driver import correlate_run
+    from clir_eval.correlation.settings import CorrelationInputs, CorrelationSettings
     from clir_eval.pipeline.executor import LocalExecutor
 
     n_sys, n_mt = (int(v) for v in size.split("x"))

@@ -8,8 +8,8 @@ import sys
 import numpy as np
 import pytest
 
-from clir_eval.retrieval.analysis import ENGLISH_STOPWORDS, get_analyzer
 from clir_eval.errors import UserError
+from clir_eval.retrieval.analysis import ENGLISH_STOPWORDS, get_analyzer
 
 
 def test_whitespace_is_str_split_and_keeps_case():

@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from clir_eval.errors import UserError
-from clir_eval.ir.evaluate import evaluate
 from clir_eval.io.trec import Qrels, Run
+from clir_eval.ir.evaluate import evaluate
 
 N = 100
 QRELS = Qrels({"q1": {"a": 1, "b": 2, "x": 0}, "q2": {"c": 1}, "q3": {"w": 0}})

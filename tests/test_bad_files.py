@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Callable
 
 import pytest
-
-from clir_eval.cli import main
 from conftest import assert_one_line_error
 from test_bad_inputs import SENTINEL, W, _disk_full, _snapshot
+
+from clir_eval.cli import main
 
 BOMB_BOUND = "65536"  # CLIR_EVAL_MAX_INPUT_BYTES in the bomb cases: a 2 MB bomb is refused after 64 kB
 LINE_BOUND = "1000"  # CLIR_EVAL_MAX_LINE_BYTES in the long-line cases

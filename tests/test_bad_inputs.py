@@ -21,9 +21,9 @@ from typing import Callable
 
 import pytest
 import yaml
+from conftest import assert_one_line_error
 
 from clir_eval.cli import main
-from conftest import assert_one_line_error
 
 GOOD_RUN = "".join(f"q{q} Q0 d{d} {r} {10 - r}.5 t\n" for q in (1, 2, 3) for r, d in enumerate((1, 2, 3, 4, 5), 1))
 GOOD_QRELS = "q1 0 d1 1\nq1 0 d3 1\nq2 0 d2 1\nq3 0 d5 2\n"

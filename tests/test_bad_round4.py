@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from conftest import assert_one_line_error
 
 HYPS = {"a": "the cat sat on the mat\na dog barks\nhello world\n",

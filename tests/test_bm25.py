@@ -9,11 +9,11 @@ import rank_bm25
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from clir_eval.retrieval.analysis import get_analyzer
-from clir_eval.retrieval.bm25 import build_index, build_or_load, load_index
 from clir_eval.errors import UserError
 from clir_eval.io.readers import Documents, read_documents, read_queries
 from clir_eval.io.trec import trec_order
+from clir_eval.retrieval.analysis import get_analyzer
+from clir_eval.retrieval.bm25 import build_index, build_or_load, load_index
 
 REF_CLASS = {"okapi": rank_bm25.BM25Okapi, "l": rank_bm25.BM25L, "plus": rank_bm25.BM25Plus}
 WS = get_analyzer("whitespace")

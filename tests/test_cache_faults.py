@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from test_pipeline import make_experiment
 
 from clir_eval.config.load import load_config
 from clir_eval.errors import UserError
@@ -23,7 +24,6 @@ from clir_eval.pipeline.executor import WorkerLost
 from clir_eval.pipeline.output import locked
 from clir_eval.pipeline.run import run_experiment, run_systems
 from clir_eval.pipeline.tasks import SystemTask
-from test_pipeline import make_experiment
 
 RECOMPUTED = "failed verification"
 

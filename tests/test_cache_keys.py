@@ -16,7 +16,7 @@ import pytest
 from clir_eval.mt.settings import MTSettings
 from clir_eval.pipeline import tasks as task_module
 from clir_eval.pipeline.cache import cache_key
-from clir_eval.settings import Settings, SettingError, field_type, rules
+from clir_eval.settings import SettingError, Settings, field_type, rules
 
 # Fields a stage's output does not depend on (the key leaves them out), and why. A field is added to a
 # task keyed; leaving one out of the key means adding it here too.

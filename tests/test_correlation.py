@@ -22,8 +22,8 @@ from clir_eval.correlation.statistics import (
     query_bootstrap_ci,
     summarize,
 )
-from clir_eval.stats import round_half_up
 from clir_eval.errors import UserError
+from clir_eval.stats import round_half_up
 
 
 # x=[1,2,3,4], y=[1,3,2,4]: 6 pairs, only (2,3) discordant -> con 5, dis 1.

@@ -77,7 +77,7 @@ def test_symmetric_and_monotone_invariant(xy):
 def test_batched_coefficients_match_scipy(nv):
     """The vectorised draws (coef_batch) agree with per-draw scipy (pair_coef) for every method,
     on rows with ties, constant rows and duplicates."""
-    from clir_eval.correlation.statistics import pair_coef, coef_batch
+    from clir_eval.correlation.statistics import coef_batch, pair_coef
 
     n, v = nv
     X = np.array([a for a, _ in v], dtype=float).reshape(4, n)

@@ -15,8 +15,8 @@ import pytest
 import sacrebleu
 from scipy.stats import kendalltau
 
-from clir_eval.sources.demo import FUNCTION_WORDS, PROFILES, generate_demo, system_names
 from clir_eval.errors import UserError
+from clir_eval.sources.demo import FUNCTION_WORDS, PROFILES, generate_demo, system_names
 
 WORD = re.compile(r"\w+")
 

@@ -20,11 +20,10 @@ import time
 import numpy as np
 import pytest
 import scipy.stats
+from conftest import assert_one_line_error
 
 from clir_eval.correlation import design as dz
 from clir_eval.stats import adjust_p
-
-from conftest import assert_one_line_error
 
 SU, SV, SE = 0.1, 0.2, 0.3  # systems' spread, queries' spread, per-query noise
 R_TRUE = np.array([0.75, 0.45, 0.4, 0.2])  # metrics' loadings on the systems' quality
@@ -145,8 +144,12 @@ def test_perm_both_tail_p_counts_exactly_and_its_float_form_above_the_integer_li
     """Weights +1 (32 systems) and -1 (32): the share of swap patterns with sum_(i in A) W_i <= 0 is P(X <= Y) for
     X, Y ~ Bin(32, 1/2), (1 + C(64, 32) / 2^64) / 2 — the integer count at 62 systems and the floating-point
     recursion at 64 (above int64's range); the normal approximation used above the run's exact limit is close."""
-    from clir_eval.correlation.statistics import (COUNT_EXACT_MAX_N, perm_both_tail_counts, perm_both_tail_p,
-                                                  perm_both_weights)
+    from clir_eval.correlation.statistics import (
+        COUNT_EXACT_MAX_N,
+        perm_both_tail_counts,
+        perm_both_tail_p,
+        perm_both_weights,
+    )
 
     assert COUNT_EXACT_MAX_N == 62
     W = np.array([[1] * 31 + [-1] * 31])

@@ -15,8 +15,13 @@ import numpy as np
 import pytest
 
 from clir_eval.correlation import design_items as di
-from clir_eval.correlation.items import (ItemSettings, grouped, joint_permutation_tests, joint_permutations,
-                                         system_swap_test)
+from clir_eval.correlation.items import (
+    ItemSettings,
+    grouped,
+    joint_permutation_tests,
+    joint_permutations,
+    system_swap_test,
+)
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as the CLI: one BLAS thread per process
 

@@ -8,7 +8,6 @@ import re
 from pathlib import Path
 
 import pytest
-
 from test_replication_table4 import _script_args
 
 ROOT = Path(__file__).resolve().parents[1]

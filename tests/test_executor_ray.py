@@ -112,8 +112,9 @@ def test_run_on_ray_cluster_equals_serial_run(ray_address, cli, tmp_path, monkey
     blocks as Ray tasks."""
     import json
 
-    from clir_eval.correlation import statistics
     from test_pipeline import make_experiment
+
+    from clir_eval.correlation import statistics
 
     monkeypatch.delenv("RAY_ADDRESS", raising=False)  # the CLI sets it; restored after the test
     monkeypatch.setattr(statistics, "MIN_BATCH_COST", 0)  # the blocks of this small experiment go to Ray too

@@ -10,10 +10,10 @@ import json
 import numpy as np
 import pytest
 import yaml
+from test_external_items import _config, _retrievability, _systems, _write_table, demo  # noqa: F401 (a fixture)
 
 from clir_eval.config.load import load_config
 from clir_eval.pipeline.run import run_experiment
-from test_external_items import _config, _retrievability, _systems, _write_table, demo  # noqa: F401 (a fixture)
 
 SYSTEMS = [f"s{i}" for i in range(6)]
 PUB_MAP = [0.50, 0.45, 0.40, 0.35, 0.30, 0.25]  # the IR target, best system first

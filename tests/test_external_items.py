@@ -13,10 +13,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from test_item_level import loop_groupings  # the plain scipy loop of the item-level tests
 
 from clir_eval.config.load import load_config
 from clir_eval.pipeline.run import run_experiment
-from test_item_level import loop_groupings  # the plain scipy loop of the item-level tests
 
 SYSTEMS_SHOWN = 6  # a few of the demo's systems keep the runs small
 

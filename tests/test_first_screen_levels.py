@@ -8,12 +8,12 @@ import copy
 import re
 
 import pytest
+from test_pipeline import make_experiment
 
 from clir_eval.config.load import load_config
 from clir_eval.pipeline.run import run_experiment
 from clir_eval.report.html import html_report
 from clir_eval.report.tables import console_summary, latex_report, markdown
-from test_pipeline import make_experiment
 
 
 @pytest.fixture(scope="module")

@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 
 import yaml
+from test_pipeline import make_experiment
 
 from clir_eval.config.load import load_config
-from test_pipeline import make_experiment
 
 
 def _metas(out: Path) -> dict[str, dict]:

@@ -12,10 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from clir_eval.errors import UserError
+from clir_eval.io.trec import Qrels, Run, trec_order
 from clir_eval.ir.evaluate import Evaluator, evaluate
 from clir_eval.ir.measures import KNOWN_MEASURES, parse_measures
 from clir_eval.ir.relevance import pseudo_qrels
-from clir_eval.io.trec import Qrels, Run, trec_order
 
 TREC = ["map", "ndcg", "ndcg_cut_10", "P_5", "P_10", "recall_100", "Rprec", "recip_rank", "gm_map", "bpref",
         "success_1", "map_cut_10"]

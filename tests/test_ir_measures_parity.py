@@ -16,9 +16,9 @@ import random
 import ir_measures
 import pytest
 
+from clir_eval.io.trec import Qrels, Run, trec_order
 from clir_eval.ir.evaluate import Evaluator
 from clir_eval.ir.measures import parse_measure
-from clir_eval.io.trec import Qrels, Run, trec_order
 
 IR_MEASURES_STRINGS = [
     "AP", "AP@100", "AP@5", "nDCG", "nDCG@10", "nDCG@20", "P@10", "P@1", "R@1000", "R@10", "R@100", "RR",

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from clir_eval.errors import UserError
-from clir_eval.ir.relevance import DEFAULT_TOP_K, pseudo_qrels
 from clir_eval.io.trec import Run
+from clir_eval.ir.relevance import DEFAULT_TOP_K, pseudo_qrels
 
 
 def test_top_k_in_list_order_and_empty_queries_dropped():

@@ -10,7 +10,6 @@ import sys
 
 import pytest
 import yaml
-
 from test_ir_cli import files  # noqa: F401  (fixture: qrels, run, ref files)
 
 # strings that used to abort pytrec_eval (exit 134) or were silently read as another measure

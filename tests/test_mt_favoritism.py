@@ -11,8 +11,8 @@ import pytest
 import sacrebleu
 
 from clir_eval.cli import main
-from clir_eval.mt.favoritism import favoritism, leave_one_out, top_segments
 from clir_eval.mt.base import load_metric
+from clir_eval.mt.favoritism import favoritism, leave_one_out, top_segments
 
 WORDS = "the a of cat dog sat on mat rare1 rare2 rare3 blue red house runs".split()
 

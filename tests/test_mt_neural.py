@@ -9,12 +9,11 @@ from importlib.metadata import PackageNotFoundError, version
 
 import numpy as np
 import pytest
+from neural_models import bleurt_checkpoint, comet_checkpoint
 
 from clir_eval.errors import UserError
 from clir_eval.mt import neural
 from clir_eval.mt.base import collect_stats, load_metric
-
-from neural_models import bleurt_checkpoint, comet_checkpoint
 
 
 def _missing() -> list[str]:

@@ -8,17 +8,17 @@ from dataclasses import replace
 
 import pytest
 import yaml
+from test_pipeline import make_experiment
 
 import clir_eval.version
 from clir_eval.config.load import load_config
+from clir_eval.errors import UserError
 from clir_eval.ir.settings import IRSettings
 from clir_eval.mt.settings import MTSettings
-from clir_eval.retrieval.settings import RetrievalSettings
-from clir_eval.errors import UserError
 from clir_eval.pipeline.cache import cache_key
 from clir_eval.pipeline.executor import EXECUTORS, SerialExecutor, WorkerLost, get_executor
 from clir_eval.pipeline.tasks import IRTask, MTTask, RetrieveTask
-from test_pipeline import make_experiment
+from clir_eval.retrieval.settings import RetrievalSettings
 
 
 @pytest.fixture

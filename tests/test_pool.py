@@ -13,9 +13,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import assert_one_line_error
 
 from clir_eval.correlation.statistics import ResampleBlock, perm_both_setup, resample_block
-from conftest import assert_one_line_error
 
 METRICS = ("bleu", "chrf1", "macrof1", "microf1")
 

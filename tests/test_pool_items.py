@@ -102,8 +102,9 @@ def test_swap_block_is_the_sum_of_the_runs_own_swap_draws():
 def demo_runs(tmp_path_factory):
     """A demo run (item level on: documents and queries) and a copy under another name, plus a run without item
     level (scores from a table)."""
-    from clir_eval.cli import main
     from test_pool import make_run
+
+    from clir_eval.cli import main
 
     tmp = tmp_path_factory.mktemp("pool-items")
     out = tmp / "demo"

@@ -7,7 +7,6 @@ import gzip
 import io
 
 import pytest
-
 from rich.console import Console
 
 from clir_eval.mt.rates import CPU_PER_1000_LINES, count_lines, rate, slow_metric_warnings
@@ -95,9 +94,9 @@ def test_count_lines(tmp_path):
 
 def test_run_warns_before_a_slow_metric_on_systems_not_yet_scored(tmp_path, monkeypatch):
     import clir_eval.mt.rates as rates
+    from clir_eval.mt.settings import MTSettings
     from clir_eval.pipeline.cache import Cache
     from clir_eval.pipeline.run import mt_plan
-    from clir_eval.mt.settings import MTSettings
     from clir_eval.pipeline.tasks import MTTask, SystemTask
 
     for n in ("h1", "h2", "ref"):

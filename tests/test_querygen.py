@@ -7,8 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from clir_eval.errors import UserError
-from clir_eval.sources.querygen import QUERY_KINDS, generate_queries, keyword_terms, parse_query_spec
 from clir_eval.io.trec import Qrels
+from clir_eval.sources.querygen import QUERY_KINDS, generate_queries, keyword_terms, parse_query_spec
 from clir_eval.sources.wmt import read_wmt_xml
 
 XML = """<dataset id="t">

@@ -19,10 +19,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_pipeline import make_experiment
 
 from clir_eval.config.load import load_config
 from clir_eval.pipeline.run import run_experiment
-from test_pipeline import make_experiment
 
 CHROMIUM = (os.environ.get("CLIR_EVAL_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
             or shutil.which("google-chrome"))

@@ -11,8 +11,17 @@ import numpy as np
 import pytest
 
 from clir_eval.report.html import html_report, scatter_figures
-from clir_eval.report.svg import (coincident, colour, dot_centres, heat_colour, heat_scale, label_boxes, overlaps,
-                                  place_labels, scatter_svg)
+from clir_eval.report.svg import (
+    coincident,
+    colour,
+    dot_centres,
+    heat_colour,
+    heat_scale,
+    label_boxes,
+    overlaps,
+    place_labels,
+    scatter_svg,
+)
 
 SVG_NS = "{http://www.w3.org/2000/svg}"
 

@@ -11,7 +11,12 @@ import pytest
 import scipy.stats
 
 from clir_eval.correlation.statistics import (
-    RESAMPLE_BLOCK, ResampleBlock, bootstrap_ci, permutation_sigdiff, query_bootstrap_ci, resample_block,
+    RESAMPLE_BLOCK,
+    ResampleBlock,
+    bootstrap_ci,
+    permutation_sigdiff,
+    query_bootstrap_ci,
+    resample_block,
     resample_blocks,
 )
 from clir_eval.pipeline.executor import LocalExecutor

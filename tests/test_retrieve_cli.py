@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from clir_eval.retrieval.analysis import get_analyzer
-from clir_eval.retrieval.bm25 import build_index
 from clir_eval.io.readers import read_documents, read_queries
 from clir_eval.io.trec import read_run
+from clir_eval.retrieval.analysis import get_analyzer
+from clir_eval.retrieval.bm25 import build_index
 
 TOPICS = "<top>\n<num> Number: 1\n<title> oil history\n</top>\n<top>\n<num> Number: 2\n<title> pearl\n</top>\n"
 DOCS = [

@@ -12,7 +12,6 @@ import subprocess
 import pytest
 import sacrebleu
 import yaml
-
 from test_pipeline import make_experiment
 
 ANALYSES = {"favoritism": {"systems": ["sys1", "sys3"], "metrics": ["bleu", "macrof1"], "top": 4},

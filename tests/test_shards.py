@@ -9,10 +9,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_pipeline import make_experiment
 
 from clir_eval.io.readers import read_documents
 from clir_eval.pipeline.shards import plan_spans
-from test_pipeline import make_experiment
 
 
 def _stable(out: Path) -> dict:
@@ -102,13 +102,13 @@ def test_duplicate_id_in_another_shard_is_the_usual_error(tmp_path, cli):
 
 
 def test_damaged_shard_entry_is_recomputed_with_a_note(tmp_path):
-    from clir_eval.retrieval.settings import RetrievalSettings
     from clir_eval.pipeline.cache import Cache
     from clir_eval.pipeline.shards import shard_tasks, shard_unit
     from clir_eval.pipeline.stages import index_stage
     from clir_eval.pipeline.tasks import RetrieveTask
     from clir_eval.retrieval.analysis import get_analyzer
     from clir_eval.retrieval.bm25 import build_index
+    from clir_eval.retrieval.settings import RetrievalSettings
 
     (tmp_path / "d").mkdir()
     make_experiment(tmp_path / "d", n_docs=30)
@@ -136,8 +136,8 @@ def test_a_killed_run_resumes_from_its_finished_spans(tmp_path, cli, monkeypatch
     import clir_eval.pipeline.shards as shards_mod
     from clir_eval.config.load import load_config
     from clir_eval.pipeline.cache import Cache
-    from clir_eval.pipeline.run import retrieve_task
     from clir_eval.pipeline.inputs import resolve_inputs
+    from clir_eval.pipeline.run import retrieve_task
     from clir_eval.pipeline.shards import shard_tasks, shard_unit
 
     (tmp_path / "d").mkdir()

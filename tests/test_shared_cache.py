@@ -13,9 +13,9 @@ import time
 from pathlib import Path
 
 import pytest
+from test_pipeline import make_experiment
 
 from clir_eval.pipeline.output import cache_locked
-from test_pipeline import make_experiment
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from test_pipeline import make_experiment
 
 DATA = Path(os.environ.get("CLIR_EVAL_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))

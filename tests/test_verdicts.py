@@ -16,8 +16,13 @@ import scipy.stats
 
 from clir_eval.correlation.driver import ScoreTable, Target, correlate_pairs, verdicts
 from clir_eval.correlation.settings import StatsSettings, VerdictSettings
-from clir_eval.correlation.significance import (adjust, boot_both_ci, min_significant_tau, paired_randomization,
-                                                permutation_with_inversions)
+from clir_eval.correlation.significance import (
+    adjust,
+    boot_both_ci,
+    min_significant_tau,
+    paired_randomization,
+    permutation_with_inversions,
+)
 from clir_eval.correlation.statistics import permutation_sigdiff
 from clir_eval.correlation.verdict import clusters
 
@@ -245,8 +250,8 @@ def test_verdicts_flag_too_few_systems_and_uninformative_measures():
     assert not v["informative"] and v["warnings"][0].startswith("UNINFORMATIVE")
 
     # the reports name the tests behind "separates k of n pairs" and "min significant |τ|"
-    from clir_eval.report.html import _verdicts_html
     from clir_eval.report.blocks import blocks_markdown
+    from clir_eval.report.html import _verdicts_html
     from clir_eval.report.verdicts import verdict_blocks
 
     (w,) = verdicts([_target({**cols, "y": noise.mean(axis=1) + np.arange(8)},

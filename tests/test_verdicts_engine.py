@@ -11,10 +11,22 @@ import numpy as np
 import pytest
 import scipy.stats
 
-from clir_eval.correlation.significance import (MCResult, Source, Stream, block_rng, max_draws, monte_carlo_family,
-                                                settle_draws, settle_summary)
-from clir_eval.correlation.statistics import (perm_both_exact_hits, perm_both_exact_kind, perm_both_weights,
-                                              perm_both_setup)
+from clir_eval.correlation.significance import (
+    MCResult,
+    Source,
+    Stream,
+    block_rng,
+    max_draws,
+    monte_carlo_family,
+    settle_draws,
+    settle_summary,
+)
+from clir_eval.correlation.statistics import (
+    perm_both_exact_hits,
+    perm_both_exact_kind,
+    perm_both_setup,
+    perm_both_weights,
+)
 
 
 def _brute(a0, b0, y, method="kendall", variant="b"):

@@ -149,8 +149,8 @@ def test_sequential_results_are_identical_serial_and_on_a_pool():
 # --------------------------------------------------------------------------- one test, honest n, power
 def test_comparisons_are_the_verdicts_tests():
 
-    from clir_eval.correlation.settings import CorrelationInputs, CorrelationSettings
     from clir_eval.correlation import driver
+    from clir_eval.correlation.settings import CorrelationInputs, CorrelationSettings
 
     rng = np.random.default_rng(21)
     sys_results = {}
@@ -275,8 +275,8 @@ def test_partial_kendall_hand_value():
 
 def test_confounds_partial_tau_notes_and_agreement():
 
-    from clir_eval.correlation.settings import CorrelationInputs, CorrelationSettings
     from clir_eval.correlation import driver
+    from clir_eval.correlation.settings import CorrelationInputs, CorrelationSettings
 
     rng = np.random.default_rng(8)
     sys_results = {}

@@ -145,9 +145,9 @@ def test_de_en_sentences_sane(de_en, shared_data):
 def test_de_en_sentences_queries_evaluated(de_en, shared_data):
     """Only GOV2 titles sharing an index term with some reference-A sentence get pseudo-qrels
     (an empty English-side run gives none); counted here independently of BM25."""
-    from clir_eval.retrieval.analysis import get_analyzer
     from clir_eval.io.files import read_lines
     from clir_eval.io.readers import read_queries
+    from clir_eval.retrieval.analysis import get_analyzer
 
     an = get_analyzer("default", stopwords="english")
     vocab = {t for line in read_lines(shared_data / "wmt21/de-en/newstest2021.de-en.ref.A.en.gz") for t in an.tokenize(line)}

@@ -8,13 +8,12 @@ from pathlib import Path
 
 import pytest
 import yaml
+from wmt_gen import documents, make_set, noisy, write_xml
 
 from clir_eval.config.load import load_config
 from clir_eval.errors import UserError
-from clir_eval.pipeline.run import Cache, resolve_inputs
 from clir_eval.io.readers import read_documents
-
-from wmt_gen import documents, noisy, make_set, write_xml
+from clir_eval.pipeline.run import Cache, resolve_inputs
 
 
 def _config(tmp: Path, xml: Path, **extra) -> Path:

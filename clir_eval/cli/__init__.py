@@ -22,9 +22,9 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import typer  # noqa: E402
 from click import exceptions as click_exc  # noqa: E402 - typer's own classes (pinned: typer uses click)
 
+from ..errors import UserError, os_error_message  # noqa: E402
 from ..version import __version__  # noqa: E402
 from .app import app, group  # noqa: E402
-from ..errors import UserError, os_error_message  # noqa: E402
 
 
 def _version_callback(value: bool) -> None:

@@ -12,20 +12,19 @@ from typing import TYPE_CHECKING, Mapping, Optional
 import typer
 
 from ..correlation.driver import correlate_groups
+from ..correlation.items import ItemSettings, correlate_item_table, item_table_groups
 from ..correlation.settings import DELTA_CI_RESAMPLES, CorrelationSettings, StatsSettings, VerdictSettings
 from ..correlation.tables import groups
 from ..errors import UserError
 from ..io.files import atomic_write, check_output_file
-from ..limits import check_seed
-from ..params import split_list
 from ..io.tables import apply_filters, parse_filters, parse_labels, parse_rounding, read_table
+from ..limits import check_seed, memory_bytes
+from ..params import split_list
+from ..report.latex import latex_fragment
 from ..report.tables import correlate_blocks, correlate_markdown
 from ..report.tsv import CORRELATE_TSV, tsv_records
 from .app import app
 from .options import build, setting_option
-from ..correlation.items import ItemSettings, correlate_item_table, item_table_groups
-from ..limits import memory_bytes
-from ..report.latex import latex_fragment
 
 if TYPE_CHECKING:
     from ..correlation.items import ItemSettings

@@ -9,12 +9,10 @@ from typing import Optional
 
 import typer
 
-from ..limits import RUN_SEED
-from ..io.files import atomic_write
-from .app import app
-from ..io.files import check_output_dir
-from ..limits import MAX_JOBS, check_max, check_seed
+from ..io.files import atomic_write, check_output_dir
+from ..limits import MAX_JOBS, RUN_SEED, check_max, check_seed
 from ..sources.demo import generate_demo
+from .app import app
 from .options import print_summary
 
 

@@ -2,26 +2,24 @@
 
 from __future__ import annotations
 
+import base64
+import html
 import json
 import os
 import sys
 from pathlib import Path
 from typing import Any, Optional
-import base64
-import html
 
 import numpy as np
 import typer
 
+from ..correlation import design as dz
+from ..correlation import design_items as di
+from ..correlation.design import DEFAULT_EFFECTS, MAX_WORKERS, kendall_rows, size_text
 from ..correlation.settings import CorrelationSettings, DesignSettings
-from ..errors import UserError
-from ..settings import default
-from .app import app
-from .options import build, setting_option
-from ..correlation import design as dz, design_items as di
-from ..correlation.design import size_text, kendall_rows, MAX_WORKERS, DEFAULT_EFFECTS
 from ..correlation.significance import joint_draws
 from ..correlation.statistics import percentile_ci
+from ..errors import UserError
 from ..io.figures import pyplot, save
 from ..io.files import write_set
 from ..io.results import read_results
@@ -33,6 +31,9 @@ from ..pipeline.output import locked
 from ..pipeline.progress import Progress
 from ..report import render_reports
 from ..report.verdicts import uninformative_targets
+from ..settings import default
+from .app import app
+from .options import build, setting_option
 
 FILES = ("design.json", "design.html", "design.png")
 

@@ -10,13 +10,13 @@ import typer
 
 from ..errors import UserError
 from ..io.files import atomic_write, check_output_file, read_lines
-from ..mt.favoritism import favoritism_tables
 from ..mt.base import KNOWN_METRICS, load_metrics, read_segments
+from ..mt.favoritism import favoritism_tables
 from ..mt.settings import FavoritismAnalysis, MTSettings
 from ..params import split_list
+from ..report.blocks import tsv_float
 from .app import app
 from .options import check_option, setting_option
-from ..report.blocks import tsv_float
 
 
 def _clean(text: str) -> str:

@@ -10,15 +10,15 @@ import typer
 
 from ..errors import UserError
 from ..io.files import atomic_write, check_output_file
+from ..io.trec import read_qrels, read_run, write_qrels
 from ..ir.evaluate import Evaluator
 from ..ir.measures import parse_measures
+from ..ir.relevance import pseudo_qrels, pseudo_qrels_signature
 from ..ir.settings import PSEUDO_TOP_K, ScoreSettings
 from ..limits import MAX_DEPTH, check_max
-from ..ir.relevance import pseudo_qrels, pseudo_qrels_signature
-from ..io.trec import read_qrels, read_run, write_qrels
+from ..report.blocks import tsv_float
 from .app import app
 from .options import check_option, setting_option
-from ..report.blocks import tsv_float
 
 
 def _cell(v: Any) -> str:

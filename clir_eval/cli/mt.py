@@ -5,19 +5,28 @@ randomization and sign test with adjusted p-values)."""
 from __future__ import annotations
 
 import json
-import sys
-from typing import Any, List, Optional
 import os
+import sys
 from pathlib import Path
+from typing import Any, List, Optional
 
 import typer
 
 from ..errors import UserError
-from ..io.files import atomic_write, check_output_file
-from ..limits import MAX_RESAMPLES, check_max, check_seed
-from ..mt.base import (KNOWN_METRICS, collect_stats, iter_segment_chunks, load_metric, load_metrics, read_segments,
-                       read_source, stream_scores)
-from ..mt.neural import check_device, set_runtime
+from ..io.files import InputFile, atomic_write, check_output_file
+from ..limits import MAX_RESAMPLES, check_max, check_seed, memory_bytes
+from ..mt.base import (
+    KNOWN_METRICS,
+    collect_stats,
+    iter_segment_chunks,
+    load_metric,
+    load_metrics,
+    read_segments,
+    read_source,
+    stream_scores,
+)
+from ..mt.frequency import frequency_buckets, parse_buckets, plot_buckets
+from ..mt.neural import NeuralMetric, check_device, set_runtime
 from ..mt.resampling import bootstrap_ci
 from ..mt.settings import DEFAULT_METRICS, BucketsAnalysis, MTSettings, SignificanceSettings
 from ..mt.significance import compare_to_baseline
@@ -25,10 +34,6 @@ from ..mt.typebased import TypeFMetric
 from ..params import split_list
 from .app import app
 from .options import build, check_option, setting_option
-from ..io.files import InputFile
-from ..limits import memory_bytes
-from ..mt.frequency import frequency_buckets, parse_buckets, plot_buckets
-from ..mt.neural import NeuralMetric
 
 _DEFAULT_METRICS = ",".join(DEFAULT_METRICS)
 _METRICS_HELP = f"Comma list of metrics, e.g. bleu,chrf:beta=1,macrof:beta=2. Known: {', '.join(KNOWN_METRICS)}."

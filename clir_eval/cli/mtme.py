@@ -9,9 +9,9 @@ from pathlib import Path
 import typer
 
 from ..errors import UserError
-from .app import app
 from ..io.files import check_output_dir, read_text
 from ..io.mtme import write_scores
+from .app import app
 
 
 @app.command("mtme-export")

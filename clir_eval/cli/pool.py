@@ -8,10 +8,10 @@ from typing import List, Optional
 
 import typer
 
-from ..limits import RUN_SEED
 from ..errors import UserError
-from .app import app
 from ..io.files import check_output_dir
+from ..limits import RUN_SEED
+from .app import app
 
 
 @app.command("pool")
@@ -68,7 +68,7 @@ def pool_cmd(
 
 
 def _text(res, summary, out: Optional[Path]) -> None:
-    from ..pooling.report import pool_ci, pool_num, labels
+    from ..pooling.report import labels, pool_ci, pool_num
 
     lab = labels(res)
     for w in res.warnings:

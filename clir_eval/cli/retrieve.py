@@ -8,14 +8,14 @@ from typing import List, Optional
 
 import typer
 
-from .app import app
 from ..errors import UserError
 from ..io.files import check_output_file
 from ..io.readers import DocumentStream, doc_files_help, doc_formats_help, read_documents, read_queries
+from ..io.trec import write_run
 from ..limits import MAX_JOBS, check_max
 from ..retrieval.settings import RetrievalSettings
+from .app import app
 from .options import build, setting_option
-from ..io.trec import write_run
 
 
 @app.command("retrieve")
@@ -50,7 +50,7 @@ def retrieve(
       clir-eval retrieve --docs demo-out/data/systems/copier.jsonl --queries demo-out/data/queries.tsv --out demo-out/copier.run --depth 100
     """
     from ..retrieval.analysis import get_analyzer
-    from ..retrieval.bm25 import check_backend, build_or_load, streams
+    from ..retrieval.bm25 import build_or_load, check_backend, streams
 
     if shards < 1 or jobs < 1:
         raise UserError(f"--shards {shards} and --jobs {jobs} must be positive integers")

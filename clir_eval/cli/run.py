@@ -9,13 +9,13 @@ from typing import Optional
 
 import typer
 
-from ..pipeline.settings import SHARD_DOCS, RunSettings
-from .app import app
-from .options import check_option, print_summary, setting_option
 from ..errors import UserError
 from ..io.files import check_output_dir
 from ..io.results import read_results
+from ..pipeline.settings import SHARD_DOCS, RunSettings
 from ..report import write_reports
+from .app import app
+from .options import check_option, print_summary, setting_option
 
 
 @app.command("run")

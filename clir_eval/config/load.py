@@ -9,7 +9,6 @@ else the config's ``data_root`` key, relative to the config file).
 from __future__ import annotations
 
 import contextlib
-
 import glob as _glob
 import os
 import re
@@ -30,17 +29,24 @@ from ..pipeline.settings import RunSettings
 from ..retrieval.analysis import STOPWORD_LISTS
 from ..retrieval.settings import RetrievalSettings
 from ..sources import irds
-from ..sources.settings import (QUERY_KINDS, CollectionConfig, DistractorSource, EuroparlSource, ExternalTable,
-                               QueriesConfig, WMTSource)
+from ..sources.settings import (
+    QUERY_KINDS,
+    CollectionConfig,
+    DistractorSource,
+    EuroparlSource,
+    ExternalTable,
+    QueriesConfig,
+    WMTSource,
+)
 
 if TYPE_CHECKING:  # the mt package registers its metrics (sacrebleu) when imported: only configs using it load it
     from ..mt.settings import AnalysesConfig, MTSettings
+from ..ir.measures import parse_measure
+from ..mt.base import metric_spec
+from ..mt.settings import AnalysesConfig, MTSettings
 from ..templates import substitute
 from .schema import Config, SystemSpec
 from .sections import Loader, Section
-from ..ir.measures import parse_measure
-from ..mt.base import metric_spec
-from ..mt.settings import MTSettings, AnalysesConfig
 
 
 def _input(s: "Loader", value: str, where: str, part: str, fields=("title",)) -> str:

@@ -5,7 +5,6 @@ directory, ``${VAR}``/``${DATA_ROOT}`` expansion, paths relative to the config f
 from __future__ import annotations
 
 import math
-
 import os
 import re
 from dataclasses import MISSING, fields

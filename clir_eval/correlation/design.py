@@ -49,11 +49,11 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from .. import lazylibs
+from ..errors import UserError
 from ..settings import default
 from .settings import CorrelationSettings, DesignSettings
 from .significance import min_significant_tau, permutation_with_inversions
 from .statistics import EXACT_DP_MAX_N, perm_both_tail_p, perm_both_weights
-from ..errors import UserError
 
 MAX_R = 0.995  # loadings and correlations are kept below this (the model needs some noise)
 BLOCK = 2_000_000  # cells (studies x system pairs) per block of arithmetic: memory stays bounded whatever reps is

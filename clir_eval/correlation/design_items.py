@@ -42,13 +42,12 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
+from .. import lazylibs
+from ..io.item_matrix import read_documents_file
+from ..limits import RUN_SEED
 from . import design as dz
 from .items import EXACT_MAX as ITEM_EXACT_MAX
 from .items import grouped, joint_permutations
-
-from ..limits import RUN_SEED
-from .. import lazylibs
-from ..io.item_matrix import read_documents_file
 from .verdict import ranking
 
 LEVEL = "item"

@@ -18,16 +18,34 @@ from .. import lazylibs
 from ..errors import UserError
 from ..limits import TABLE_SEED
 from ..stats import round_half_up
-from .statistics import (Correlation, Mapper, batched, bootstrap_ci, correlate, pairwise_accuracy,
-                         perm_both_setup, permutation_sigdiff, query_bootstrap_ci)
 from .settings import MIN_SEPARATED_SHARE, CorrelationInputs, StatsSettings, VerdictSettings
-from .verdict import ranking
 from .significance import (
-    crossed_ci, min_significant_tau, Stream, crossed_parts, adjust, crossed_interval, monte_carlo_family, p_floor,
-    settle_draws, FLOOR_SHARE,
+    FLOOR_SHARE,
+    Stream,
+    adjust,
+    crossed_ci,
+    crossed_interval,
+    crossed_parts,
+    min_significant_tau,
+    monte_carlo_family,
+    p_floor,
+    settle_draws,
 )
-from .statistics import perm_both_exact_kind, resample_draws, percentile_ci
-from .verdict import clusters
+from .statistics import (
+    Correlation,
+    Mapper,
+    batched,
+    bootstrap_ci,
+    correlate,
+    pairwise_accuracy,
+    percentile_ci,
+    perm_both_exact_kind,
+    perm_both_setup,
+    permutation_sigdiff,
+    query_bootstrap_ci,
+    resample_draws,
+)
+from .verdict import clusters, ranking
 
 PerQuery = Callable[[str, Sequence[str]], "np.ndarray | None"]
 

@@ -35,11 +35,11 @@ systems, the same way in every item; docs/statistics.md, "Item level"):
 
 from __future__ import annotations
 
+import itertools
 import math
 import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
-import itertools
 
 import numpy as np
 
@@ -48,9 +48,9 @@ from ..settings import default
 from .kendall_rows import kendall_rows
 from .pairsums import group_sums, quad_forms, tau_draws
 from .settings import CorrelationSettings, StatsSettings
-from .statistics import coef_batch, percentile_ci, check_method, resample_blocks
 from .significance import Source, monte_carlo_family, settle_summary
-from .verdict import ranking, clusters, oriented
+from .statistics import check_method, coef_batch, percentile_ci, resample_blocks
+from .verdict import clusters, oriented, ranking
 
 # version of the item-level computation: change it when a change alters its results (cached
 # results of another version are not reused)

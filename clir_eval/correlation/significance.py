@@ -29,12 +29,26 @@ import numpy as np
 
 from .. import lazylibs
 from ..errors import UserError
-from ..stats import adjust_p
 from ..settings import default
-from .settings import CORRECTIONS, FAMILIES, RESOLUTIONS  # noqa: F401  (the choices, declared with the settings)
-from .settings import CorrelationSettings, StatsSettings
-from .statistics import (RESAMPLE_BLOCK, Mapper,
-                         ResampleBlock, check_level, pair_coef, coef_batch, resample_draws, percentile_ci, serial_map, block_tasks, check_method, is_pending, joint_sample, resample_block, resample_blocks)
+from ..stats import adjust_p
+from .settings import CORRECTIONS, FAMILIES, RESOLUTIONS, CorrelationSettings, StatsSettings  # noqa: F401  (the choices, declared with the settings)
+from .statistics import (
+    RESAMPLE_BLOCK,
+    Mapper,
+    ResampleBlock,
+    block_tasks,
+    check_level,
+    check_method,
+    coef_batch,
+    is_pending,
+    joint_sample,
+    pair_coef,
+    percentile_ci,
+    resample_block,
+    resample_blocks,
+    resample_draws,
+    serial_map,
+)
 
 # keyword defaults of the functions below: the settings records' (correlation/settings.py)
 _METHOD, _VARIANT = default(CorrelationSettings, "method"), default(CorrelationSettings, "variant")

@@ -36,8 +36,7 @@ import hashlib
 import math
 import warnings
 from dataclasses import dataclass
-from typing import Any, Callable, TypeVar
-from typing import Sequence
+from typing import Any, Callable, Sequence, TypeVar
 
 import numpy as np
 

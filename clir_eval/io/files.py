@@ -5,19 +5,19 @@ from __future__ import annotations
 
 import contextlib
 import gzip
-import itertools
 import hashlib
 import io
+import itertools
 import json
 import os
 import shutil
 import stat
 import sys
 import tempfile
+import unicodedata
 import zlib
 from pathlib import Path
 from typing import IO, Iterator
-import unicodedata
 
 from .. import limits
 from ..errors import UserError, os_error_message

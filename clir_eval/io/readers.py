@@ -16,14 +16,14 @@ import functools
 import glob as _glob
 import hashlib
 import json
+import os
 import re
+import stat
+import sys
 from array import array
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Mapping, Sequence
-import os
-import stat
-import sys
 
 from ..errors import UserError
 from .files import PathLike, iter_lines, read_lines, read_text

@@ -14,8 +14,7 @@ from pathlib import Path
 from typing import Iterable, Mapping
 
 from ..errors import UserError
-from .files import BOM, READ_ERRORS, PathLike, open_binary, atomic_write, iter_lines
-
+from .files import BOM, READ_ERRORS, PathLike, atomic_write, iter_lines, open_binary
 
 _REL_MIN, _REL_MAX = -(2**31), 2**31 - 1  # trec_eval stores labels as C ints
 

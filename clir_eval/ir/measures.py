@@ -23,11 +23,13 @@ from importlib import metadata
 from typing import Any, Callable, ClassVar, Iterable, Mapping
 
 from .. import lazylibs
-from ..version import __version__
 from ..errors import UserError
 from ..limits import MAX_DEPTH
 from ..params import Param, format_spec, parse_params, parse_spec, split_list
-from .rbo import P as RBO_P, VARIANT as RBO_VARIANT, VARIANTS as RBO_VARIANTS
+from ..version import __version__
+from .rbo import VARIANT as RBO_VARIANT
+from .rbo import VARIANTS as RBO_VARIANTS
+from .rbo import P as RBO_P
 
 
 def _version(module, dist: str) -> str:

@@ -14,12 +14,12 @@ with one class and its ``@register(...)`` line; modules holding metrics are impo
 from __future__ import annotations
 
 import copy
+import difflib
 import functools
 import itertools
+import logging
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
-import difflib
-import logging
 
 import numpy as np
 

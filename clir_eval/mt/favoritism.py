@@ -15,10 +15,9 @@ from typing import Any, Sequence
 import numpy as np
 
 from .. import lazylibs
-from .base import MTMetric, totals
-from .typebased import TypeFMetric, prf
 from ..errors import UserError
-from .base import collect_stats
+from .base import MTMetric, collect_stats, totals
+from .typebased import TypeFMetric, prf
 
 __all__ = ["leave_one_out", "segment_deltas", "Favoritism", "favoritism", "top_segments", "favoritism_tables"]
 

@@ -18,11 +18,11 @@ CPU thread, so the statistics do not depend on batching or the machine's thread 
 
 from __future__ import annotations
 
+import hashlib
 import math
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any, Sequence
-import hashlib
 
 import numpy as np
 

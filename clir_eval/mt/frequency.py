@@ -15,11 +15,11 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..errors import UserError
+from ..io.figures import pyplot, save
 from ..settings import SettingError, default
 from .base import LOWERCASE, TOKENIZE, Refs, tokenizer, totals
 from .settings import BucketsAnalysis
 from .typebased import prf, type_stats
-from ..io.figures import pyplot, save
 
 __all__ = ["parse_buckets", "FrequencyBuckets", "frequency_buckets", "plot_buckets"]
 

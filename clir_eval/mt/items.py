@@ -15,8 +15,7 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import UserError
-from .base import LOWERCASE, TOKENIZE, load_metrics
-from .base import collect_stats
+from .base import LOWERCASE, TOKENIZE, collect_stats, load_metrics
 from .neural import NeuralMetric
 
 

@@ -31,16 +31,16 @@ signature names the checkpoint directory and its content hash and the library ve
 from __future__ import annotations
 
 import hashlib
+import json
+import logging
 import os
 import sys
 import time
+import warnings
 from dataclasses import dataclass, field
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, Callable, Protocol, Sequence
-import json
-import logging
-import warnings
-from importlib.metadata import PackageNotFoundError, version
 
 import numpy as np
 

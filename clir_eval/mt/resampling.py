@@ -10,8 +10,8 @@ import numpy as np
 from .. import lazylibs
 from ..correlation.settings import CI_LEVEL
 from ..errors import UserError
-from ..stats import bias_corrected_interval
 from ..settings import default
+from ..stats import bias_corrected_interval
 from .base import MTMetric, Refs
 from .favoritism import leave_one_out
 from .settings import SignificanceSettings

@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from ..errors import UserError
 from ..correlation.settings import CORRECTIONS
+from ..errors import UserError
 from ..limits import MAX_DEPTH, MAX_RESAMPLES, MAX_SEED, SACREBLEU_SEED
 from ..settings import SettingError, Settings, setting
 from .base import LOWERCASE, TOKENIZE, MetricSpec, metric_spec

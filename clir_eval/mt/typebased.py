@@ -18,10 +18,22 @@ from typing import Any, Sequence
 import numpy as np
 
 from .. import lazylibs
-from ..version import __version__
 from ..errors import UserError
-from .base import (LOWERCASE, TOKENIZE, MTMetric, Param, Refs, check_streams, encode, register,
-                   resampling_fields, token_ids, tokenizer, totals)
+from ..version import __version__
+from .base import (
+    LOWERCASE,
+    TOKENIZE,
+    MTMetric,
+    Param,
+    Refs,
+    check_streams,
+    encode,
+    register,
+    resampling_fields,
+    token_ids,
+    tokenizer,
+    totals,
+)
 
 _BETA_F = Param("beta", float, 1.0, "F-measure β (recall weight)", gt=0)
 

@@ -25,6 +25,7 @@ executor: stages are deterministic and write their own cache entries atomically.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import importlib
 import os
 import signal
@@ -35,10 +36,10 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import get_context
 from typing import Any, Callable, Protocol, Sequence
-import ctypes
 
 from ..errors import UserError
 from .settings import EXECUTORS
+
 
 class WorkerLost(Exception):
     """A worker process died (killed, out of memory) while it ran one of ``indices``."""

@@ -8,14 +8,14 @@ from pathlib import Path
 from typing import Any
 
 from ..config.schema import Config, SystemSpec
-from ..sources.settings import QueriesConfig
 from ..io.files import file_checksum
-from ..io.trec import Qrels, read_qrels
-from .cache import Cache, file_problem, seal_file
 from ..io.readers import read_queries
+from ..io.trec import Qrels, read_qrels
 from ..sources import irds
 from ..sources.collection import finish_collection
 from ..sources.materialize import materialize
+from ..sources.settings import QueriesConfig
+from .cache import Cache, file_problem, seal_file
 
 
 @dataclass

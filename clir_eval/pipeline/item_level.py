@@ -4,30 +4,39 @@ executor), then the documents and queries matrices and their correlations
 
 from __future__ import annotations
 
-import functools
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 import dataclasses
+import functools
 from collections import Counter
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import numpy as np
 
 from ..config.schema import Config
+from ..correlation.items import (
+    GROUPINGS,
+    ITEM_PROCEDURE,
+    VERDICT_GROUPING,
+    ItemMatrix,
+    ItemSettings,
+    distinct_analyses,
+    finish_rows,
+    finish_verdicts,
+    plan_rows,
+    plan_verdicts,
+    repeated_rows,
+    run_jobs,
+)
 from ..correlation.settings import CI_LEVEL
+from ..io.item_matrix import documents_file, queries_file
+from ..io.trec import read_qrels, read_run
+from ..ir.items import query_docs, run_signals
+from ..mt.neural import NeuralMetric
+from ..sources.item_tables import item_arrays, missing_note
 from .cache import Cache
 from .executor import Executor
 from .inputs import Resolved
-from .stages import items_stage, run_file
+from .stages import items_stage, mt_segment_scores, run_file
 from .tasks import EnglishSide, ItemLevelTask, ItemsTask, SystemTask
-from ..correlation.items import (
-    ItemMatrix, ITEM_PROCEDURE, distinct_analyses, finish_rows, finish_verdicts, plan_rows, plan_verdicts,
-    repeated_rows, run_jobs, GROUPINGS, VERDICT_GROUPING, ItemSettings,
-)
-from ..io.item_matrix import documents_file, queries_file
-from ..io.trec import read_qrels, read_run
-from ..ir.items import run_signals, query_docs
-from ..mt.neural import NeuralMetric
-from ..sources.item_tables import item_arrays, missing_note
-from .stages import mt_segment_scores
 
 if TYPE_CHECKING:
     from ..mt.base import MetricSpec

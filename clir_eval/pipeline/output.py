@@ -18,11 +18,12 @@ try:
 except ImportError:  # pragma: no cover - no flock (Windows): runs and caches are not locked
     fcntl = None
 
-from ..errors import UserError
-from ..io.results import RunResults
 from .. import report
+from ..errors import UserError
 from ..io.files import check_target, write_set
-from ..io.item_matrix import FILE as DOCUMENTS_FILE, QUERIES_FILE
+from ..io.item_matrix import FILE as DOCUMENTS_FILE
+from ..io.item_matrix import QUERIES_FILE
+from ..io.results import RunResults
 from .item_level import SEGMENTS_FILE
 
 LOCK_FILE = ".clir-eval.lock"

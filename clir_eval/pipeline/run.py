@@ -20,37 +20,42 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from ..config.schema import Config, SystemSpec
-from ..errors import UserError
-from ..io.trec import Qrels, read_run
-from ..ir.settings import PSEUDO_TOP_K
-from ..mt.analyses import run_analyses
-from ..io.results import RunResults, SystemResult
-from .cache import Cache, tool_versions
-from .executor import Beside, Executor, LocalExecutor, WorkerLost, get_executor, runs_elsewhere
-from .inputs import Resolved, resolve_inputs
-from .output import cache_locked, claimed_out, prepare_cache, prepare_default_cache, write_outputs
-from .progress import Progress
-from .memory import available_memory, bound_jobs, build_memory
-from .shards import drop_stale_spans
-from .stages import check_same_ids, ir_stage, neural_items_prepass, neural_prepass, qrels_stage, run_file, system_stage
-from .tasks import CorrelationTask, EnglishSide, IRTask, MTTask, QrelsTask, RetrieveTask, SystemTask, ids_checksum
 from ..correlation.driver import VERDICT_PROCEDURE, correlate_run
 from ..correlation.settings import CorrelationInputs
 from ..correlation.statistics import RESAMPLE_BLOCK
-from ..io.files import read_lines, file_checksum
+from ..errors import UserError
+from ..io.files import file_checksum, read_lines
 from ..io.readers import DocumentStream
+from ..io.results import RunResults, SystemResult
+from ..io.trec import Qrels, read_run
 from ..ir.accounting import query_accounting
 from ..ir.relevance import pseudo_qrels
+from ..ir.settings import PSEUDO_TOP_K
+from ..mt.analyses import run_analyses
 from ..mt.rates import count_lines, cpu_estimate, slow_metric_warnings
 from ..retrieval.analysis import STOPWORD_LISTS
+from ..sources.direction import by_direction, direction_note, write_side_by_side
 from ..sources.item_tables import item_tables, read_external_items
 from ..sources.materialize import join_external
 from ..sources.validate import check_settings, item_names_taken
+from .cache import Cache, tool_versions
+from .executor import Beside, Executor, LocalExecutor, WorkerLost, get_executor, runs_elsewhere
+from .inputs import Resolved, resolve_inputs
 from .item_level import (
-    segment_metrics, segments_table, english_signals, items_tasks, run_items, skip_reason, item_level_block,
+    english_signals,
+    item_level_block,
+    items_tasks,
+    run_items,
+    segment_metrics,
+    segments_table,
+    skip_reason,
 )
-from .shards import shard_tasks, shard_unit
-from ..sources.direction import by_direction, direction_note, write_side_by_side
+from .memory import available_memory, bound_jobs, build_memory
+from .output import cache_locked, claimed_out, prepare_cache, prepare_default_cache, write_outputs
+from .progress import Progress
+from .shards import drop_stale_spans, shard_tasks, shard_unit
+from .stages import check_same_ids, ir_stage, neural_items_prepass, neural_prepass, qrels_stage, run_file, system_stage
+from .tasks import CorrelationTask, EnglishSide, IRTask, MTTask, QrelsTask, RetrieveTask, SystemTask, ids_checksum
 
 __all__ = ["run_experiment", "resolve_inputs", "Resolved", "Cache"]
 

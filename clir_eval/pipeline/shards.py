@@ -20,14 +20,14 @@ from typing import Any
 import numpy as np
 
 from ..errors import UserError
-from ..io.files import READ_ERRORS, open_binary, atomic_write, write_json
-from .cache import Cache
-from .memory import WORKER_BASE_BYTES, BUILD_BYTES_PER_TEXT_BYTE, text_size
-from .tasks import IndexTask, RetrieveTask, ShardTask, ids_checksum
-from ..io.readers import DocumentStream, DOCUMENT_FORMATS, guess_doc_format
+from ..io.files import READ_ERRORS, atomic_write, open_binary, write_json
+from ..io.readers import DOCUMENT_FORMATS, DocumentStream, guess_doc_format
 from ..retrieval.analysis import get_analyzer
 from ..retrieval.bm25 import RankBM25Index, SparseBM25, signature_of
-from ..retrieval.index import stream_stats, Parts, InvertedIndex, ShardStats, finalize_shard, merge_shard_stats
+from ..retrieval.index import InvertedIndex, Parts, ShardStats, finalize_shard, merge_shard_stats, stream_stats
+from .cache import Cache
+from .memory import BUILD_BYTES_PER_TEXT_BYTE, WORKER_BASE_BYTES, text_size
+from .tasks import IndexTask, RetrieveTask, ShardTask, ids_checksum
 
 ARRAYS = ("indptr", "cols", "tf", "dl")  # pass-1 triples (retrieval.index.ShardStats)
 EXTS = tuple(f"{a}.npy" for a in ARRAYS) + ("df.npy", "terms.json", "ids.json", "docs.bin", "json")

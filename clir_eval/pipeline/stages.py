@@ -10,23 +10,31 @@ from typing import Any, Callable
 import numpy as np
 
 from ..errors import UserError
-from ..io.files import safe_filename, write_json
-from ..io.trec import Qrels, read_qrels, read_run, write_qrels, write_run
-from .cache import Cache
-from .shards import assemble, drop_entries, with_spans
-from .tasks import (IndexTask, IRTask, ItemsTask, MTTask, QrelsTask, RetrieveTask, SegmentItemsTask, SegmentScoresTask,
-                    SystemTask, ids_checksum)
-from ..io.files import read_lines
+from ..io.files import read_lines, safe_filename, write_json
 from ..io.readers import DocumentStream, read_documents
+from ..io.trec import Qrels, read_qrels, read_run, write_qrels, write_run
 from ..ir.evaluate import evaluate
-from ..ir.items import run_signals, relevant_pairs
-from ..mt.base import collect_stats, load_metrics
-from ..mt.items import segment_scores, item_scores
-from ..mt.neural import set_runtime, neural_metrics
+from ..ir.items import relevant_pairs, run_signals
+from ..mt.base import build_metrics, collect_stats, load_metrics
+from ..mt.items import item_scores, segment_scores
+from ..mt.neural import neural_metrics, set_runtime
 from ..mt.rates import slow_metric_warnings
 from ..retrieval.analysis import get_analyzer
-from ..retrieval.bm25 import build_with, streams, load_index
-from ..mt.base import build_metrics
+from ..retrieval.bm25 import build_with, load_index, streams
+from .cache import Cache
+from .shards import assemble, drop_entries, with_spans
+from .tasks import (
+    IndexTask,
+    IRTask,
+    ItemsTask,
+    MTTask,
+    QrelsTask,
+    RetrieveTask,
+    SegmentItemsTask,
+    SegmentScoresTask,
+    SystemTask,
+    ids_checksum,
+)
 
 
 def mt_stage(task: MTTask, cache: Cache) -> dict:

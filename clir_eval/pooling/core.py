@@ -21,16 +21,22 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .. import lazylibs
-from ..correlation.statistics import ResampleBlock, resample_draws, percentile_ci, perm_both_setup, resample_block
+from ..correlation.pairsums import cell_sums, tau_draws
+from ..correlation.significance import Stream, adjust, jackknife_systems, monte_carlo_family, p_floor
+from ..correlation.statistics import (
+    ResampleBlock,
+    percentile_ci,
+    perm_both_setup,
+    resample_block,
+    resample_blocks,
+    resample_draws,
+)
 from ..correlation.verdict import clusters as assign_clusters
 from ..correlation.verdict import ranking
-from ..limits import RUN_SEED
 from ..errors import UserError
-from .runs import Run, load_run, shared_attr
-from ..correlation.pairsums import cell_sums, tau_draws
-from ..correlation.significance import jackknife_systems, Stream, adjust, monte_carlo_family, p_floor
-from ..correlation.statistics import resample_blocks
+from ..limits import RUN_SEED
 from .items import pool_items
+from .runs import Run, load_run, shared_attr
 from .thresholds import threshold_rows
 
 POOLED_KIND = "pooled-perm-both"

@@ -31,10 +31,11 @@ import numpy as np
 
 from .. import lazylibs
 from ..correlation.items import ItemSettings, group_coefs, swap_bits, swap_setup, system_swap_deltas
-from .runs import Run
 from ..correlation.significance import Source, adjust, monte_carlo_family, p_floor, settle_summary
-from ..correlation.verdict import clusters as assign_clusters, ranking
+from ..correlation.verdict import clusters as assign_clusters
+from ..correlation.verdict import ranking
 from ..io.item_matrix import read_documents_file, read_queries_file
+from .runs import Run
 
 GROUPING = "within"
 TOL = 1e-12

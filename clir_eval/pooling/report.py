@@ -10,8 +10,8 @@ import math
 from pathlib import Path
 from typing import Any
 
-from .core import PoolResult
 from ..io.files import safe_filename, write_set
+from .core import PoolResult
 
 
 def pool_num(v: Any, nd: int = 3) -> str:

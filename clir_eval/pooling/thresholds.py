@@ -21,10 +21,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .runs import Run
-
-from ..limits import RUN_SEED
 from ..io.figures import pyplot, save
+from ..limits import RUN_SEED
+from .runs import Run
 
 LEVELS = (0.8, 0.9, 0.95)
 NEWTON_STEPS = 60

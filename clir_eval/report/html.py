@@ -7,21 +7,44 @@ import math
 import re
 from typing import Any, Mapping
 
-from .design import design_blocks, design_summary
-from .blocks import Bullets, Heading, Para, Table, fmt_num, fmt_p, fmt_tau, inline_spans, natural_key
-from .tables import (KIND_TITLES, best_per_measure, cell_text, coefficient_name, direction_blocks, english_label,
-                     kind_table, queries_blocks, score_columns, signature_lines, tau_caption, tau_grid,
-                     uninformative_row)
-from .verdicts import (ALPHA, UNINFORMATIVE_MARK, confound_blocks, correction_phrase, delta_table, family_phrase, fmt_ci,
-                       verdict_tests)
-from .glossary import glossary
-from .svg import DOT, FIT, esc, heatmap_svg, scatter_layout, scatter_svg
+from ..io.figures import root_attrs, scoped
 from ..mt.frequency import plot_buckets
 from .analyses import analyses_blocks
+from .blocks import Bullets, Heading, Para, Table, fmt_num, fmt_p, fmt_tau, inline_spans, natural_key
+from .design import design_blocks, design_summary
+from .glossary import glossary
 from .items import item_level_blocks, level_summary
-from .tables import levels_guide, read_first, english_note, design_pointer, no_correlations
-from ..io.figures import root_attrs, scoped
-
+from .svg import DOT, FIT, esc, heatmap_svg, scatter_layout, scatter_svg
+from .tables import (
+    KIND_TITLES,
+    best_per_measure,
+    cell_text,
+    coefficient_name,
+    design_pointer,
+    direction_blocks,
+    english_label,
+    english_note,
+    kind_table,
+    levels_guide,
+    no_correlations,
+    queries_blocks,
+    read_first,
+    score_columns,
+    signature_lines,
+    tau_caption,
+    tau_grid,
+    uninformative_row,
+)
+from .verdicts import (
+    ALPHA,
+    UNINFORMATIVE_MARK,
+    confound_blocks,
+    correction_phrase,
+    delta_table,
+    family_phrase,
+    fmt_ci,
+    verdict_tests,
+)
 
 # --------------------------------------------------------------------------- plots
 PANELS_WIDTH = 880  # page width (1200px less padding) less the key beside the panels

@@ -4,18 +4,30 @@ built from results.json (the verdict sections: :mod:`.verdicts`; the TSV files: 
 from __future__ import annotations
 
 import json
-from typing import Any, Collection, Mapping, Sequence
 import re
+from typing import Any, Collection, Mapping, Sequence
 
-from .design import design_blocks, design_summary
+from ..correlation.statistics import summarize
 from ..correlation.verdict import best_per_target, leaders
 from .analyses import analyses_blocks
-from .blocks import (Block, Bullets, Code, Heading, Para, md_table, blocks_markdown, fmt_num, fmt_p, fmt_tau,
-                     natural_key, table_block)
+from .blocks import (
+    Block,
+    Bullets,
+    Code,
+    Heading,
+    Para,
+    blocks_markdown,
+    fmt_num,
+    fmt_p,
+    fmt_tau,
+    md_table,
+    natural_key,
+    table_block,
+)
+from .design import design_blocks, design_summary
+from .items import item_level_blocks, level_disagreements, level_summary
 from .latex import PDFTEX_MISSING_NOTE, PREAMBLE, blocks_latex, latex_escape, latex_tabular, pdftex_missing
 from .verdicts import ALPHA, UNINFORMATIVE_MARK, confound_blocks, correction_phrase, family_phrase, verdict_blocks
-from ..correlation.statistics import summarize
-from .items import level_disagreements, item_level_blocks, level_summary
 
 KIND_TITLES = {
     "mt-ir": "MT metric vs IR measure",

@@ -6,7 +6,11 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping, Sequence
 
-from ..correlation.settings import CI_LEVEL, MIN_SEPARATED_SHARE, CorrelationSettings  # not the driver: reports import no numpy
+from ..correlation.settings import (  # not the driver: reports import no numpy
+    CI_LEVEL,
+    MIN_SEPARATED_SHARE,
+    CorrelationSettings,
+)
 from ..settings import default
 from .blocks import Block, Bullets, Heading, Para, Table, fmt_p, fmt_tau, table_block
 

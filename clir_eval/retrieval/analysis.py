@@ -46,10 +46,8 @@ import numpy as np
 
 from .. import lazylibs
 from ..errors import UserError
-from ..io.files import text_checksum
+from ..io.files import read_lines, text_checksum
 from .settings import ANALYZERS
-from ..io.files import read_lines
-
 
 #: Lucene's English stop set (``EnglishAnalyzer.ENGLISH_STOP_WORDS_SET``), the default of
 #: Lucene/Anserini English BM25 baselines.

@@ -51,14 +51,21 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from .. import lazylibs
-from .analysis import Analyzer, get_analyzer
-from .settings import BACKENDS, LUCENE_VARIANTS, IndexSettings, RetrievalSettings
-from .index import IndexCorrupt, InvertedIndex, build_inverted_index, build_streamed, load_inverted_index, read_index_header
 from ..errors import UserError
-from ..settings import default
 from ..io.files import PathLike
 from ..io.readers import Documents, DocumentStream
 from ..io.trec import Run
+from ..settings import default
+from .analysis import Analyzer, get_analyzer
+from .index import (
+    IndexCorrupt,
+    InvertedIndex,
+    build_inverted_index,
+    build_streamed,
+    load_inverted_index,
+    read_index_header,
+)
+from .settings import BACKENDS, LUCENE_VARIANTS, IndexSettings, RetrievalSettings
 
 RANK_BM25_VERSION = version("rank-bm25")
 

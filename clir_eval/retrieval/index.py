@@ -29,24 +29,24 @@ can execute code, and an altered or truncated file is never used.
 from __future__ import annotations
 
 import hashlib
+import io
 import itertools
 import json
+import mmap
+import multiprocessing as mp
 import os
+import tempfile
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
-import mmap
-import multiprocessing as mp
-import tempfile
-import io
 
 import numpy as np
 
 from .. import lazylibs
-from .analysis import Analyzer, HashCollision, StringSurfaceVocab, SurfaceVocab, batch_slices
 from ..errors import UserError
 from ..io.files import PathLike, atomic_write, write_json
+from .analysis import Analyzer, HashCollision, StringSurfaceVocab, SurfaceVocab, batch_slices
 
 INDEX_FORMAT = "clir-eval-index/2"
 

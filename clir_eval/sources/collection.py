@@ -8,12 +8,12 @@ from pathlib import Path
 from typing import Mapping
 
 from ..config.schema import Config, SystemSpec
-from .settings import DistractorSource
 from ..errors import UserError
-from ..templates import substitute
 from ..io.files import safe_filename, text_checksum
 from ..io.readers import read_documents
+from ..templates import substitute
 from .materialize import write_docs
+from .settings import DistractorSource
 from .wmt import read_wmt_xml
 
 

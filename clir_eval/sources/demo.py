@@ -36,9 +36,9 @@ from dataclasses import asdict, dataclass
 from itertools import accumulate
 from pathlib import Path
 
-from ..limits import RUN_SEED
 from ..errors import UserError
 from ..io.files import atomic_write, write_json
+from ..limits import RUN_SEED
 
 DEMO_VERSION = "2"
 SOURCE_LANG = "xx"

@@ -50,7 +50,6 @@ from ..errors import UserError
 from ..io.files import PathLike, iter_lines
 from .settings import GRANULARITIES
 
-
 _TAG_LINE = re.compile(r"^\s*<\s*/?\s*([A-Za-z]+)\b[^<>]*>\s*$")
 _ATTR = re.compile(r"""\b([A-Za-z]+)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""")
 _BRK = re.compile(r"<\s*BRK\s*/?\s*>", re.IGNORECASE)

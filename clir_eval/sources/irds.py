@@ -13,9 +13,9 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import logging
 from pathlib import Path
 from typing import Iterator, Sequence
-import logging
 
 from .. import lazylibs
 from ..errors import UserError

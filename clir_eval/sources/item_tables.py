@@ -5,22 +5,22 @@ any stage runs, and join the documents matrix beside the registry metrics (:func
 
 from __future__ import annotations
 
+import glob
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
-import glob
 
 import numpy as np
 
 from ..config.schema import Config, SystemSpec
 from ..errors import UserError
-from ..templates import substitute
-from .settings import ExternalTable
 from ..io.files import file_checksum
-from ..io.mtme import parse_name, document_scores
+from ..io.mtme import document_scores, parse_name
 from ..io.tables import score_cell
+from ..templates import substitute
 from .materialize import read_score_table
+from .settings import ExternalTable
 
 AGGREGATION = "doc:mean-of-segments"  # a document's score from segment scores (None left out)
 

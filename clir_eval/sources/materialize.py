@@ -4,26 +4,25 @@ in the cache so the rest of the pipeline only sees line files and JSONL collecti
 
 from __future__ import annotations
 
+import difflib
+import json
+from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, Mapping
-import json
-import difflib
-from fnmatch import fnmatchcase
 
 from ..config.schema import Config, SystemSpec
 from ..errors import UserError
-from ..templates import substitute
-from ..io.files import safe_filename
-from .settings import ExternalTable
-from .wmt import UNNAMED_TRANSLATOR as UNNAMED_REF
-from ..io.files import atomic_write, file_checksum, text_checksum
+from ..io.files import atomic_write, file_checksum, safe_filename, text_checksum
 from ..io.mtme import read_scores
 from ..io.readers import read_documents
 from ..io.tables import read_table, score_cell
 from ..mt.base import load_metric, lower_is_better
+from ..templates import substitute
 from .europarl import align_collections, read_europarl, reader_signature
 from .querygen import generate_queries
-from .wmt import read_wmt_human_scores, read_wmt_xml, HUMAN_SYSTEM_NAME
+from .settings import ExternalTable
+from .wmt import HUMAN_SYSTEM_NAME, read_wmt_human_scores, read_wmt_xml
+from .wmt import UNNAMED_TRANSLATOR as UNNAMED_REF
 
 
 # --------------------------------------------------------------------------- external tables

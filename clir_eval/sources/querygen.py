@@ -31,13 +31,12 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
-from ..limits import QUERY_SEED
 from ..errors import UserError
-from ..params import coerce, parse_spec
 from ..io.trec import Qrels
+from ..limits import QUERY_SEED
+from ..params import coerce, parse_spec
 from .settings import QUERY_KINDS
 from .wmt import build_collection
-
 
 Analyzer = Callable[[str], Sequence[str]]
 

@@ -16,7 +16,7 @@ from typing import Callable, TypeVar
 from ..config.schema import Config, SystemSpec
 from ..errors import UserError
 from ..io.files import READ_ERRORS, InputFile
-from ..io.readers import read_documents, guess_doc_format
+from ..io.readers import guess_doc_format, read_documents
 from ..io.trec import read_qrels
 from ..mt.base import metric_spec
 from ..mt.rates import cpu_estimate
@@ -26,7 +26,13 @@ from ..retrieval.analysis import get_analyzer
 from .collection import read_distractors
 from .item_tables import describe_item_table
 from .materialize import (
-    check_join, query_counts, select_wmt_documents, wmt_generate, wmt_labels, direction_summary, table_scores,
+    check_join,
+    direction_summary,
+    query_counts,
+    select_wmt_documents,
+    table_scores,
+    wmt_generate,
+    wmt_labels,
 )
 from .wmt import HUMAN_SYSTEM_NAME, read_wmt_human_scores, read_wmt_xml
 

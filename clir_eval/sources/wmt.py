@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import Collection, Iterable, Mapping, Sequence, Union
 
 from ..errors import UserError
-from ..io.files import READ_ERRORS, PathLike, open_binary, iter_lines
+from ..io.files import READ_ERRORS, PathLike, iter_lines, open_binary
 
 Segments = tuple[str, ...]
 DocTranslation = Mapping[str, Sequence[str]]
