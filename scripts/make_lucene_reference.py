@@ -14,6 +14,13 @@
 
     python scripts/make_lucene_reference.py --lucene-jars /usr/share/java
 
+- tests/fixtures/lucene8_analyzers.json (with ``--analyzers --lucene-jars /usr/share/java``): the
+  terms Lucene 8.7 gives generated texts of every shipped collection language, through the chain
+  the language analyzers follow (StandardTokenizer, CJKWidthFilter, LowerCaseFilter,
+  CJKBigramFilter, StopFilter with Lucene's list, SnowballFilter; scripts/lucene/LuceneAnalyze.java),
+  the reference of tests/test_languages.py (with the same chain without the stemmer); plus texts
+  where the tokenizers are known to differ, and Lucene's own CJKAnalyzer on the CJK texts.
+
 The corpus (Zipfian tokens, some empty documents, lengths past Lucene's exact range, repeated
 terms) and queries (with repeated and unknown tokens) are stored in the fixtures, so the tests
 need neither bm25s, Java nor this script.
@@ -67,10 +74,135 @@ def lucene_fixture(jars: Path) -> None:
     print(f"wrote {FIXTURES / 'lucene8_bm25.json'}")
 
 
+# ------------------------------------------------------------------ analyzers
+
+CJK_BLOCKS = {"han": (0x4E00, 0x9FA5), "hiragana": (0x3041, 0x3093), "katakana": (0x30A1, 0x30F6),
+              "hangul": (0xAC00, 0xD7A3)}  # fmt: skip
+HALFWIDTH_KANA = [chr(c) for c in range(0xFF66, 0xFF9E)]
+SEPARATORS = [" ", " ", " ", ", ", ". ", "; ", "\t", " (", ") ", " - ", "! ", "? ", "\u3000", "\u3001", "\u3002"]
+#: Texts on which the default tokenizer knowingly differs from Lucene's StandardTokenizer (UAX #29)
+DIFFERENCES = ["l'homme aujourd'hui", "3.14 und 1,000", "a:b", "한국어abc", "abc한국어", "々々", "\U0002B820\U0002B821"]
+
+
+def _cjk_run(rng, n: int, hangul: bool = True) -> str:
+    kinds = [k for k in CJK_BLOCKS if hangul or k != "hangul"]
+    return "".join(chr(int(rng.integers(lo, hi + 1)))
+                   for lo, hi in (CJK_BLOCKS[kinds[rng.integers(len(kinds))]] for _ in range(n)))
+
+
+def _word(rng, letters: list[str], endings: list[str], stop: list[str]) -> str:
+    r = rng.random()
+    if r < 0.25 and stop:
+        w = stop[rng.integers(len(stop))]
+    else:
+        w = "".join(letters[rng.integers(len(letters))] for _ in range(rng.integers(2, 7)))
+        if endings:
+            w += endings[rng.integers(len(endings))]
+    return w.upper() if rng.random() < 0.1 else w.capitalize() if rng.random() < 0.2 else w
+
+
+def _item(rng, letters, endings, stop) -> str:
+    r = rng.random()
+    if r < 0.55:
+        return _word(rng, letters, endings, stop)
+    if r < 0.62:
+        return str(rng.integers(0, 10000))
+    if r < 0.80:
+        return _cjk_run(rng, int(rng.integers(1, 7)))
+    if r < 0.85:  # fullwidth letters and digits
+        return "".join(chr(0xFEE0 + ord(c)) for c in _word(rng, list("abcdefgxyzABCXYZ0123"), [], []))
+    if r < 0.90:  # halfwidth katakana, some with (semi-)voiced marks
+        return "".join(HALFWIDTH_KANA[rng.integers(len(HALFWIDTH_KANA))] + ("\uff9e", "\uff9f", "", "")[rng.integers(4)]
+                       for _ in range(rng.integers(1, 5)))  # fmt: skip
+    if r < 0.95:  # scripts glued: word + CJK, digits + CJK, CJK + word (not Hangul: UAX #29 joins it to letters)
+        w, c = _word(rng, letters, endings, []), _cjk_run(rng, int(rng.integers(1, 4)), hangul=False)
+        return (w + c, str(rng.integers(100)) + c, c + w)[rng.integers(3)]
+    return "".join(chr(0xFF66 + i) + ("\uff9e", "\uff9f")[i % 2] for i in range(0, 0x38, 3))  # every kana x mark
+
+
+def analyzer_texts(code: str, n: int = 30, seed: int = 11) -> list[str]:
+    """Generated texts for language ``code``: its stopwords (any case), made-up words of the letters
+    of its stopword list ending like its stopwords (so suffix rules of the stemmer fire), numbers,
+    CJK runs of every length, fullwidth and halfwidth forms, and scripts glued without spaces."""
+    from clir_eval.retrieval.analysis import get_analyzer
+    from clir_eval.retrieval.languages import language, stopword_list
+
+    rng = np.random.default_rng([seed, sum(map(ord, code))])
+    stop = [w for w in stopword_list(code)[0] if w.isalpha()] if code not in ("zh", "ja", "ko") else []  # d'un: DIFFERENCES
+    base = stop or list(stopword_list("de")[0])
+    letters = sorted({c for w in base for c in w if c.isalpha()})
+    endings = sorted({w[-k:] for w in base for k in (1, 2, 3) if len(w) > k and w[-k:].isalpha()})
+    endings = endings if language(code).stemmer else []
+    texts = []
+    for _ in range(n):
+        parts = [_item(rng, letters, endings, stop) for _ in range(rng.integers(3, 16))]
+        texts.append("".join(p + SEPARATORS[rng.integers(len(SEPARATORS))] for p in parts).strip())
+    assert all(get_analyzer(language=code).tokenize(t) is not None for t in texts)
+    return texts
+
+
+#: Lucene's Snowball class of a PyStemmer algorithm where the names differ: Snowball's ``german``
+#: took in ``german2``'s ae/oe/ue rule (Lucene 8.7's German2Stemmer); ``dutch_porter`` is the
+#: Dutch stemmer that Lucene 8.7 has.
+STEMMERS = {"dutch_porter": "Dutch", "german": "German2"}
+
+
+def lucene_chain(code: str) -> str:
+    from clir_eval.retrieval.languages import language
+
+    lang = language(code)
+    pkg = {"cjk.txt": "cjk/stopwords.txt"}.get(lang.stopwords or "", None)
+    if lang.stopwords and pkg is None:
+        pkg = f"snowball/{lang.name}_stop.txt" if lang.format == "snowball" else f"{code}/stopwords.txt"
+    stem = "-" if lang.stemmer is None else STEMMERS.get(lang.stemmer, lang.stemmer.capitalize())
+    return f"chain:org/apache/lucene/analysis/{pkg or 'none'}:{lang.format if pkg else 'none'}:{stem}"
+
+
+def _run_lucene(cp: str, classes: str, chain: str, texts: list[str]) -> list[str]:
+    with tempfile.TemporaryDirectory() as tmp:
+        p = Path(tmp) / "texts.txt"
+        p.write_text("".join(t + "\n" for t in texts), encoding="utf-8")
+        out = subprocess.run(["java", "-cp", f"{classes}:{cp}", "LuceneAnalyze", chain, str(p)], check=True,
+                             capture_output=True, text=True, encoding="utf-8").stdout  # fmt: skip
+    return [" ".join(line.split("\x01")) for line in out.split("\n")[: len(texts)]]  # no term has a space
+
+
+def analyzers_fixture(jars: Path) -> None:
+    from clir_eval.retrieval.languages import LANGUAGES
+
+    cp = ":".join(str(p) for p in sorted(jars.glob("lucene-core-*.jar")) + sorted(jars.glob("lucene-analyzers-common-*.jar")))
+    java = Path(__file__).resolve().parent / "lucene" / "LuceneAnalyze.java"
+    out = {"lucene_jars": sorted(Path(p).name for p in cp.split(":")), "command": COMMAND, "languages": {},
+           "differences": {}, "cjk_analyzer": {}}  # fmt: skip
+    with tempfile.TemporaryDirectory() as classes:
+        subprocess.run(["javac", "-d", classes, "-cp", cp, str(java)], check=True)
+        for code in sorted(c for c in LANGUAGES if c != "en"):
+            texts = analyzer_texts(code)
+            chain = lucene_chain(code)
+            out["languages"][code] = entry = {"chain": chain, "texts": texts, "terms": _run_lucene(cp, classes, chain, texts)}
+            if not chain.endswith(":-"):  # the same chain without its stemmer
+                entry["terms_unstemmed"] = _run_lucene(cp, classes, chain.rsplit(":", 1)[0] + ":-", texts)
+        out["differences"] = {"chain": lucene_chain("fr"), "texts": DIFFERENCES,
+                              "terms": _run_lucene(cp, classes, lucene_chain("fr"), DIFFERENCES)}  # fmt: skip
+        texts = [t for code in ("ja", "ko", "zh") for t in out["languages"][code]["texts"]]
+        out["cjk_analyzer"] = {"texts": texts, "terms": _run_lucene(cp, classes, "cjk", texts)}  # CJKAnalyzer itself
+    path = FIXTURES / "lucene8_analyzers.json"
+    path.write_text(json.dumps(out, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"wrote {path}")
+
+
+COMMAND = "python scripts/make_lucene_reference.py --analyzers --lucene-jars /usr/share/java"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--lucene-jars", type=Path, help="directory with lucene-core and lucene-analyzers-common jars")
+    ap.add_argument("--analyzers", action="store_true", help="write the language analyzers' fixture (needs --lucene-jars)")
     a = ap.parse_args()
+    if a.analyzers:
+        if not a.lucene_jars:
+            ap.error("--analyzers needs --lucene-jars")
+        return analyzers_fixture(a.lucene_jars)
     if a.lucene_jars:
         return lucene_fixture(a.lucene_jars)
     import bm25s

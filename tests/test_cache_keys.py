@@ -114,7 +114,7 @@ def _candidates(value, kind: type) -> list:
         return [(*value, "ter"), ("bleu",), ("chrf1",), (*value, "P_5"), ("map",)]
     if isinstance(kind, type) and issubclass(kind, collections.abc.Mapping):
         return [{**value, "bleu": 1}, {"map": 2}]
-    return ["a", "english", "none", "intl", "cuda"] if kind is str else []
+    return ["a", "english", "none", "intl", "cuda", "de"] if kind is str else []  # de: a collection language
 
 
 def settings_changes(record: Settings, files: Files) -> list[tuple[str, Settings, Settings, bool]]:

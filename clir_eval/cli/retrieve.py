@@ -27,6 +27,7 @@ def retrieve(
     analyzer: str = setting_option(RetrievalSettings, "analyzer"),
     stopwords: Optional[str] = setting_option(RetrievalSettings, "stopwords"),
     stem: Optional[str] = setting_option(RetrievalSettings, "stem"),
+    language: str = setting_option(RetrievalSettings, "language"),
     variant: str = setting_option(RetrievalSettings, "variant"),
     k1: Optional[float] = setting_option(RetrievalSettings, "k1"),
     b: Optional[float] = setting_option(RetrievalSettings, "b"),
@@ -60,9 +61,9 @@ def retrieve(
     if not tag or len(tag.split()) != 1 or tag.split()[0] != tag:
         raise UserError(f"--tag {tag!r} must be one word without whitespace")
     settings = build(RetrievalSettings, backend=check_backend(backend), analyzer=analyzer.strip().lower(),
-                     stopwords=stopwords, stem=stem, variant=variant.strip().lower(), k1=k1, b=b, epsilon=epsilon,
-                     delta=delta, depth=depth)  # fmt: skip
-    an = get_analyzer(settings.analyzer, stopwords=stopwords, stem=stem)
+                     stopwords=stopwords, stem=stem, language=language, variant=variant.strip().lower(), k1=k1, b=b,
+                     epsilon=epsilon, delta=delta, depth=depth)  # fmt: skip
+    an = get_analyzer(settings.analyzer, stopwords=stopwords, stem=stem, language=settings.language)
     t0 = time.perf_counter()
     qs = read_queries(queries if len(queries) > 1 else queries[0], fmt=queries_format, fields=fields)
     streamed = streams(settings.backend, shards, jobs)  # texts read batch by batch while indexing

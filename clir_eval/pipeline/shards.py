@@ -88,7 +88,8 @@ def span_tasks(ix: IndexTask, shard_docs: int) -> tuple[tuple[ShardTask, ...], i
     spans = plan_spans(ix.docs, shard_docs)
     shards = tuple(
         ShardTask(ix.system, ix.docs, ix.format, ix.settings.analyzer, ix.settings.stopwords, ix.settings.stem, sp.first,
-                  sp.lines, sp.offset, ix.stopwords_file, memory=int(sp.size * BUILD_BYTES_PER_TEXT_BYTE) + WORKER_BASE_BYTES)  # fmt: skip
+                  sp.lines, sp.offset, ix.stopwords_file, memory=int(sp.size * BUILD_BYTES_PER_TEXT_BYTE) + WORKER_BASE_BYTES,
+                  language=ix.settings.language)  # fmt: skip
         for sp in spans
     )
     per_byte = MERGE_BYTES_PER_TEXT_BYTE.get(ix.settings.backend, BUILD_BYTES_PER_TEXT_BYTE)
@@ -106,7 +107,7 @@ def shard_tasks(task: RetrieveTask, shard_docs: int) -> RetrieveTask:
 
 def _analyzer(task: ShardTask | IndexTask):
     s = task.settings if isinstance(task, IndexTask) else task
-    return get_analyzer(s.analyzer, stopwords=s.stopwords, stem=s.stem)
+    return get_analyzer(s.analyzer, stopwords=s.stopwords, stem=s.stem, language=s.language)
 
 
 def shard_stage(task: ShardTask, cache: Cache) -> dict[str, Any]:

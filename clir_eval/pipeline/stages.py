@@ -162,11 +162,11 @@ def _build(task: IndexTask):
     s = task.settings
     if streams(s.backend):  # texts read batch by batch while indexing, none held
         docs = DocumentStream(task.docs, fmt=task.format)
-        idx = build_with(docs, get_analyzer(s.analyzer, stopwords=s.stopwords, stem=s.stem), s)
+        idx = build_with(docs, get_analyzer(s.analyzer, stopwords=s.stopwords, stem=s.stem, language=s.language), s)
         n_empty = docs.n_empty
     else:
         docs = read_documents(task.docs, fmt=task.format)
-        idx = build_with(docs, get_analyzer(s.analyzer, stopwords=s.stopwords, stem=s.stem), s)
+        idx = build_with(docs, get_analyzer(s.analyzer, stopwords=s.stopwords, stem=s.stem, language=s.language), s)
         n_empty = sum(1 for t in docs.texts if not t.strip())
     meta = {
         "signature": idx.signature,

@@ -47,6 +47,8 @@ import numpy as np
 from .. import lazylibs
 from ..errors import UserError
 from ..io.files import read_lines, text_checksum
+from .languages import CJK_SIG, LANGUAGES, bigrams, cjk_pieces, fold_width, language_code, stopword_list
+from .languages import language as language_profile
 from .settings import ANALYZERS
 
 #: Lucene's English stop set (``EnglishAnalyzer.ENGLISH_STOP_WORDS_SET``), the default of
@@ -57,7 +59,15 @@ ENGLISH_STOPWORDS = (
     "these", "they", "this", "to", "was", "will", "with",
 )  # fmt: skip
 
-STOPWORD_LISTS = {"english": ENGLISH_STOPWORDS}
+#: Named stopword lists: ``english`` (the list above) and Lucene's list of each language by its
+#: English name (``german``, ``russian``...; ``cjk``: CJKAnalyzer's), a language code as value.
+STOPWORD_LISTS: dict[str, tuple[str, ...] | str] = {
+    "english": ENGLISH_STOPWORDS,
+    **{lang.name: code for code, lang in LANGUAGES.items() if lang.stopwords and lang.stopwords != "cjk.txt"},
+    "cjk": "zh",
+    "none": (),  # no list (switches off a language's own)
+}
+NONE = "none"  # stopwords/stem value switching off a language's default list or stemmer
 
 
 #: Code points deleted before tokenizing by the ``default`` tokenizer (besides category Cf).
@@ -455,24 +465,47 @@ class Analyzer:
     name: str
     stopwords: str | None = None
     stem: str | None = None
+    language: str = "en"
     _stopset: frozenset[str] = field(repr=False, compare=False, default=frozenset())
     _stemmer: object = field(repr=False, compare=False, default=None)
     signature: str = field(compare=False, default="")
 
     @property
+    def cjk(self) -> bool:
+        """True when tokens are width-folded and CJK runs bigrammed (every language but English)."""
+        return self.language != "en"
+
+    @property
     def identity(self) -> bool:
-        """True when every token is its own term (no stopwords, no stemming)."""
-        return not self._stopset and self._stemmer is None
+        """True when every token is its own term (no stopwords, no stemming, no CJK rules)."""
+        return not self._stopset and self._stemmer is None and not self.cjk
 
     def normalize(self, token: str) -> str | None:
-        """The index term of one token, None for a stopword."""
+        """The index term of one token, None for a stopword (analyzers without CJK rules: one term
+        per token at most; :meth:`terms` in general)."""
         if token in self._stopset:
             return None
         return self._stemmer.stemWord(token) if self._stemmer is not None else token
 
+    def terms(self, token: str) -> list[str]:
+        """The index terms of one token: width folded, CJK runs cut into bigrams, stopwords
+        dropped, stemmed (in that order; as :meth:`normalize` without the CJK rules)."""
+        if not self.cjk:
+            term = self.normalize(token)
+            return [] if term is None else [term]
+        out: list[str] = []
+        for piece, is_cjk in cjk_pieces(fold_width(token)):
+            for t in bigrams(piece) if is_cjk else [piece]:
+                term = self.normalize(t)
+                if term is not None:
+                    out.append(term)
+        return out
+
     def tokenize(self, text: str) -> list[str]:
         """The index terms of ``text`` in order (duplicates kept)."""
         tokens, _ = _split_batch(self.name, [text])
+        if self.cjk:
+            return [t for tok in tokens for t in self.terms(tok)]
         if self._stopset:
             stop = self._stopset
             tokens = [t for t in tokens if t not in stop]
@@ -481,17 +514,22 @@ class Analyzer:
         return tokens
 
     def __reduce__(self):  # rebuild by name, so analyzers pass to worker processes
-        return (get_analyzer, (self.name, self.stopwords, self.stem))
+        return (get_analyzer, (self.name, self.stopwords, self.stem, self.language))
 
     def spec(self) -> dict:
-        """The arguments that rebuild this analyzer with :func:`get_analyzer`."""
-        return {"name": self.name, "stopwords": self.stopwords, "stem": self.stem}
+        """The arguments that rebuild this analyzer with :func:`get_analyzer` (``language`` only
+        when not English, so specs saved before languages existed still match)."""
+        out = {"name": self.name, "stopwords": self.stopwords, "stem": self.stem}
+        return out if self.language == "en" else {**out, "language": self.language}
 
 
 def _load_stopwords(stopwords: str) -> tuple[frozenset[str], str]:
     key = stopwords.strip()
     if key.lower() in STOPWORD_LISTS:
         words = STOPWORD_LISTS[key.lower()]
+        if isinstance(words, str):  # a language's Lucene list
+            listed, sig = stopword_list(words)
+            return frozenset(listed), sig
         return frozenset(words), f"{key.lower()}-lucene{len(words)}"
     p = Path(key)
     if p.is_file():
@@ -503,18 +541,43 @@ def _load_stopwords(stopwords: str) -> tuple[frozenset[str], str]:
     )
 
 
-def get_analyzer(name: str = "default", stopwords: str | None = None, stem: str | None = None) -> Analyzer:
-    """Build a named analyzer (``whitespace`` or ``default``).
+def _off(value: str | None) -> bool:
+    return value is not None and value.strip().lower() == NONE
 
-    ``stopwords``: ``"english"`` (Lucene's 33-word list) or a file of words, applied to the
-    tokens as produced (i.e. after lowercasing for ``default``). ``stem``: a Snowball
-    language known to PyStemmer (``english``, ``german``, ``hindi``...). Unknown names raise
-    :class:`UserError`.
+
+def get_analyzer(name: str = "default", stopwords: str | None = None, stem: str | None = None,
+                 language: str | None = "en") -> Analyzer:
+    """Build a named analyzer (``whitespace`` or ``default``) for a collection language.
+
+    ``stopwords``: ``"english"`` (Lucene's 33-word list), a language's Lucene list by its English
+    name (``german``, ``cjk``...), ``"none"``, or a file of words, applied to the tokens as produced
+    (i.e. after lowercasing for ``default``). ``stem``: a Snowball language known to PyStemmer
+    (``english``, ``german``, ``hindi``...) or ``"none"``. ``language``: an ISO 639-1 code; ``en``
+    (the default) applies exactly ``stopwords`` and ``stem``; any other language needs the
+    ``default`` tokenizer, adds CJK width folding and bigrams (:mod:`.languages`), and takes its
+    stopword list and stemmer where ``stopwords``/``stem`` are left unset (None). Unknown names
+    raise :class:`UserError`.
     """
     key = (name or "").strip().lower()
     if key not in _TOKENIZER_SIGS:
         raise UserError(f"unknown analyzer {name!r}; choose one of {', '.join(ANALYZERS)}")
+    try:
+        lang = language_code(language or "en")
+    except ValueError as e:
+        raise UserError(f"retrieval.language: {e}") from None
     sig = _TOKENIZER_SIGS[key]
+    if lang != "en":
+        if key != "default":
+            raise UserError(f"retrieval.language {lang} needs analyzer default (got {key}): the CJK rules and "
+                            "the language's stopwords apply to Unicode words")  # fmt: skip
+        sig += f"|lang:{lang}|{CJK_SIG}"
+        profile = language_profile(lang)
+        if stopwords is None and profile.stopwords:
+            stopwords = profile.name if profile.stopwords != "cjk.txt" else "cjk"
+        if stem is None and profile.stemmer:
+            stem = profile.stemmer
+    stop_spec, stem_spec = (NONE if _off(v) else v for v in (stopwords, stem))  # "none" kept: specs rebuild it
+    stopwords, stem = (None if _off(v) else v for v in (stopwords, stem))
     stopset: frozenset[str] = frozenset()
     if stopwords:
         stopset, stop_sig = _load_stopwords(stopwords)
@@ -524,20 +587,30 @@ def get_analyzer(name: str = "default", stopwords: str | None = None, stem: str 
     stemmer = None
     if stem:
         Stemmer = lazylibs.stemmer()
-        lang = stem.strip().lower()
-        if lang not in Stemmer.algorithms():
+        stem_lang = stem.strip().lower()
+        if stem_lang not in Stemmer.algorithms():
             raise UserError(
                 f"unknown stemmer language {stem!r}; PyStemmer knows: {', '.join(Stemmer.algorithms())}"
             )
-        stemmer = Stemmer.Stemmer(lang)
-        sig += f"|stem:snowball-{lang}|pystemmer:{_pystemmer_version()}"
+        stemmer = Stemmer.Stemmer(stem_lang)
+        sig += f"|stem:snowball-{stem_lang}|pystemmer:{_pystemmer_version()}"
     else:
         sig += "|stem:none"
     return Analyzer(
         name=key,
-        stopwords=stopwords or None,
-        stem=stem.strip().lower() if stem else None,
+        stopwords=stop_spec or None,
+        stem=stem.strip().lower() if stem else (stem_spec or None),
+        language=lang,
         _stopset=stopset,
         _stemmer=stemmer,
         signature=f"analyzer:{key}|{sig}",
     )
+
+
+def analyzer_for(language: str | None, name: str = "default", stopwords: str | None = None,
+                 stem: str | None = None) -> Analyzer:
+    """The analyzer of a collection in ``language`` (ISO 639-1, e.g. the target language of a WMT
+    file): :func:`get_analyzer` with the language first. ``analyzer_for("de")`` is Unicode words,
+    lowercased, CJK bigrams, Lucene's German stopwords and the Snowball German stemmer;
+    ``analyzer_for("en")`` is the plain ``default`` analyzer (as configured)."""
+    return get_analyzer(name, stopwords=stopwords, stem=stem, language=language)

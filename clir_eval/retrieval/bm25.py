@@ -385,7 +385,7 @@ def build_index(docs: Documents, analyzer: Analyzer, backend: str = "sparse", va
     the same scores and tie order as one index.
     """
     params = IndexSettings(backend=check_backend(backend), analyzer=analyzer.name, stopwords=analyzer.stopwords,
-                           stem=analyzer.stem, variant=(variant or "").strip().lower(), k1=k1, b=b, epsilon=epsilon,
+                           stem=analyzer.stem, language=analyzer.language, variant=(variant or "").strip().lower(), k1=k1, b=b, epsilon=epsilon,
                            delta=delta)  # fmt: skip
     return build_with(docs, analyzer, params, shards=shards, jobs=jobs)
 
@@ -428,9 +428,9 @@ def load_index(directory: PathLike, signature: str | None = None) -> BM25Index:
         raise UserError(f"index in {d} was built with different settings or documents; rebuild it")
     try:
         spec, backend = meta["analyzer"], check_backend(meta["backend"])
-        analyzer = get_analyzer(spec["name"], spec["stopwords"], spec["stem"])
+        analyzer = get_analyzer(spec["name"], spec["stopwords"], spec["stem"], spec.get("language", "en"))
         params = IndexSettings(backend=backend, analyzer=analyzer.name, stopwords=analyzer.stopwords, stem=analyzer.stem,
-                               **meta["params"])
+                               language=analyzer.language, **meta["params"])
     except (KeyError, TypeError, UserError) as e:
         raise IndexCorrupt(f"index in {d} has unusable settings in index.json ({e}); delete {d} and rebuild") from None
     if analyzer.signature != meta.get("analyzer_signature"):
@@ -460,7 +460,7 @@ def build_or_load(directory: PathLike | None, docs: Documents | DocumentStream, 
     """
     backend = check_backend(backend)
     p = IndexSettings(backend=backend, analyzer=analyzer.name, stopwords=analyzer.stopwords, stem=analyzer.stem,
-                      **{"variant": "okapi", **params})
+                      language=analyzer.language, **{"variant": "okapi", **params})
     if directory is not None:
         d = Path(directory)
         if (d / "index.json").is_file():

@@ -167,7 +167,9 @@ def _stats_parts(batches, analyzer: Analyzer, narrow: bool = False):
 def _shard_stats(batches, analyzer: Analyzer, surface, narrow: bool):
     vocab: defaultdict[str, int] = defaultdict()
     vocab.default_factory = vocab.__len__  # new term -> next id, in first-occurrence order
-    to_term = np.zeros(0, dtype=np.int64)  # surface id -> term id (-1: stopword)
+    # surface id -> its terms' ids: flat[start[i] : start[i] + n[i]] (none for a stopword; several for a CJK run)
+    start, n_of, flat = (np.zeros(0, dtype=np.int64) for _ in range(3))
+    one_each = True  # every surface form has at most one term so far (flat[start[i]] then)
     nnz, dls = [], []
     cols, tfs = (Blocks(np.int32), Blocks(np.uint16)) if narrow else ([], [])
     small = np.iinfo(np.uint16).max
@@ -176,17 +178,16 @@ def _shard_stats(batches, analyzer: Analyzer, surface, narrow: bool):
         del texts
         if analyzer.identity:  # every surface form is its own term
             ids, n_terms = sids, len(surface)
-        else:  # stopwords and stemming once per distinct surface form, in first-occurrence order
-            if len(surface) > len(to_term):
-                mapped = [analyzer.normalize(t) for t in surface.strings[len(to_term) :]]
-                new = np.array([-1 if m is None else vocab[m] for m in mapped], dtype=np.int64)
-                to_term = np.concatenate([to_term, new])
-            ids, n_terms = to_term[sids], len(vocab)
-            keep = ids >= 0
-            if not keep.all():
-                doc = np.repeat(np.arange(len(counts)), counts)
-                counts = np.bincount(doc[keep], minlength=len(counts))
-                ids = ids[keep]
+        else:  # stopwords, stemming and CJK rules once per distinct surface form, in first-occurrence order
+            if len(surface) > len(n_of):
+                mapped = [[vocab[t] for t in analyzer.terms(s)] for s in surface.strings[len(n_of) :]]
+                lens = np.fromiter(map(len, mapped), dtype=np.int64, count=len(mapped))
+                start = np.concatenate([start, len(flat) + np.cumsum(lens) - lens])
+                n_of = np.concatenate([n_of, lens])
+                flat = np.concatenate([flat, np.fromiter(itertools.chain.from_iterable(mapped), dtype=np.int64)])
+                one_each = one_each and bool((lens <= 1).all())
+            ids, counts = _term_ids(sids, counts, start, n_of, flat, one_each)
+            n_terms = len(vocab)
         del sids
         doc_nnz, col, tf = doc_term_counts(ids, counts, max(n_terms, 1))
         del ids
@@ -199,6 +200,21 @@ def _shard_stats(batches, analyzer: Analyzer, surface, narrow: bool):
         del col, tf
     terms = surface.strings[:] if analyzer.identity else list(vocab)
     return terms, nnz, cols, tfs, dls
+
+
+def _term_ids(sids, counts, start, n_of, flat, one_each: bool):
+    """The term ids of tokens ``sids`` (``counts`` per document) and the terms per document."""
+    lens = n_of[sids]
+    if one_each:  # at most one term per token: drop the stopwords
+        keep = lens > 0
+        if keep.all():
+            return flat[start[sids]], counts
+        doc = np.repeat(np.arange(len(counts)), counts)
+        return flat[start[sids[keep]]], np.bincount(doc[keep], minlength=len(counts))
+    first = np.cumsum(lens) - lens  # where each token's terms start in the output
+    pos = np.repeat(start[sids] - first, lens) + np.arange(int(lens.sum()))
+    doc = np.repeat(np.arange(len(counts)), counts)
+    return flat[pos], np.bincount(doc, weights=lens, minlength=len(counts)).astype(np.int64)
 
 
 def doc_term_counts(ids: np.ndarray, counts: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

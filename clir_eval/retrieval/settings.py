@@ -11,6 +11,7 @@ from dataclasses import dataclass, fields
 
 from ..limits import MAX_DEPTH
 from ..settings import SettingError, Settings, setting
+from .languages import language_code
 
 BACKENDS = ("sparse", "rank_bm25")
 VARIANTS = ("okapi", "l", "plus", "lucene", "lucene-byte")
@@ -29,8 +30,12 @@ class IndexSettings(Settings):
                            choices=BACKENDS, label="BM25 backend")
     analyzer: str = setting("default", "whitespace or default (Unicode words, lowercased).", choices=ANALYZERS,
                             label="analyzer")
-    stopwords: str | None = setting(None, "'english' or a file of stopwords.")
-    stem: str | None = setting(None, "Snowball language for PyStemmer, e.g. english.")
+    stopwords: str | None = setting(None, "'english', a language's Lucene list (german, cjk...), none, or a file of "
+                                          "stopwords (default: the language's list; en: none).")
+    stem: str | None = setting(None, "Snowball language for PyStemmer, e.g. english, or none (default: the "
+                                     "language's stemmer; en: none).")
+    language: str = setting("en", "Collection language, an ISO 639-1 code: its stopwords, stemmer and CJK bigrams "
+                                  "(en: exactly the analyzer, stopwords and stem set).")
     variant: str = setting("okapi", "BM25 variant: okapi, l, plus (rank-bm25 classes), lucene (Lucene's BM25, exact "
                                     "lengths) or lucene-byte (Lucene's one-byte lengths, float32).",
                            choices=VARIANTS, label="BM25 variant")
@@ -40,6 +45,13 @@ class IndexSettings(Settings):
     delta: float | None = setting(None, "BM25L/BM25Plus delta (defaults 0.5/1).", ge=0, le=100)
 
     def check(self) -> None:
+        try:
+            self.set("language", language_code(self.language))
+        except ValueError as e:
+            raise SettingError("language", self.language, str(e), shows_value=True) from None
+        if self.language != "en" and self.analyzer != "default":
+            raise SettingError("analyzer", self.analyzer, f"language {self.language} needs analyzer default (the "
+                               "language rules apply to Unicode words)", shows_value=True)  # fmt: skip
         k1, b = DEFAULT_K1_B.get(self.variant, RANK_BM25_K1_B)
         self.set("k1", k1 if self.k1 is None else self.k1)
         self.set("b", b if self.b is None else self.b)
