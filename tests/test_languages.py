@@ -15,6 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import rank_bm25
+import yaml
+from test_pipeline import make_experiment
 
 from clir_eval.errors import UserError
 from clir_eval.io.files import text_checksum
@@ -232,3 +234,36 @@ def test_known_tokenizer_differences_from_lucene():
     assert lucene["a:b"] == ["a:b"] and got["a:b"] == ["a", "b"]
     assert lucene["한국어abc"] == ["한국어abc"] and got["한국어abc"] == ["한국", "국어", "abc"]
     assert lucene["々々"] == got["々々"] == ["々々"]  # U+3005 is a letter to Lucene, so not bigrammed here either
+
+
+def test_docs_parity_figures_are_the_fixtures():
+    """docs/metrics-and-measures.md quotes the parity figures: they are what the fixture gives."""
+    text = " ".join((Path(__file__).parents[1] / "docs" / "metrics-and-measures.md").read_text(encoding="utf-8").split())
+    m = re.search(r"and (\d+) Estonian stems of (\d+) and (\d+) Finnish of (\d+) differ \(in all, ([\d,]+) terms compared "
+                  r"without the stemmer and ([\d,]+) with it\)", text)
+    assert m, "the parity sentence of docs/metrics-and-measures.md changed; update this test with it"
+    langs = FIXTURE["languages"]
+    n_terms = {c: sum(len(w.split()) for w in e["terms"]) for c, e in langs.items()}
+    assert [int(g) for g in m.groups()[:4]] == [STEM_REVISIONS["et"], n_terms["et"], STEM_REVISIONS["fi"], n_terms["fi"]]
+    unstemmed = sum(len(w.split()) for e in langs.values() for w in e.get("terms_unstemmed", e["terms"]))
+    stemmed = sum(n for c, n in n_terms.items() if "terms_unstemmed" in langs[c])
+    assert (int(m.group(5).replace(",", "")), int(m.group(6).replace(",", ""))) == (unstemmed, stemmed)
+    assert f"in all {len(SHIPPED)} languages" in text
+
+
+def test_run_with_a_language_shards_and_signs_it(tmp_path, cli):
+    """retrieval.language reaches every index build of ``run``, sharded or not (the same results), and
+    the run's signature names it."""
+    (tmp_path / "d").mkdir()
+    config = make_experiment(tmp_path / "d", n_docs=61)
+    cfg = yaml.safe_load(config.read_text())
+    cfg["retrieval"]["language"] = "ja"
+    config.write_text(yaml.safe_dump(cfg, sort_keys=False))
+    one, sharded = tmp_path / "one", tmp_path / "sharded"
+    assert cli("run", config, "--out", one, "-j", "1", "-q")[0] == 0
+    assert cli("run", config, "--out", sharded, "-j", "1", "-q", "--shard-docs", "20")[0] == 0
+    res = [json.loads((o / "results.json").read_text()) for o in (one, sharded)]
+    for r in res:
+        r.pop("timing")
+    assert res[0] == res[1]
+    assert f"|{analyzer_for('ja').signature}|" in f"|{res[0]['signature']['retrieval']}|"
