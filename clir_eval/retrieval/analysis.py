@@ -25,9 +25,15 @@ keys each token by its bytes, and finds its id in a numpy hash table; every key 
 against the stored key of its id, so a hash collision cannot merge two tokens (it raises
 :class:`HashCollision`, and the builder redoes the shard with strings).
 
+A collection language other than English (:func:`analyzer_for`, ``retrieval.language``) adds
+the rules of :mod:`.languages` to the ``default`` tokenizer: CJK width folding and character
+bigrams, then the language's stopwords and Snowball stemmer; one token may then give several
+terms (:meth:`Analyzer.terms`, once per distinct token in the index builder).
+
 Every analyzer has a :attr:`Analyzer.signature` naming everything that changes its output
-(tokenizer and its version, case, stopword list and its checksum, stemmer language and
-PyStemmer version, Unicode database version), so indexes and runs can be cached by it.
+(tokenizer and its version, case, language and the version of the CJK rules, stopword list and
+its checksum, stemmer language and PyStemmer version, Unicode database version), so indexes and
+runs can be cached by it.
 """
 
 from __future__ import annotations
@@ -495,11 +501,10 @@ class Analyzer:
             return [] if term is None else [term]
         out: list[str] = []
         for piece, is_cjk in cjk_pieces(fold_width(token)):
-            for t in bigrams(piece) if is_cjk else [piece]:
-                term = self.normalize(t)
-                if term is not None:
-                    out.append(term)
-        return out
+            out.extend(bigrams(piece) if is_cjk else (piece,))
+        if self._stopset:
+            out = [t for t in out if t not in self._stopset]
+        return self._stemmer.stemWords(out) if self._stemmer is not None and out else out
 
     def tokenize(self, text: str) -> list[str]:
         """The index terms of ``text`` in order (duplicates kept)."""

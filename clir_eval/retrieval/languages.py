@@ -18,9 +18,9 @@ parsed list is part of the analyzer's signature.
 
 from __future__ import annotations
 
-import bisect
 import functools
 import re
+import sys
 import unicodedata
 from dataclasses import dataclass
 from importlib.resources import files
@@ -66,7 +66,7 @@ def language_code(code: str | None) -> str:
     code (two or three letters). Codes not in :data:`LANGUAGES` are accepted (generic analysis)."""
     key = (code or "").strip().lower()
     if not _CODE.fullmatch(key):
-        raise ValueError(f"{code!r} is not an ISO 639-1 language code (two letters, e.g. de, ja)")
+        raise ValueError(f"{code!r} is not an ISO 639 language code (two letters, e.g. de, ja; or three)")
     return key
 
 
@@ -117,19 +117,12 @@ CJK_RANGES = (
     (0x1B164, 0x1B168), (0x1F200, 0x1F200), (0x20000, 0x2A6DF), (0x2A700, 0x2B81E), (0x2B820, 0x2CEAD),
     (0x2CEB0, 0x2EBE0), (0x2EBF0, 0x2EE5D), (0x2F800, 0x2FA1D), (0x30000, 0x3134A), (0x31350, 0x33479),
 )  # fmt: skip
-_CJK_STARTS = [lo for lo, _ in CJK_RANGES]
 
 #: Version of the CJK rules below (part of the analyzer signature).
 CJK_SIG = "cjk:bigram-v1|width:lucene-cjkwidth-v1"
 
 
-def is_cjk(ch: str) -> bool:
-    """Whether ``ch`` is bigrammed (:data:`CJK_RANGES`)."""
-    cp = ord(ch)
-    i = bisect.bisect_right(_CJK_STARTS, cp) - 1
-    return i >= 0 and cp <= CJK_RANGES[i][1]
-
-
+_WIDE = re.compile("[\uff01-\uff9f]")  # what fold_width changes
 _VOICED = {0xFF9E: "\u3099", 0xFF9F: "\u309a"}  # halfwidth (semi-)voiced sound marks, as combining marks
 
 
@@ -137,7 +130,7 @@ def fold_width(token: str) -> str:
     """Lucene's ``CJKWidthFilter`` on one token: fullwidth ASCII variants (U+FF01-FF5E) to ASCII,
     halfwidth katakana (U+FF65-FF9F) to their fullwidth forms, and a halfwidth (semi-)voiced mark
     after a katakana U+30A6-30FD that has a voiced form merged into it (ｶﾞ -> ガ)."""
-    if all(ord(c) < 0xFF01 for c in token):
+    if not _WIDE.search(token):
         return token
     out: list[str] = []
     for c in token:
@@ -156,6 +149,22 @@ def fold_width(token: str) -> str:
     return "".join(out)
 
 
+@functools.cache
+def _cjk_run() -> re.Pattern:
+    """A CJK character, then CJK characters or combining marks: one run of :func:`cjk_pieces`."""
+    marks, start = [], None
+    for cp in range(sys.maxunicode + 2):
+        is_mark = cp <= sys.maxunicode and unicodedata.category(chr(cp))[0] == "M"
+        if is_mark and start is None:
+            start = cp
+        elif not is_mark and start is not None:
+            marks.append((start, cp - 1))
+            start = None
+    cls = "".join(f"{re.escape(chr(lo))}-{re.escape(chr(hi))}" for lo, hi in CJK_RANGES)
+    mark_cls = "".join(f"{re.escape(chr(lo))}-{re.escape(chr(hi))}" for lo, hi in marks)
+    return re.compile(f"[{cls}][{cls}{mark_cls}]*")
+
+
 def cjk_pieces(token: str) -> list[tuple[str, bool]]:
     """``token`` cut into maximal runs of CJK and of other characters: ``[(run, is_cjk), ...]``.
     A combining mark belongs to the run of the character before it (Lucene's tokenizer keeps it in
@@ -163,13 +172,14 @@ def cjk_pieces(token: str) -> list[tuple[str, bool]]:
     if token.isascii():
         return [(token, False)]
     pieces: list[tuple[str, bool]] = []
-    start, kind = 0, is_cjk(token[0])
-    for i in range(1, len(token)):
-        k = kind if unicodedata.category(token[i])[0] == "M" else is_cjk(token[i])
-        if k != kind:
-            pieces.append((token[start:i], kind))
-            start, kind = i, k
-    pieces.append((token[start:], kind))
+    end = 0
+    for m in _cjk_run().finditer(token):
+        if m.start() > end:
+            pieces.append((token[end : m.start()], False))
+        pieces.append((m.group(), True))
+        end = m.end()
+    if end < len(token):
+        pieces.append((token[end:], False))
     return pieces
 
 
