@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import subprocess
+import sys
 import tempfile
 from importlib.metadata import version
 from pathlib import Path
@@ -167,6 +168,28 @@ def _run_lucene(cp: str, classes: str, chain: str, texts: list[str]) -> list[str
     return [" ".join(line.split("\x01")) for line in out.split("\n")[: len(texts)]]  # no term has a space
 
 
+def _ranges(cps: list[int]) -> list[list[int]]:
+    out: list[list[int]] = []
+    for c in sorted(cps):
+        if out and out[-1][1] == c - 1:
+            out[-1][1] = c
+        else:
+            out.append([c, c])
+    return out
+
+
+def cjk_classes(cp: str, classes: str) -> dict[str, list[list[int]]]:
+    """Every non-ASCII word character (Python's ``\\w``) three times in a row, through Lucene's chain
+    without stopwords: ranges of those it bigrams (two bigrams) and of those it drops (no term:
+    characters its Unicode 9.0 tables do not know)."""
+    import re
+
+    chars = [c for c in range(0x80, sys.maxunicode + 1) if not 0xD800 <= c <= 0xDFFF and re.match(r"\w", chr(c))]
+    terms = _run_lucene(cp, classes, "chain:none:none:-", [chr(c) * 3 for c in chars])
+    bigrammed = [c for c, t in zip(chars, terms) if t == f"{chr(c) * 2} {chr(c) * 2}"]
+    return {"bigrammed": _ranges(bigrammed), "dropped": _ranges([c for c, t in zip(chars, terms) if not t])}
+
+
 def analyzers_fixture(jars: Path) -> None:
     from clir_eval.retrieval.languages import LANGUAGES
 
@@ -186,6 +209,7 @@ def analyzers_fixture(jars: Path) -> None:
         out["differences"] = {"chain": fr, "texts": DIFFERENCES, "terms": _run_lucene(cp, classes, fr, DIFFERENCES)}
         texts = [t for code in ("ja", "ko", "zh") for t in out["languages"][code]["texts"]]
         out["cjk_analyzer"] = {"texts": texts, "terms": _run_lucene(cp, classes, "cjk", texts)}  # CJKAnalyzer itself
+        out["word_characters"] = cjk_classes(cp, classes)
     path = FIXTURES / "lucene8_analyzers.json"
     path.write_text(json.dumps(out, ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"wrote {path}")

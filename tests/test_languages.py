@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import pickle
 import re
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -267,3 +268,17 @@ def test_run_with_a_language_shards_and_signs_it(tmp_path, cli):
         r.pop("timing")
     assert res[0] == res[1]
     assert f"|{analyzer_for('ja').signature}|" in f"|{res[0]['signature']['retrieval']}|"
+
+
+def test_cjk_characters_are_lucenes_on_every_word_character():
+    """Each non-ASCII word character three times in a row: bigrammed here exactly where Lucene 8.7
+    bigrams it, except characters Lucene's Unicode 9.0 tables do not know (it drops them; ideographs
+    assigned since are CJK here)."""
+    ranges = FIXTURE["word_characters"]
+    lucene, dropped = ({c for lo, hi in ranges[k] for c in range(lo, hi + 1)} for k in ("bigrammed", "dropped"))
+    an = get_analyzer(language="zh", stopwords="none")
+    chars = [c for c in range(0x80, sys.maxunicode + 1) if not 0xD800 <= c <= 0xDFFF and re.match(r"\w", chr(c))]
+    ours = {c for c in chars if an.terms((chr(c) * 3).lower()) == [chr(c) * 2] * 2}  # one token each (tokenize's)
+    assert all(an.tokenize(chr(c) * 3) == an.terms((chr(c) * 3).lower()) for c in chars[::97])
+    assert len(lucene) > 90000 and lucene <= ours
+    assert ours - lucene <= dropped and 0x3005 not in ours
