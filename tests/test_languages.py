@@ -139,7 +139,7 @@ def test_english_is_unchanged():
         assert en.signature == get_analyzer("default", **kw).signature and "lang:" not in en.signature
         assert en.spec() == get_analyzer("default", **kw).spec() and "language" not in en.spec()
     assert analyzer_for("en").tokenize("東京タワー ＡＢＣ") == ["東京タワー", "ａｂｃ"]
-    assert RetrievalSettings().language == "en"
+    assert RetrievalSettings().language is None and get_analyzer(language=None).signature == get_analyzer().signature
 
 
 def test_signature_names_language_rules_and_list_checksum():

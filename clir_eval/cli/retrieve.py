@@ -27,7 +27,7 @@ def retrieve(
     analyzer: str = setting_option(RetrievalSettings, "analyzer"),
     stopwords: Optional[str] = setting_option(RetrievalSettings, "stopwords"),
     stem: Optional[str] = setting_option(RetrievalSettings, "stem"),
-    language: str = setting_option(RetrievalSettings, "language"),
+    language: Optional[str] = setting_option(RetrievalSettings, "language"),
     variant: str = setting_option(RetrievalSettings, "variant"),
     k1: Optional[float] = setting_option(RetrievalSettings, "k1"),
     b: Optional[float] = setting_option(RetrievalSettings, "b"),

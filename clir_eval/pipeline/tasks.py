@@ -69,7 +69,7 @@ class ShardTask:
     offset: int | None = field(default=None, metadata=NOT_KEYED)  # byte offset of line ``first``: a seek hint
     stopwords_file: str | None = field(default=None, metadata=INPUT)
     memory: int = field(default=0, metadata=NOT_KEYED)  # estimated peak bytes
-    language: str = "en"  # the collection's (retrieval.language)
+    language: str | None = None  # the collection's (retrieval.language; None: en)
 
 
 @dataclass(frozen=True)

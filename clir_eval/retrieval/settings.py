@@ -34,8 +34,8 @@ class IndexSettings(Settings):
                                           "stopwords (default: the language's list; en: none).")
     stem: str | None = setting(None, "Snowball language for PyStemmer, e.g. english, or none (default: the "
                                      "language's stemmer; en: none).")
-    language: str = setting("en", "Collection language, an ISO 639-1 code: its stopwords, stemmer and CJK bigrams "
-                                  "(en: exactly the analyzer, stopwords and stem set).")
+    language: str | None = setting(None, "Collection language, an ISO 639-1 code: its stopwords, stemmer and CJK "
+                                         "bigrams (en: exactly the analyzer, stopwords and stem set). Unset: en.")
     variant: str = setting("okapi", "BM25 variant: okapi, l, plus (rank-bm25 classes), lucene (Lucene's BM25, exact "
                                     "lengths) or lucene-byte (Lucene's one-byte lengths, float32).",
                            choices=VARIANTS, label="BM25 variant")
@@ -45,11 +45,12 @@ class IndexSettings(Settings):
     delta: float | None = setting(None, "BM25L/BM25Plus delta (defaults 0.5/1).", ge=0, le=100)
 
     def check(self) -> None:
-        try:
-            self.set("language", language_code(self.language))
-        except ValueError as e:
-            raise SettingError("language", self.language, str(e), shows_value=True) from None
-        if self.language != "en" and self.analyzer != "default":
+        if self.language is not None:  # None: unset (a source that knows the collection's language may set it)
+            try:
+                self.set("language", language_code(self.language))
+            except ValueError as e:
+                raise SettingError("language", self.language, str(e), shows_value=True) from None
+        if self.language not in (None, "en") and self.analyzer != "default":
             raise SettingError("analyzer", self.analyzer, f"language {self.language} needs analyzer default (the "
                                "language rules apply to Unicode words)", shows_value=True)  # fmt: skip
         k1, b = DEFAULT_K1_B.get(self.variant, RANK_BM25_K1_B)
