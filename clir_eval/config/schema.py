@@ -25,7 +25,7 @@ class SystemSpec:
     hyp: str | None = None
     docs: str | None = None
     attrs: Mapping[str, str] = field(default_factory=dict)
-    queries: str | None = None
+    queries: str | None = None  # With translate: queries, the system's translations of the queries (ids of queries.file).
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,7 @@ class Config:
     analyses: AnalysesConfig | None = None
     shard_docs: int = same_as(RunSettings, "shard_docs")
     item_level: ItemLevelSettings = field(default_factory=ItemLevelSettings)
-    translate: str = "documents"  # the CLIR architecture: what each system translates (sources.settings.ARCHITECTURES)
+    translate: str = "documents"  # The CLIR architecture: documents (each system translates the collection) or queries (each system translates the queries, which search one collection in its own language).
 
     @property
     def query_translation(self) -> bool:
