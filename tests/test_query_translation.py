@@ -105,6 +105,8 @@ def test_the_run_says_its_architecture_and_language(wmt_run):
     assert r["config"]["translate"] == "queries"
     assert any(n.startswith("Query translation: each system's translation of the headline of 12 documents")
                for n in r["notes"])
+    report = (wmt_run[0] / "out" / "report.md").read_text(encoding="utf-8")
+    assert "**Architecture: query translation.**" in report and "architecture.translate: queries" in report
 
 
 def test_one_index_for_all_systems(wmt_run):

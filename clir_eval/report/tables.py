@@ -297,6 +297,18 @@ def english_label(results: Mapping[str, Any]) -> str:
     return "English side (ceiling: relevance from this run)" if rel.startswith("pseudo:") else "English reference"
 
 
+def architecture_summary(results: Mapping[str, Any]) -> str | None:
+    """One sentence naming the CLIR architecture where it is query translation (document translation, the
+    default, is named in the signature)."""
+    arch = (results.get("signature") or {}).get("architecture") or {}
+    if arch.get("translate") != "queries":
+        return None
+    lang = f" (language: {arch['language']})" if arch.get("language") else ""
+    return ("**Architecture: query translation.** Each system's translations of the queries search one collection"
+            f"{lang}, indexed once; the MT metrics score the query translations against the human ones, and the "
+            "reference side runs the human translations.")
+
+
 def markdown(results: Mapping[str, Any]) -> str:
     """report.md: verdicts and warnings first, then the τ tables with captions, scores, notes, signature."""
     return blocks_markdown(report_blocks(results))
@@ -334,7 +346,8 @@ def report_blocks(results: Mapping[str, Any]) -> list[Block]:
         + (f" Lower is better for {', '.join(sorted(lower))}: its τ counts negated when ranking."
            if lower else ""))]
 
-    summary = " ".join(s for s in (level_summary(results), design_summary(results)) if s)
+    summary = " ".join(s for s in (architecture_summary(results), level_summary(results), design_summary(results))
+                       if s)
     if summary:
         blocks.append(Para(summary))
     guide, warn = levels_guide(results), read_first(results)
