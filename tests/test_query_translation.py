@@ -271,3 +271,28 @@ def test_real_en_is_reciprocal_ranks_match_rank_bm25_by_hand(tmp_path):
             assert qrow["recip_rank"] == pytest.approx(want, abs=1e-12), (name, d)
             checked += 1
     assert checked >= 3 * 60
+
+
+STUDY = Path(__file__).resolve().parents[1] / "configs" / "study"
+
+
+@pytest.mark.skipif(not DATA.exists(), reason="../shared/data/wmt21-docs absent")
+@pytest.mark.parametrize("pair", ["ru_en", "is_en", "en_is", "de_fr"])
+def test_study_configs_differ_only_in_the_architecture(pair):
+    dt = load_config(STUDY / f"wmt21_{pair}_dt.yaml", data_root=str(DATA.parent))
+    qt = load_config(STUDY / f"wmt21_{pair}_qt.yaml", data_root=str(DATA.parent))
+    assert (dt.translate, qt.translate) == ("documents", "queries")
+    a, b = dt.to_dict(), qt.to_dict()
+    for d in (a, b):
+        d.pop("name"), d.pop("path"), d.pop("translate", None)
+    assert a == b
+
+
+def test_the_tutorial_shows_the_shipped_config():
+    """docs/tutorials/query-translation.md quotes configs/study/wmt21_en_is_qt.yaml: the same settings."""
+    text = (Path(__file__).resolve().parents[1] / "docs" / "tutorials" / "query-translation.md").read_text()
+    quoted = yaml.safe_load(text.split("```yaml\n", 1)[1].split("```", 1)[0])
+    shipped = yaml.safe_load((STUDY / "wmt21_en_is_qt.yaml").read_text())
+    for key, value in quoted.items():
+        want = shipped[key]
+        assert value == ({k: want[k] for k in value} if isinstance(value, dict) else want), key
