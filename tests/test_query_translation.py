@@ -237,6 +237,7 @@ def test_pool_refuses_mixed_architectures_unless_asked(tmp_path, wmt_run):
         pool(runs, bootstrap=100, thresholds=False, item_level=False)
     res = pool(runs, bootstrap=100, thresholds=False, item_level=False, mix_architectures=True)
     assert any(w.startswith("MIXED ARCHITECTURES") for w in res.warnings)
+    assert [t["architecture"] for t in res.tasks] == ["documents", "queries"]
     alone = pool([str(qt_tmp / "out")], bootstrap=100, thresholds=False, item_level=False)
     assert any(n.startswith("architecture: query translation") for n in alone.notes)
 

@@ -36,7 +36,7 @@ from ..correlation.verdict import ranking
 from ..errors import UserError
 from ..limits import RUN_SEED
 from .items import pool_items
-from .runs import Run, check_architectures, load_run, shared_attr
+from .runs import Run, architecture, check_architectures, load_run, shared_attr
 from .thresholds import threshold_rows
 
 POOLED_KIND = "pooled-perm-both"
@@ -504,7 +504,8 @@ def _task_rows(runs: list[Run], plans: list) -> list[dict[str, Any]]:
     tasks = []
     for r in runs:
         tasks.append({"run": r.path, "name": r.name, "n_systems": len(r.systems), "targets": r.targets,
-                      "metrics": list(r.kinds.get("mt", [])), "seed": r.stats.seed, "method": r.stats.method,
+                      "metrics": list(r.kinds.get("mt", [])), "architecture": architecture(r),
+                      "seed": r.stats.seed, "method": r.stats.method,
                       "variant": r.stats.variant, "alpha": r.stats.alpha, "permutation": r.verdict.resamples,
                       "resolution": r.verdict.resolution, "rounding": dict(r.results["config"]["correlation"].get("round") or {}),
                       "weights": {t: p[2][p[1].index(r)] for p in plans for t in [p[0]] if r in p[1]}})

@@ -152,6 +152,7 @@ def check_architectures(runs: list[Run], labels: Mapping[str, str], mix: bool, n
                         "architecture on its own (and compare the leaderboards side by side), or pass "
                         "--mix-architectures to pool them together")
     if len(by_arch) > 1:
-        warnings.append(f"MIXED ARCHITECTURES (--mix-architectures): {listed}; the leaderboard averages over both")
+        warnings.append(f"MIXED ARCHITECTURES (--mix-architectures): {listed}; the leaderboard averages over both "
+                        "(each run's architecture: tasks[].architecture)")
     elif "documents" not in by_arch:
         notes.append(f"architecture: {listed}")
