@@ -182,6 +182,8 @@ def test_config_errors_name_the_field(tmp_path):
         ("translate", "sentences", "translate: 'sentences' is not a CLIR architecture"),
         ("queries", {"generate": "keywords"}, "queries.generate: translate: queries with a wmt: source"),
         ("mt", {"metrics": ["bleu"], "refs": [str(cfg)]}, "mt.refs: with translate: queries"),
+        ("collection", {"distractors": [{"xml": str(tmp_path / "gen.xml"), "translated": True}]},
+         r"collection.distractors\[0\]: with translate: queries no system translates documents"),
     ]:
         _bad(tmp_path, {**{k: v for k, v in base.items() if k not in ("name",)}, key: value}, match)
     (tmp_path / "q.tsv").write_text("q1\thello\n")

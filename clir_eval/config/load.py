@@ -501,9 +501,14 @@ def _check_query_translation(cfg: Config, p: Path) -> None:
             raise UserError(f"{p}: queries.generate: translate: queries with a wmt: source takes each system's "
                             f"translation of a segment as its query: set queries.generate to "
                             f"{' or '.join(QT_QUERY_KINDS)}")
-        for s in cfg.systems:
-            raise UserError(f"{p}: systems[{s.name}]: with translate: queries and a wmt: source the systems come "
-                            "from the WMT file; remove systems")
+        if cfg.systems:
+            raise UserError(f"{p}: systems[{cfg.systems[0].name}]: with translate: queries and a wmt: source the "
+                            "systems come from the WMT file; remove systems")
+        for i, d in enumerate(cfg.collection.distractors if cfg.collection is not None else ()):
+            if d.translated or d.translations:
+                raise UserError(f"{p}: collection.distractors[{i}]: with translate: queries no system translates "
+                                "documents; give the distractors in the collection's language, without translated/"
+                                "translations")
         return
     if cfg.collection is None or cfg.collection.english is None:
         raise UserError(f"{p}: collection.reference: translate: queries needs the one collection every system "
