@@ -116,6 +116,14 @@ def test_one_index_for_all_systems(wmt_run):
     assert all(v["collection"]["n_docs"] == N_DOCS for v in r["systems"].values())
 
 
+def test_a_process_pool_gives_the_same_bytes(tmp_path, wmt_run):
+    """The reference side runs first and the systems then share its index: the same results in worker processes."""
+    qt_tmp, serial = wmt_run
+    run_experiment(load_config(qt_tmp / "exp.yaml"), tmp_path / "local", quiet=True, executor="local", jobs=2)
+    local = json.loads((tmp_path / "local" / "results.json").read_text(encoding="utf-8"))
+    assert {k: v for k, v in local.items() if k != "timing"} == {k: v for k, v in serial.items() if k != "timing"}
+
+
 def test_mt_metrics_score_the_query_translations(wmt_run):
     _, r = wmt_run
     assert r["systems"]["S0"]["mt"]["bleu"] == pytest.approx(100.0)  # intact headlines, whatever the bodies
