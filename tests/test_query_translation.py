@@ -176,6 +176,8 @@ def test_any_direction_takes_the_collection_language_from_the_file(tmp_path, src
     r = _run(_wmt_config(tmp_path, src_lang=src, tgt_lang=tgt), tmp_path / "out")
     assert r["signature"]["architecture"]["language"] == tgt
     assert r["systems"]["S3"]["ir"]["recip_rank"] == pytest.approx((N_DOCS - 3) / N_DOCS)
+    report = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    assert f"*reference side, {tgt}*" in report and "*English reference*" not in report
 
 
 def _bad(tmp: Path, body: dict, match: str) -> None:

@@ -292,8 +292,14 @@ def design_pointer(results: Mapping[str, Any], out: str = "OUT") -> str | None:
 
 
 def english_label(results: Mapping[str, Any]) -> str:
-    """"English side (ceiling)" only when the relevance judgements come from the English run itself."""
-    rel = str((results.get("signature") or {}).get("relevance") or "")
+    """"English side (ceiling)" only when the relevance judgements come from the English run itself; a collection
+    in another language (``signature.architecture.language``) is called the reference side, with its language."""
+    sig = results.get("signature") or {}
+    rel = str(sig.get("relevance") or "")
+    lang = str((sig.get("architecture") or {}).get("language") or "en")
+    if lang.lower().split("-")[0].split("_")[0] != "en":
+        return (f"reference side, {lang} (ceiling: relevance from this run)" if rel.startswith("pseudo:") else
+                f"reference side, {lang}")
     return "English side (ceiling: relevance from this run)" if rel.startswith("pseudo:") else "English reference"
 
 
