@@ -309,3 +309,19 @@ def test_the_tutorial_shows_the_shipped_config():
     for key, value in quoted.items():
         want = shipped[key]
         assert value == ({k: want[k] for k in value} if isinstance(value, dict) else want), key
+
+
+def test_a_system_lacking_documents_has_empty_queries_there(tmp_path):
+    """A WMT system without some documents has no translation of their headlines: empty queries (nothing
+    retrieved), said in a note, and MT scored on the queries every system translates."""
+    ref, systems = _data()
+    systems["S0"] = {d: s for j, (d, s) in enumerate(systems["S0"].items()) if j >= 2}
+    xml = write_xml(tmp_path / "gen.xml", {"A": ref}, systems)
+    r = _run(_write_config(tmp_path, {"wmt": {"xml": str(xml), "reference": "A"},
+                                      "queries": {"generate": "headline"}}), tmp_path / "out")
+    assert r["systems"]["S0"]["ir"]["recip_rank"] == pytest.approx((N_DOCS - 2) / N_DOCS)
+    assert r["systems"]["S0"]["ir_per_query"]["doc00"]["recip_rank"] == 0
+    assert "S0 lacks 2 of 12 query documents; their queries are empty (retrieve nothing) and left out of MT scoring" \
+        in r["notes"]
+    assert "MT metrics are computed on the 10 queries every system translates" in r["notes"]
+    assert r["systems"]["S0"]["mt"]["bleu"] == pytest.approx(100.0)
