@@ -28,6 +28,7 @@ NOT_AFFECTING_RESULTS = {
     ("RetrieveTask", "memory"): "estimated peak bytes: scheduling only",
     ("RetrieveTask", "shards"): "the index's spans: the same index and run",
     ("RetrieveTask", "shard_docs"): "span size before planning: the same index and run",
+    ("RetrieveTask", "index_name"): "which entry holds the index (query translation shares one): its content is keyed",
     ("MTSettings", "device"): "where neural metrics run: scores equal up to float32 rounding (the segment store keeps the first)",
     ("MTSettings", "batch_size"): "neural metrics' batch size: padding is masked, scores equal up to float32 rounding",
     ("ItemsTask", "device"): "where neural metrics run (as MTSettings.device)",

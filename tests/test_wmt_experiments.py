@@ -263,7 +263,7 @@ def test_distractor_config_errors_name_the_field(tmp_path):
     xml = make_set(tmp_path / "t.xml", 6)
     with pytest.raises(UserError, match=r"collection\.distractors\[0\]: give either file:"):
         load_config(_config(tmp_path, xml, collection={"distractors": [{}]}))
-    with pytest.raises(UserError, match=r"collection\.english: the wmt:/europarl: source gives the English side"):
+    with pytest.raises(UserError, match=r"collection\.english: the wmt:/europarl: source gives the reference side"):
         load_config(_config(tmp_path, xml, collection={"english": str(xml)}))
     with pytest.raises(UserError, match=r"collection\.distractors\[0\]\.reference: translator 'B' is not in"):
         _resolve(tmp_path, _config(tmp_path, xml, collection={"distractors": [{"xml": str(xml), "reference": "B"}]}))

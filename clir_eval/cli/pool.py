@@ -33,6 +33,9 @@ def pool_cmd(
     one_sided: bool = typer.Option(False, "--one-sided", help="Test a pair one-sided in the direction the pooled "
                                    "ranking chose, as mt-metrics-eval does (with --correction none: its clusters); "
                                    "rejects up to about 2α under the null. Default: two-sided."),
+    mix_architectures: bool = typer.Option(False, "--mix-architectures", help="Pool runs of document translation "
+                                           "and of query translation together (default: refused; pool each "
+                                           "architecture on its own)."),
     fmt: str = typer.Option("text", "--format", help="text | json | md."),
 ) -> None:
     """Pool finished runs: a metric leaderboard, CLIR thresholds.
@@ -56,7 +59,7 @@ def pool_cmd(
     if out is not None:
         check_output_dir(out)
     res = pool([str(r) for r in runs], weights=weights, margin=margin, correction=correction, bootstrap=bootstrap,
-               seed=seed, plots=out is not None, two_sided=not one_sided)
+               seed=seed, plots=out is not None, two_sided=not one_sided, mix_architectures=mix_architectures)
     if out is not None:
         write_reports(res, out)
     if fmt == "json":

@@ -30,6 +30,8 @@ from ..retrieval.analysis import STOPWORD_LISTS
 from ..retrieval.settings import RetrievalSettings
 from ..sources import irds
 from ..sources.settings import (
+    ARCHITECTURES,
+    QT_QUERY_KINDS,
     QUERY_KINDS,
     CollectionConfig,
     DistractorSource,
@@ -111,6 +113,7 @@ def _system_from_item(s: Loader, sec: Section) -> SystemSpec:
     nm = check_system_name(sec.str("name", required=True), f"{w}.name")
     hyp = sec.str("hyp")
     docs = sec.str("docs")
+    queries = sec.str("queries")
     attrs = sec.raw("attrs", {}) or {}
     if not isinstance(attrs, dict):
         raise sec.err("attrs", "expected a mapping of attribute: value")
@@ -122,6 +125,7 @@ def _system_from_item(s: Loader, sec: Section) -> SystemSpec:
         s.path_of(hyp, f"{w}.hyp") if hyp else None,
         s.path_of(docs, f"{w}.docs") if docs else None,
         attrs,
+        s.path_of(queries, f"{w}.queries") if queries else None,
     )
 
 
@@ -132,6 +136,8 @@ def _systems_from_pattern(s: Loader, sec: Section, has_mt: bool) -> list[SystemS
     hyp_t = s.expand(sec.str("hyp", "{path}"), f"{where}.hyp")
     docs_t = sec.str("docs")
     docs_t = s.expand(docs_t, f"{where}.docs") if docs_t else None
+    queries_t = sec.str("queries")
+    queries_t = s.expand(queries_t, f"{where}.queries") if queries_t else None
     attrs_extra = sec.raw("attrs", {}) or {}
     if not isinstance(attrs_extra, dict):
         raise sec.err("attrs", "expected a mapping of attribute: value")
@@ -145,12 +151,14 @@ def _systems_from_pattern(s: Loader, sec: Section, has_mt: bool) -> list[SystemS
         nm = _fmt(name_t, attrs, f"{where}.name", s.path) if name_t else _stem(p)
         check_system_name(nm, f"{where}.name ({p})")
         attrs["name"] = nm
-        hyp = _fmt(hyp_t, attrs, f"{where}.hyp", s.path) if has_mt else None
+        hyp = _fmt(hyp_t, attrs, f"{where}.hyp", s.path) if has_mt and not queries_t else None
         docs = _fmt(docs_t, attrs, f"{where}.docs", s.path) if docs_t else None
+        queries = _fmt(queries_t, attrs, f"{where}.queries", s.path) if queries_t else None
         hyp_p = s.path_of(hyp, f"{where}[{nm}].hyp") if hyp else None
         docs_p = s.path_of(docs, f"{where}[{nm}].docs") if docs else None
+        queries_p = s.path_of(queries, f"{where}[{nm}].queries") if queries else None
         attrs.pop("path")
-        out.append(SystemSpec(nm, hyp_p, docs_p, attrs))
+        out.append(SystemSpec(nm, hyp_p, docs_p, attrs, queries_p))
     _check_pattern_match(s, pattern, [x.name for x in out], expect)
     return out
 
@@ -221,7 +229,8 @@ def _build(p: Path, raw: Any, data_root: str | None) -> Config:
     name = top.str("name", p.stem)
     run = top.settings(RunSettings, rest=True)  # seed, jobs, executor, shard_docs
     notes = top.str_list("notes")
-    mt = _load_mt(s, top.section("mt"), has_wmt=top.data.get("wmt") is not None)
+    translate = _load_translate(top)
+    mt = _load_mt(s, top.section("mt"), has_wmt=top.data.get("wmt") is not None, qt=translate == "queries")
     wmt = _load_wmt(s, top.section("wmt"))
     europarl = _load_europarl(s, top.section("europarl"))
     systems = _systems(s, top.raw("systems"), has_mt=mt is not None)
@@ -241,7 +250,7 @@ def _build(p: Path, raw: Any, data_root: str | None) -> Config:
         systems=systems, mt=mt, collection=collection, queries=queries, relevance=relevance,
         retrieval=retrieval, ir=ir, external=external, correlation=corr, wmt=wmt, europarl=europarl,
         notes=notes + tuple(s.notes), executor=run.executor, analyses=analyses, shard_docs=run.shard_docs,
-        item_level=item_level,
+        item_level=item_level, translate=translate,
     )
     _check_consistency(cfg, p)
     return cfg
@@ -287,14 +296,26 @@ def _data_root(s: Loader, key: str | None, flag: str | None) -> str | None:
 
 
 
-def _load_mt(s: Loader, sec: Section | None, *, has_wmt: bool) -> "MTSettings | None":
+def _load_translate(top: Section) -> str:
+    """``translate: documents`` (the default: each system translates the collection) or ``queries``."""
+    v = top.str("translate", "documents")
+    if v not in ARCHITECTURES:
+        raise top.err("translate", f"{v!r} is not a CLIR architecture; use documents (each system translates the "
+                                   "collection) or queries (each system translates the queries)")
+    return v
+
+
+def _load_mt(s: Loader, sec: Section | None, *, has_wmt: bool, qt: bool = False) -> "MTSettings | None":
     if sec is None:
         return None
 
     refs = sec.str_list("refs") or sec.str_list("ref")
+    if refs and qt:
+        raise sec.err("refs", "with translate: queries the MT reference is the human translation of the queries "
+                              "(queries.file, or the WMT file's reference headlines); remove mt.refs")
     mt = sec.settings(MTSettings, refs=tuple(s.path_of(r, f"mt.refs[{i}]") for i, r in enumerate(refs)),
                       source=s.path_of(sec.str("source"), "mt.source") if sec.has("source") else None)
-    if not mt.refs and not has_wmt:
+    if not mt.refs and not has_wmt and not qt:
         raise UserError(f"{s.path}: mt.refs: give at least one reference file")
     if mt.source and has_wmt:
         raise UserError(f"{s.path}: mt.source: with a wmt: source the source segments come from the XML's <src>; "
@@ -321,19 +342,24 @@ def _load_europarl(s: Loader, sec: Section | None) -> EuroparlSource | None:
 
 
 def _load_collection(s: Loader, sec: Section | None, *, has_source: bool) -> CollectionConfig | None:
-    """``collection:``: the English side and its format, line ids, distractor documents.
-    With a wmt:/europarl: source only ``distractors`` may be given."""
+    """``collection:``: the reference side (``reference``, or ``english`` as older configs spell it) and its
+    format, line ids, distractor documents. With a wmt:/europarl: source only ``distractors`` may be given."""
     if sec is None:
         return None
-    english = sec.str("english", required=not has_source)
+    key = "reference" if sec.has("reference") else "english"
+    if sec.has("reference") and sec.has("english"):
+        raise sec.err("english", "collection.reference and collection.english name the same thing (the reference "
+                                 "side's documents); keep one")
+    english = sec.str(key, required=not has_source)
     if english is not None and has_source:
-        raise sec.err("english", "the wmt:/europarl: source gives the English side; with it, collection: takes only distractors")
+        raise sec.err(key, "the wmt:/europarl: source gives the reference side; with it, collection: takes only "
+                           "distractors")
     raw = sec.raw("distractors")
     if raw is not None and not isinstance(raw, list):
         raise sec.err("distractors", "expected a list of {file: DOCS} or {xml: WMT_XML, reference: A} entries")
     c = sec.settings(CollectionConfig, english=english, ids=sec.str("ids"))
     distractors = tuple(_distractor(s, item, f"collection.distractors[{i}]") for i, item in enumerate(raw or []))
-    return replace(c, english=_input(s, english, "collection.english", "docs") if english else None,
+    return replace(c, english=_input(s, english, f"collection.{key}", "docs") if english else None,
                    ids=s.path_of(c.ids, "collection.ids") if c.ids else None, distractors=distractors)
 
 
@@ -458,12 +484,59 @@ def _load_analyses(s: Loader, sec: Section | None, *, has_mt: bool,
     return out
 
 
+def _check_query_translation(cfg: Config, p: Path) -> None:
+    """``translate: queries``: each system's query translations (files, or the WMT file's headlines), one
+    collection in its own language; ``queries:`` holds the human translations of the queries."""
+    if not cfg.query_translation:
+        for s in cfg.systems:
+            if s.queries is not None:
+                raise UserError(f"{p}: systems[{s.name}].queries: a system's query translations need translate: "
+                                "queries at the top level; add it or remove the system's queries")
+        return
+    if cfg.europarl is not None:
+        raise UserError(f"{p}: translate: queries works with a wmt: source or a collection: with per-system query "
+                        "files, not with europarl:; remove translate or the europarl: section")
+    if cfg.wmt is not None:
+        if cfg.queries is None or cfg.queries.generate not in QT_QUERY_KINDS:
+            raise UserError(f"{p}: queries.generate: translate: queries with a wmt: source takes each system's "
+                            f"translation of a segment as its query: set queries.generate to "
+                            f"{' or '.join(QT_QUERY_KINDS)}")
+        if cfg.systems:
+            raise UserError(f"{p}: systems[{cfg.systems[0].name}]: with translate: queries and a wmt: source the "
+                            "systems come from the WMT file; remove systems")
+        for i, d in enumerate(cfg.collection.distractors if cfg.collection is not None else ()):
+            if d.translated or d.translations:
+                raise UserError(f"{p}: collection.distractors[{i}]: with translate: queries no system translates "
+                                "documents; give the distractors in the collection's language, without translated/"
+                                "translations")
+        return
+    if cfg.collection is None or cfg.collection.english is None:
+        raise UserError(f"{p}: collection.reference: translate: queries needs the one collection every system "
+                        "searches (documents in their own language); add collection: {reference: DOCS}")
+    if cfg.collection.distractors:
+        raise UserError(f"{p}: collection.distractors: with translate: queries there is one collection; put the "
+                        "extra documents into collection.reference")
+    for s in cfg.systems:
+        if s.docs is not None or s.hyp is not None:
+            what = "docs" if s.docs is not None else "hyp"
+            raise UserError(f"{p}: systems[{s.name}].{what}: with translate: queries a system gives only its "
+                            "translations of the queries (queries: FILE); the collection is shared and MT "
+                            f"metrics score the query translations; remove {what}")
+        if s.queries is None:
+            raise UserError(f"{p}: systems[{s.name}].queries: missing; with translate: queries every system needs "
+                            "its translations of the queries (a TSV/JSONL/TREC file with the queries' ids)")
+    if cfg.queries is None or cfg.queries.file is None:
+        raise UserError(f"{p}: queries.file: translate: queries needs the human translations of the queries (the "
+                        "reference side's queries, and the MT reference)")
+
+
 def _check_consistency(cfg: Config, p: Path) -> None:
-    if cfg.mt is not None and cfg.wmt is None:
+    _check_query_translation(cfg, p)
+    if cfg.mt is not None and cfg.wmt is None and not cfg.query_translation:
         for s in cfg.systems:
             if s.hyp is None:
                 raise UserError(f"{p}: systems[{s.name}].hyp: missing; the mt section needs a hypothesis file per system")
-    if cfg.collection is not None:
+    if cfg.collection is not None and not cfg.query_translation:
         for s in cfg.systems:
             if s.docs is None:
                 raise UserError(

@@ -18,12 +18,14 @@ if TYPE_CHECKING:  # the mt package registers its metrics (sacrebleu) when impor
 
 @dataclass(frozen=True)
 class SystemSpec:
-    """One MT system: MT test-set hypothesis and/or translated collection."""
+    """One MT system: MT test-set hypothesis and/or translated collection (document translation), or its
+    translations of the queries (query translation)."""
 
     name: str
     hyp: str | None = None
     docs: str | None = None
     attrs: Mapping[str, str] = field(default_factory=dict)
+    queries: str | None = None  # With translate: queries, the system's translations of the queries (ids of queries.file).
 
 
 @dataclass(frozen=True)
@@ -50,6 +52,11 @@ class Config:
     analyses: AnalysesConfig | None = None
     shard_docs: int = same_as(RunSettings, "shard_docs")
     item_level: ItemLevelSettings = field(default_factory=ItemLevelSettings)
+    translate: str = "documents"  # The CLIR architecture: documents (each system translates the collection) or queries (each system translates the queries, which search one collection in its own language).
+
+    @property
+    def query_translation(self) -> bool:
+        return self.translate == "queries"
 
     @property
     def has_retrieval(self) -> bool:
@@ -72,6 +79,11 @@ class Config:
             d.pop("analyses")
         if self.item_level == ItemLevelSettings():  # the default is recorded in results.json's item_level block
             d.pop("item_level")
+        if self.translate == "documents":  # document translation, the default: recorded in the signature
+            d.pop("translate")
+        for s in d["systems"]:
+            if s.get("queries") is None:
+                s.pop("queries", None)
         return d
 
 

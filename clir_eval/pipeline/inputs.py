@@ -14,6 +14,7 @@ from ..io.trec import Qrels, read_qrels
 from ..sources import irds
 from ..sources.collection import finish_collection
 from ..sources.materialize import materialize
+from ..sources.query_translation import file_query_translation
 from ..sources.settings import QueriesConfig
 from .cache import Cache, file_problem, seal_file
 
@@ -26,7 +27,8 @@ class Resolved:
     mt_refs: tuple[str, ...] = ()
     mt_src: str | None = None  # source segments line-aligned with mt_refs (mt.source, or a WMT XML's <src>)
     mt_docids: str | None = None  # the document id of each MT test-set line (WMT XML sources), for document scores
-    english: str | None = None  # path of the English-side documents
+    english: str | None = None  # path of the reference side's documents (the collection's language)
+    language: str | None = None  # the collection's language where the source names it (WMT XML: the target side)
     doc_format: str | None = None
     queries: dict[str, str] = field(default_factory=dict)
     query_skips: dict[str, int] = field(default_factory=dict)  # generated queries: reason -> documents skipped
@@ -58,6 +60,8 @@ def resolve_inputs(cfg: Config, cache: Cache) -> Resolved:
         finish_collection(cfg, cache, res)
     if cfg.queries is not None and cfg.queries.file:
         res.queries = read_config_queries(cfg.queries)
+        if cfg.query_translation:
+            file_query_translation(cfg, cache, res)
     if cfg.relevance is not None and cfg.relevance.qrels:
         res.qrels = read_qrels(cfg.relevance.qrels)
         res.qrels_source = f"file:{Path(cfg.relevance.qrels).name}|sha1:{file_checksum(cfg.relevance.qrels)[:12]}"
@@ -106,7 +110,8 @@ def _fresh(cfg: Config) -> Resolved:
 
 def _source_files(res: Resolved, src: Path) -> list[Path]:
     """The files under ``src`` that ``res`` uses, in a fixed order without repeats."""
-    paths = [*res.mt_refs, res.mt_src, res.mt_docids, res.english] + [f for s in res.systems for f in (s.hyp, s.docs)]
+    paths = [*res.mt_refs, res.mt_src, res.mt_docids, res.english] + [f for s in res.systems
+                                                                        for f in (s.hyp, s.docs, s.queries)]
     out: dict[Path, None] = {}
     for f in paths:
         if f:

@@ -27,11 +27,13 @@ from ..correlation.items import (
     run_jobs,
 )
 from ..correlation.settings import CI_LEVEL
+from ..io.files import safe_filename, text_checksum
 from ..io.item_matrix import documents_file, queries_file
 from ..io.trec import read_qrels, read_run
-from ..ir.items import query_docs, run_signals
+from ..ir.items import query_docs, relevant_pairs, run_signals
 from ..mt.neural import NeuralMetric
 from ..sources.item_tables import item_arrays, missing_note
+from ..sources.query_translation import write_queries
 from .cache import Cache
 from .executor import Executor
 from .inputs import Resolved
@@ -117,13 +119,51 @@ def skip_reason(cfg: Config, res: Resolved, english: EnglishSide | None) -> str 
         return "no collection with an English side: item level needs one"
     if cfg.mt is None:
         return "no mt section: item level needs MT metrics to score each document"
+    if cfg.query_translation and known_items(read_qrels(english.qrels)) is None:
+        return ("query translation: the items are the queries, each scored by its translation's MT scores, which "
+                "needs known-item relevance (one relevant document per query, a different one for each query); "
+                "this run's relevance judges otherwise")
     return None
 
 
-def items_tasks(cfg: Config, res: Resolved, english: EnglishSide, tasks: Sequence[SystemTask]) -> list[ItemsTask]:
+def known_items(qrels) -> dict[str, str] | None:
+    """``{document: query}`` when every judged query has one relevant document and no two share it, else None."""
+    out: dict[str, str] = {}
+    for q, d in query_docs(relevant_pairs(qrels)).items():
+        if len(d) != 1 or d[0] in out:
+            return None
+        out[d[0]] = q
+    return out
+
+
+def query_item_docs(res: Resolved, english: EnglishSide, tasks: Sequence[SystemTask],
+                    cache: Cache) -> tuple[str, dict[str, str]]:  # fmt: skip
+    """Query translation: the items are the queries, written as documents for the items stage (each judged
+    document's text is its query's translation), so a document's MT scores are its query translation's: (the
+    reference side's file, {system: its file}), JSONL under ``cache/sources/qt-items/``."""
+    items = known_items(read_qrels(english.qrels))
+    assert items is not None  # skip_reason said otherwise
+    d = cache.root / "sources" / "qt-items"
+    d.mkdir(parents=True, exist_ok=True)
+
+    def write(name: str, queries: Mapping[str, str]) -> str:
+        texts = {doc: queries.get(q, "") for doc, q in items.items()}
+        return write_queries(d / f"{safe_filename(name)}-{text_checksum(*texts, *texts.values())[:12]}.jsonl", texts)
+
+    return write("reference", res.queries), {t.system: write(t.system, dict(t.retrieve.queries))
+                                             for t in tasks if t.retrieve is not None}
+
+
+def items_tasks(cfg: Config, res: Resolved, english: EnglishSide, tasks: Sequence[SystemTask],
+                cache: Cache | None = None) -> list[ItemsTask]:
+    """Each system's items task; query translation (``cache`` given) scores each judged document by its query's
+    translation (:func:`query_item_docs`)."""
     seg = segmented(res)
     names, neural, _ = item_metric_names(cfg, seg)
-    return [ItemsTask(system=t.system, docs=t.retrieve.docs, english=res.english, format=res.doc_format,
+    ref_docs, docs, fmt = res.english, {t.system: t.retrieve.docs for t in tasks if t.retrieve is not None}, res.doc_format
+    if cfg.query_translation and cache is not None:
+        (ref_docs, docs), fmt = query_item_docs(res, english, tasks, cache), "jsonl"
+    return [ItemsTask(system=t.system, docs=docs[t.system], english=ref_docs, format=fmt,
                       metrics=tuple(names), tokenize=cfg.mt.tokenize, lowercase=cfg.mt.lowercase,
                       run=t.retrieve, qrels=english.qrels,
                       neural=tuple(m.spec for m in neural) if t.mt is not None or not seg else (),

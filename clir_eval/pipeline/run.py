@@ -37,6 +37,8 @@ from ..retrieval.analysis import STOPWORD_LISTS
 from ..sources.direction import by_direction, direction_note, write_side_by_side
 from ..sources.item_tables import item_tables, read_external_items
 from ..sources.materialize import join_external
+from ..sources.query_translation import system_queries
+from ..sources.settings import ARCHITECTURE_NAMES
 from ..sources.validate import check_settings, item_names_taken
 from .cache import Cache, tool_versions
 from .executor import Beside, Executor, LocalExecutor, WorkerLost, get_executor, runs_elsewhere
@@ -127,7 +129,7 @@ def _run(cfg: Config, out: Path, ex: Executor, quiet: bool, log: Callable[[str],
         eng_task = first[0].retrieve if first else None
         _bound_local_jobs(ex, first + tasks, quiet)
         mt_cpu = mt_plan(tasks, cache, ex.jobs, None if quiet else log)
-        outputs = run_systems(ex, first + tasks, cache, progress.stage(
+        outputs = run_all(cfg, ex, first, tasks, cache, progress.stage(
             "systems: MT + BM25", [t.system for t in first + tasks], ex.jobs,
             estimate=mt_cpu / max(1, min(ex.jobs, len(tasks))) if mt_cpu else None))
         drop_stale_spans(cache)
@@ -216,7 +218,7 @@ def item_scores(cfg: Config, res: Resolved, english: EnglishSide, tasks: list[Sy
     if why is not None:
         return {"skipped": why}, None
     t0 = time.perf_counter()
-    itasks = items_tasks(cfg, res, english, tasks)
+    itasks = items_tasks(cfg, res, english, tasks, cache)
     neural_items_prepass(itasks, cache, progress, log)  # here: it may load a model on this process's device
     bar = progress.bar("item scores", len(itasks))
 
@@ -355,14 +357,30 @@ def english_ir_task(cfg: Config, english: EnglishSide) -> IRTask:
 
 
 def system_task(cfg: Config, res: Resolved, cache: Cache, s: SystemSpec, retrieval: bool) -> SystemTask:
-    """MT and retrieval of one system (IR follows once the English side is known)."""
+    """MT and retrieval of one system (IR follows once the English side is known). Query translation: the
+    system's translated queries search the reference side's collection and index (built once, by the
+    reference side's task, which :func:`run_all` runs first)."""
     mt = None
     if cfg.mt is not None and s.hyp:
         mt = MTTask(system=s.name, hyp=s.hyp, mt=replace(cfg.mt, refs=tuple(res.mt_refs), source=res.mt_src),
                     segments=_segment_metrics(cfg))
+    if retrieval and cfg.query_translation and s.queries and res.english:
+        queries = system_queries(s, res.queries, cfg)
+        return SystemTask(s.name, mt=mt, retrieve=replace(retrieve_task(cfg, res, cache, s.name, res.english),
+                                                          queries=queries, index_name="english", memory=0))
     if not retrieval or not s.docs:
         return SystemTask(s.name, mt=mt)
     return SystemTask(s.name, mt=mt, retrieve=retrieve_task(cfg, res, cache, s.name, s.docs))
+
+
+def run_all(cfg: Config, ex: Executor, first: list[SystemTask], tasks: list[SystemTask], cache: Cache,
+            on_done: Callable[[int], None] | None) -> list[dict]:
+    """The reference side's and every system's stages (:func:`run_systems`); with query translation the
+    reference side first, so its index is built once and the systems only load it."""
+    if not cfg.query_translation or not first:
+        return run_systems(ex, first + tasks, cache, on_done)
+    head = run_systems(ex, first, cache, on_done)
+    return head + run_systems(ex, tasks, cache, None if on_done is None else lambda i: on_done(i + len(first)))
 
 
 def index_shards(cfg: Config, ex: Executor, first: list[SystemTask], tasks: list[SystemTask], cache: Cache,
@@ -572,6 +590,9 @@ def settings_signature(cfg: Config, res: Resolved, english: EnglishSide | None) 
         if res.mt_src:  # the source segments (COMET reads them)
 
             sig["mt_settings"]["source"] = f"sha1:{file_checksum(res.mt_src)[:12]}"
+    sig["architecture"] = {"translate": cfg.translate, "name": ARCHITECTURE_NAMES[cfg.translate]}
+    if res.language is not None:
+        sig["architecture"]["language"] = res.language  # the collection's language, as the source names it
     if english is not None:
         sig["retrieval_settings"] = asdict(cfg.retrieval)
         sig["ir_settings"] = {"measures": list(cfg.ir.measures), "collection_size": english.collection_size}

@@ -102,11 +102,14 @@ class RetrieveTask:
     memory: int = field(default=0, metadata=NOT_KEYED)  # estimated bytes of building the index
     shards: tuple[ShardTask, ...] = field(default=(), metadata=NOT_KEYED)  # the index's spans, when sharded
     shard_docs: int = field(default=0, metadata=NOT_KEYED)  # config shard_docs until the driver planned the spans
+    # the index's name where it is not the system's own (query translation: every system searches the reference
+    # side's index); the run depends on the index's content only, so it is not keyed
+    index_name: str | None = field(default=None, metadata=NOT_KEYED)
 
     @property
     def index(self) -> IndexTask:
-        return IndexTask(self.system, self.docs, self.format, self.retrieval.index, self.stopwords_file, self.shards,
-                         self.shard_docs)  # fmt: skip
+        return IndexTask(self.index_name or self.system, self.docs, self.format, self.retrieval.index,
+                         self.stopwords_file, self.shards, self.shard_docs)
 
 
 @dataclass(frozen=True)

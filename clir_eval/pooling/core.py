@@ -36,7 +36,7 @@ from ..correlation.verdict import ranking
 from ..errors import UserError
 from ..limits import RUN_SEED
 from .items import pool_items
-from .runs import Run, load_run, shared_attr
+from .runs import Run, architecture, check_architectures, load_run, shared_attr
 from .thresholds import threshold_rows
 
 POOLED_KIND = "pooled-perm-both"
@@ -504,7 +504,8 @@ def _task_rows(runs: list[Run], plans: list) -> list[dict[str, Any]]:
     tasks = []
     for r in runs:
         tasks.append({"run": r.path, "name": r.name, "n_systems": len(r.systems), "targets": r.targets,
-                      "metrics": list(r.kinds.get("mt", [])), "seed": r.stats.seed, "method": r.stats.method,
+                      "metrics": list(r.kinds.get("mt", [])), "architecture": architecture(r),
+                      "seed": r.stats.seed, "method": r.stats.method,
                       "variant": r.stats.variant, "alpha": r.stats.alpha, "permutation": r.verdict.resamples,
                       "resolution": r.verdict.resolution, "rounding": dict(r.results["config"]["correlation"].get("round") or {}),
                       "weights": {t: p[2][p[1].index(r)] for p in plans for t in [p[0]] if r in p[1]}})
@@ -513,7 +514,8 @@ def _task_rows(runs: list[Run], plans: list) -> list[dict[str, Any]]:
 
 def pool(dirs: Sequence[str | Path], weights: str = "equal", margin: float = 0.1, correction: str = "holm",
          bootstrap: int = 1000, seed: int = RUN_SEED, thresholds: bool = True, plots: bool = False,
-         two_sided: bool = True, map: Callable | None = None, item_level: bool = True) -> PoolResult:  # fmt: skip
+         two_sided: bool = True, map: Callable | None = None, item_level: bool = True,
+         mix_architectures: bool = False) -> PoolResult:  # fmt: skip
     """Pool the finished runs in ``dirs``: leaderboard, pairs, CLIR thresholds (see docs/pooling.md).
 
     ``weights``: ``equal`` or comma-separated attributes (``name`` or an attribute every system of a
@@ -522,7 +524,8 @@ def pool(dirs: Sequence[str | Path], weights: str = "equal", margin: float = 0.1
     thresholds' CIs; ``seed``: the thresholds' bootstrap seed; ``two_sided``: p = share of summed draws
     with |Δ| at least the observed |Δ| (default; holds α), else one-sided in the direction the pooled
     ranking chose (mt-metrics-eval's AverageCorrMatrix; rejects up to about 2α under the null); ``item_level``: pool
-    the runs' item-level (within-item) component too, where they have one (:mod:`.items`; rows ``"level": "item"``)."""
+    the runs' item-level (within-item) component too, where they have one (:mod:`.items`; rows ``"level": "item"``);
+    ``mix_architectures``: pool runs of document and of query translation together (else an error)."""
     _check_arguments(dirs, margin, correction, bootstrap)
     runs = [load_run(d) for d in dirs]
     methods = {(r.stats.method, r.stats.variant) for r in runs}
@@ -541,6 +544,7 @@ def pool(dirs: Sequence[str | Path], weights: str = "equal", margin: float = 0.1
     notes: list[str] = []
     if len(alphas) > 1:
         notes.append(f"the runs use different α ({', '.join(map(str, alphas))}); pooled tests use α = {alpha:g}")
+    check_architectures(runs, lab, mix_architectures, notes, warnings)
     if len(runs) < 2:
         warnings.append(f"ONE RUN: nothing is pooled; the leaderboard is {lab[runs[0].path]}'s own ranking "
                         "(its report says the same with its own notes)")

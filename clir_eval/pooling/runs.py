@@ -15,6 +15,7 @@ from ..correlation.settings import CorrelationInputs, CorrelationSettings, Stats
 from ..correlation.verdict import ranking
 from ..errors import UserError
 from ..io.results import read_results
+from ..sources.settings import ARCHITECTURE_NAMES
 
 _FIX = "give the output directory of a finished 'clir-eval run'"
 
@@ -122,3 +123,36 @@ def shared_attr(run: Run, attr: str) -> str:
                         f"attributes: {', '.join(have) or 'none'}); use --weights equal, name, or an attribute "
                         "every system of every run shares (systems.attrs in the config)")
     return vals.pop()
+
+
+
+def architecture(run: Run) -> str:
+    """The CLIR architecture a run measured (``translate``: documents or queries; runs written before the
+    signature named it translated documents, the only architecture then)."""
+    arch = (run.results.get("signature") or {}).get("architecture") or {}
+    value = arch.get("translate", "documents") if isinstance(arch, dict) else "documents"
+    if value not in ARCHITECTURE_NAMES:
+        raise UserError(f"{run.path}/results.json: signature.architecture.translate is {value!r}, not documents or "
+                        f"queries; {_FIX}")
+    return value
+
+
+def check_architectures(runs: list[Run], labels: Mapping[str, str], mix: bool, notes: list[str],
+                        warnings: list[str]) -> None:
+    """Runs that measured different CLIR architectures are pooled only when ``mix`` asks for it (then a warning
+    says so and a note lists the runs of each architecture side by side); otherwise a :class:`UserError` names
+    them. Runs of one architecture other than document translation get a note naming it."""
+    by_arch: dict[str, list[str]] = {}
+    for r in runs:
+        by_arch.setdefault(architecture(r), []).append(labels[r.path])
+    listed = "; ".join(f"{ARCHITECTURE_NAMES[a]}: {', '.join(names)}" for a, names in by_arch.items())
+    if len(by_arch) > 1 and not mix:
+        raise UserError(f"the runs measured different CLIR architectures ({listed}); a metric's τ under query "
+                        "translation and under document translation answer different questions: pool each "
+                        "architecture on its own (and compare the leaderboards side by side), or pass "
+                        "--mix-architectures to pool them together")
+    if len(by_arch) > 1:
+        warnings.append(f"MIXED ARCHITECTURES (--mix-architectures): {listed}; the leaderboard averages over both "
+                        "(each run's architecture: tasks[].architecture)")
+    elif "documents" not in by_arch:
+        notes.append(f"architecture: {listed}")

@@ -292,9 +292,27 @@ def design_pointer(results: Mapping[str, Any], out: str = "OUT") -> str | None:
 
 
 def english_label(results: Mapping[str, Any]) -> str:
-    """"English side (ceiling)" only when the relevance judgements come from the English run itself."""
-    rel = str((results.get("signature") or {}).get("relevance") or "")
+    """"English side (ceiling)" only when the relevance judgements come from the English run itself; a collection
+    in another language (``signature.architecture.language``) is called the reference side, with its language."""
+    sig = results.get("signature") or {}
+    rel = str(sig.get("relevance") or "")
+    lang = str((sig.get("architecture") or {}).get("language") or "en")
+    if lang.lower().split("-")[0].split("_")[0] != "en":
+        return (f"reference side, {lang} (ceiling: relevance from this run)" if rel.startswith("pseudo:") else
+                f"reference side, {lang}")
     return "English side (ceiling: relevance from this run)" if rel.startswith("pseudo:") else "English reference"
+
+
+def architecture_summary(results: Mapping[str, Any]) -> str | None:
+    """One sentence naming the CLIR architecture where it is query translation (document translation, the
+    default, is named in the signature)."""
+    arch = (results.get("signature") or {}).get("architecture") or {}
+    if arch.get("translate") != "queries":
+        return None
+    lang = f" (language: {arch['language']})" if arch.get("language") else ""
+    return ("**Architecture: query translation.** Each system's translations of the queries search one collection"
+            f"{lang}, indexed once; the MT metrics score the query translations against the human ones, and the "
+            "reference side runs the human translations.")
 
 
 def markdown(results: Mapping[str, Any]) -> str:
@@ -334,7 +352,8 @@ def report_blocks(results: Mapping[str, Any]) -> list[Block]:
         + (f" Lower is better for {', '.join(sorted(lower))}: its τ counts negated when ranking."
            if lower else ""))]
 
-    summary = " ".join(s for s in (level_summary(results), design_summary(results)) if s)
+    summary = " ".join(s for s in (architecture_summary(results), level_summary(results), design_summary(results))
+                       if s)
     if summary:
         blocks.append(Para(summary))
     guide, warn = levels_guide(results), read_first(results)

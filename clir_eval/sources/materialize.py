@@ -19,6 +19,7 @@ from ..io.tables import read_table, score_cell
 from ..mt.base import load_metric, lower_is_better
 from ..templates import substitute
 from .europarl import align_collections, read_europarl, reader_signature
+from .query_translation import wmt_query_translation
 from .querygen import generate_queries
 from .settings import ExternalTable
 from .wmt import HUMAN_SYSTEM_NAME, read_wmt_human_scores, read_wmt_xml
@@ -220,9 +221,10 @@ def _materialize_wmt(cfg: Config, cache, res) -> None:
     if w.docs or w.domains or w.direction in ("source-original", "target-original"):
         key = text_checksum(key, *all_docids)[:12]
 
-    # MT scoring on the documents every system and the reference translate
+    res.language = ts.tgt_lang  # the collection's language: the references' and systems' (the target side)
+    # MT scoring on the documents every system and the reference translate (query translation: on the queries)
     common = [d for d in all_docids if all(d in ts.translation(lb) for _, lb in labels)]
-    if cfg.mt is not None:
+    if cfg.mt is not None and not cfg.query_translation:
         lost = len(all_docids) - len(common)
         if lost:
             short = [n for n, lb in labels if len(ts.translation(lb)) < len(all_docids)]
@@ -243,6 +245,11 @@ def _materialize_wmt(cfg: Config, cache, res) -> None:
     d.mkdir(parents=True, exist_ok=True)
     res.english = write_docs(d / f"english-ref{w.reference}-{qkey}.jsonl", ts.collection(f"ref:{w.reference}", drop=drop, docids=all_docids))
     res.doc_format = "jsonl"
+    if cfg.query_translation:
+        wmt_query_translation(cfg, ts, labels, res.queries, d, res)
+        if w.human:
+            _wmt_human(w, [n for n, _ in labels], res)
+        return
     systems = []
     for name, lb in labels:
         docs = ts.translation(lb)

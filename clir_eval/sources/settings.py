@@ -16,6 +16,9 @@ QUERY_KINDS = ("headline", "first-sentence", "keywords")  # generated queries (q
 EXTERNAL_KINDS = ("mt", "ir", "human")  # what an external table's columns are joined as
 UNKNOWN_DOCUMENTS = ("error", "ignore")  # an item table's documents outside the collection
 EXTERNAL_FORMATS = ("table", "wmt-human", "mtme")  # a TSV/CSV score table, a WMT DA system table, mt-metrics-eval score files
+ARCHITECTURES = ("documents", "queries")  # translate: what each MT system translates (the CLIR architecture)
+ARCHITECTURE_NAMES = {"documents": "document translation", "queries": "query translation"}
+QT_QUERY_KINDS = ("headline", "first-sentence")  # generated queries that are a segment every system translates
 
 
 @dataclass(frozen=True)
@@ -23,7 +26,8 @@ class WMTSource(Settings):
     """Systems, references and collections taken from a WMT document-level XML file."""
 
     xml: str = setting(help="The WMT document-level XML file (<doc><src><ref><hyp system>).")
-    reference: str = setting("A", "The reference used as the English side (the other references may be systems).")
+    reference: str = setting("A", "The reference used as the reference side, in the collection's language (the "
+                                  "other references may be systems).")
     references_as_systems: tuple[str, ...] = setting((), "References scored as if they were MT systems.")
     systems: tuple[str, ...] = setting((), "The systems to evaluate (empty: all).")
     human: str | None = setting(None, "A WMT human-judgement system table (DA z-scores).")
@@ -93,10 +97,12 @@ class DistractorSource(Settings):
 
 @dataclass(frozen=True)
 class CollectionConfig(Settings):
-    """The ``collection:`` section: the English side's documents, their format and line ids, and distractor
+    """The ``collection:`` section: the reference side's documents (human text in the collection's language; the
+    key ``reference``, or ``english`` as older configs spell it), their format and line ids, and distractor
     documents added to every collection."""
 
-    english: str | None = setting(None, "The English side's documents (left out with a wmt:/europarl: source).")
+    english: str | None = setting(None, "The reference side's documents, in the collection's language (key "
+                                        "reference or english; left out with a wmt:/europarl: source).")
     format: str | None = setting(None, "jsonl, tsv or lines (default: from the extension).", choices=DOC_FORMATS,
                                  label="document format")
     ids: str | None = setting(None, "For format lines: a file of document ids, one per line.")

@@ -221,8 +221,11 @@ def summary(cfg: Config, facts: dict) -> list[str]:
         out.append(f"queries: {facts['queries'] if 'queries' in facts else 'read at run time'}")
         out += _query_warnings(facts)
         docs = facts.get("documents")
-        out.append(f"documents: {docs if docs is not None else 'counted at run time'} per collection "
-                   f"({len(systems)} systems + the English side)")
+        docs = docs if docs is not None else "counted at run time"
+        out.append(f"architecture: query translation: one collection of {docs} documents, indexed once and searched "
+                   f"with each of the {len(systems)} systems' translated queries and the reference side's" if
+                   cfg.query_translation else
+                   f"documents: {docs} per collection ({len(systems)} systems + the English side)")
         rel = cfg.relevance
         if rel is not None and rel.qrels:
             judged = f" ({facts['judged']} queries judged)" if "judged" in facts else ""
