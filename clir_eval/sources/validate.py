@@ -62,13 +62,13 @@ def check_settings(cfg: Config) -> list[str]:
     if cfg.has_retrieval:
         ir_names = [m.name for m in cfg.ir.parsed]  # parsed and checked when the record was made (IRSettings.check)
         r = cfg.retrieval
-        _at("retrieval.analyzer", lambda: get_analyzer(r.analyzer))
+        _at("retrieval.analyzer", lambda: get_analyzer(r.analyzer, language=r.language))
         if r.stopwords:
-            _at("retrieval.stopwords", lambda: get_analyzer(r.analyzer, stopwords=r.stopwords))
+            _at("retrieval.stopwords", lambda: get_analyzer(r.analyzer, stopwords=r.stopwords, language=r.language))
         if r.stem:
-            an = _at("retrieval.stem", lambda: get_analyzer(r.analyzer, stopwords=r.stopwords, stem=r.stem))
+            an = _at("retrieval.stem", lambda: get_analyzer(r.analyzer, stopwords=r.stopwords, stem=r.stem, language=r.language))
         else:
-            an = get_analyzer(r.analyzer, stopwords=r.stopwords)
+            an = get_analyzer(r.analyzer, stopwords=r.stopwords, language=r.language)
         lines.append(f"ir.measures: {', '.join(cfg.ir.measures)}; retrieval: {an.signature}")
     _check_score_names(cfg, mt_names + ir_names)
     return lines
@@ -161,7 +161,7 @@ def _pseudo_coverage(cfg: Config, queries: dict[str, str], facts: dict) -> str |
     if size is None or size > COVERAGE_MAX_MB:
         return None
     r = cfg.retrieval
-    an = get_analyzer(r.analyzer, stopwords=r.stopwords, stem=r.stem)
+    an = get_analyzer(r.analyzer, stopwords=r.stopwords, stem=r.stem, language=r.language)
     terms = {qid: set(an.tokenize(text)) for qid, text in queries.items()}
     wanted = set().union(*terms.values()) if terms else set()
     hits = dict.fromkeys(terms, 0)
