@@ -420,6 +420,72 @@ def crossed_moments(c: np.ndarray, loo: np.ndarray) -> CrossedMoments | None:
     return CrossedMoments(est, var, df)
 
 
+def crossed_moments_full(c: np.ndarray, loo: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`crossed_moments` of many studies at once, every value defined: ``c`` (R, I), ``loo`` (R, S, I) ->
+    (estimate, variance, degrees of freedom), each (R,) (study design's simulations; equal to the run's)."""
+    R, S, I = loo.shape
+    est = c.mean(axis=1)
+    v_items = c.var(axis=1, ddof=1) / I
+    t_loo = loo.mean(axis=2)
+    v_jack = (S - 1) / S * ((t_loo - t_loo.mean(axis=1, keepdims=True)) ** 2).sum(axis=1)
+    twice, df_twice = np.zeros(R), (S - 1) * (I - 1)
+    if S >= CROSSED_FULL_SYSTEMS:
+        psi = (S - 1) * (c[:, None, :] - loo)
+        res = psi - psi.mean(axis=2, keepdims=True) - psi.mean(axis=1, keepdims=True) + psi.mean(axis=(1, 2))[:, None, None]
+        twice = (res ** 2).sum(axis=(1, 2)) / df_twice / (S * I)
+    v_sys = np.maximum(0.0, v_jack - twice)
+    var = v_items + v_sys
+    with np.errstate(invalid="ignore", divide="ignore"):
+        df = var ** 2 / (v_items ** 2 / (I - 1) + np.where(v_sys > 0, v_jack ** 2 / (S - 1) + twice ** 2 / df_twice, 0.0))
+    return est, var, np.where(var > 0, df, np.inf)
+
+
+def crossed_p(est: np.ndarray, var: np.ndarray, df: np.ndarray, fisher: bool) -> np.ndarray:
+    """Two-sided p of t = estimate / se with ``df`` degrees of freedom, on Fisher's z scale (``fisher``: a
+    coefficient, se by the delta method) or on the raw scale (a difference of coefficients); 0 where the variance
+    is 0 and the estimate is not, 1 where both are (vectorised; the p of :func:`crossed_item_test` and
+    :func:`crossed_pair_test`)."""
+    est, var, df = (np.asarray(v, float) for v in (est, var, df))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if fisher:
+            t = np.abs(np.arctanh(np.clip(est, -1, 1))) * (1 - est * est) / np.sqrt(var)
+            t = np.where(np.abs(est) >= 1, np.inf, t)
+        else:
+            t = np.abs(est) / np.sqrt(var)
+        p = 2 * lazylibs.scipy_special().stdtr(np.where(np.isfinite(df), df, 1e300), -t)
+    return np.where(var > 0, p, np.where(est != 0, 0.0, 1.0))
+
+
+def loo_tau_b_full(X: np.ndarray, Y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`loo_system_coefs` (τ-b) of many studies at once, every cell defined: X, Y (R, S, I) -> per-item τ-b
+    (R, I) and each system left out (R, S, I), from the same integer pair counts."""
+    R, S, I = X.shape
+    c, loo = np.empty((R, I)), np.empty((R, S, I))
+    step = max(1, 4_000_000 // max(1, S * S * I))
+    for a in range(0, R, step):
+        x, y = X[a:a + step], Y[a:a + step]
+        sx = np.sign(x[:, :, None, :] - x[:, None, :, :]).astype(np.int8)  # (r, S, S, I)
+        sy = np.sign(y[:, :, None, :] - y[:, None, :, :]).astype(np.int8)
+        rows = [(sx * sy).sum(axis=2, dtype=np.int64), np.abs(sx).sum(axis=2, dtype=np.int64),
+                np.abs(sy).sum(axis=2, dtype=np.int64)]  # per study, system and item (r, S, I)
+        num, nx, ny = (r.sum(axis=1) // 2 for r in rows)
+        c[a:a + step] = _tau_b_of(num, nx, ny, S)
+        loo[a:a + step] = _tau_b_of(num[:, None] - rows[0], nx[:, None] - rows[1], ny[:, None] - rows[2], S - 1)
+    return c, loo
+
+
+def within_full(V: np.ndarray) -> np.ndarray:
+    """:func:`system_centred`'s values of many studies at once (R, S, I), every cell defined and no ties: each
+    study's normal scores, each system's row minus its mean (without the 1e-9 grid, which changes no order of
+    untied values)."""
+    R = V.shape[0]
+    flat = V.reshape(R, -1)
+    ranks = np.empty(flat.shape)
+    np.put_along_axis(ranks, np.argsort(flat, axis=1), np.arange(1, flat.shape[1] + 1, dtype=float)[None], axis=1)
+    G = lazylibs.scipy_special().ndtri((ranks - 0.5) / flat.shape[1]).reshape(V.shape)
+    return G - G.mean(axis=2, keepdims=True)
+
+
 def crossed_item_test(X: np.ndarray, Y: np.ndarray, grouping: str, s: ItemSettings, with_df: bool = False
                       ) -> tuple:  # fmt: skip
     """(interval, two-sided p[, degrees of freedom with ``with_df``]) of the item-averaged coefficient of the ``item`` or ``within`` grouping when the
@@ -452,7 +518,7 @@ def _crossed_z(m: CrossedMoments | None, level: float) -> tuple[list[float] | No
     if abs(m.est) >= 1:
         return [max(-1.0, m.est - q * sd), min(1.0, m.est + q * sd)], 0.0
     z, se = math.atanh(m.est), sd / (1 - m.est * m.est)  # Fisher's z, its se by the delta method
-    return [math.tanh(z - q * se), math.tanh(z + q * se)], float(2 * special.stdtr(m.df, -abs(z) / se))
+    return [math.tanh(z - q * se), math.tanh(z + q * se)], float(crossed_p(m.est, m.var, m.df, True))
 
 
 def item_coefs(Xd: np.ndarray, Y: np.ndarray, method: str, variant: str | None) -> np.ndarray:
@@ -994,7 +1060,7 @@ def crossed_pair_test(Xa: np.ndarray, Xb: np.ndarray, Y: np.ndarray, s: ItemSett
         return delta, (0.0 if m.est != 0 else 1.0), [m.est, m.est]
     special = lazylibs.scipy_special()
     sd, q = math.sqrt(m.var), float(special.stdtrit(m.df, 1 - (1 - s.level) / 2))
-    return delta, float(2 * special.stdtr(m.df, -abs(m.est) / sd)), [m.est - q * sd, m.est + q * sd]
+    return delta, float(crossed_p(m.est, m.var, m.df, False)), [m.est - q * sd, m.est + q * sd]
 
 
 PAIR_TEST = ("crossed test of the within-τ difference: per item the two metrics' within-item τ difference, its "
