@@ -150,6 +150,8 @@ def _resolution(vds, st) -> str:
             + ("over each target's metric pairs" if fam == "target" else f"over all {len(pairs)} metric pairs")
             + f", α = {st['alpha']:g}.")
     floor = vds[0].get("p_floor")
+    if vds[0].get("p_method") == "crossed":
+        return text + " No random draws: every decision is settled."
     if floor is not None:
         text += f" No p can be below {floor:.2g} ({'with every swap pattern of the ' + str(vds[0].get('n_systems')) + ' systems' if vds[0].get('exact') else 'at the cap of draws'})."
     unsettled = sum(v.get("unsettled") or 0 for v in vds)
