@@ -13,7 +13,9 @@ items), at α = 0.05, the share ± its Monte Carlo standard error of data sets i
 - item: the ``item`` row is significant (null: overall qualities and within parts unrelated);
 - pair: the verdict between two metrics of the scenario, equally (un)related to the target, names the pair
   significant (the run's verdict, Holm);
-- with ``--power``: the ``within`` row at a true within-item correlation of 0.3 (additive scenario) per size.
+- with ``--power``: the ``within`` row at a true within-item correlation of 0.3 (additive scenario) per size;
+- with ``--definitions``: the choice of the ``within`` values, per scenario at the first size: mean τ and the crossed
+  test's rejections for plain system-centring, per-system (row) ranks, and the run's normal scores then centring.
 Each row is computed by the run's own functions (:func:`clir_eval.correlation.items.correlate_matrix`,
 :func:`item_verdicts`, bootstrap off: the CIs a decision reads are ``ci_crossed``).
 """
@@ -30,7 +32,14 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from item_scenarios import SCENARIOS, generate, rate  # noqa: E402
 
-from clir_eval.correlation.items import ItemMatrix, ItemSettings, correlate_matrix, item_verdicts  # noqa: E402
+from clir_eval.correlation.items import (  # noqa: E402
+    ItemMatrix,
+    ItemSettings,
+    correlate_matrix,
+    crossed_item_test,
+    grouped,
+    item_verdicts,
+)
 
 SIZES = "4x50,6x300,8x3000,12x50,16x300,4x3000,6x50,8x300,12x3000,16x50,4x300,6x3000,8x50,12x300,16x3000"
 
@@ -55,6 +64,41 @@ def decisions(rng: np.random.Generator, S: int, I: int, scenario: str, s: ItemSe
             "tau": w["tau"], "item": bool(it["significant"]), "pair": any(p["significant"] for p in v["pairwise"])}
 
 
+def _row_ranks(V: np.ndarray) -> np.ndarray:
+    from scipy.stats import rankdata
+
+    return rankdata(V, axis=1)
+
+
+DEFINITIONS = {  # the values whose per-item τ across systems is averaged: (transform, grouping of crossed_item_test)
+    "plain centring": (lambda V: V - V.mean(axis=1, keepdims=True), "item"),
+    "per-system ranks": (_row_ranks, "item"),
+    "normal scores, centred (the run's)": (lambda V: V, "within"),
+}
+
+
+def definitions(scenarios, S: int, I: int, n: int, seed: int, s: ItemSettings) -> None:
+    """Mean τ and rejections of each candidate ``within`` definition under the null scenarios (the crossed test)."""
+    print(f"| scenario ({S} x {I}) | " + " | ".join(DEFINITIONS) + " |")
+    print("|---|" + "---|" * len(DEFINITIONS))
+    for sc in scenarios:
+        rng = np.random.default_rng([seed, 7, *map(ord, sc)])
+        got = {d: ([], 0) for d in DEFINITIONS}
+        for _ in range(n):
+            Xs, Y = generate(rng, S, I, sc)
+            for d, (f, g) in DEFINITIONS.items():
+                X, Yt = f(Xs[0]), f(Y)
+                ci, p = crossed_item_test(X, Yt, g, s)
+                taus, hits = got[d]
+                taus.append(grouped(X, Yt, g)[0])
+                got[d] = (taus, hits + bool(p is not None and p < ALPHA and not ci[0] <= 0 <= ci[1]))
+        print(f"| {sc} | " + " | ".join(f"τ {np.mean(t):+.3f}, rejects {rate(h, n)}" for t, h in got.values()) + " |",
+              flush=True)
+
+
+ALPHA = 0.05
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=400)
@@ -62,9 +106,12 @@ def main() -> None:
     ap.add_argument("--sizes", default=SIZES)
     ap.add_argument("--scenarios", default=",".join(SCENARIOS))
     ap.add_argument("--power", action="store_true", help="also power at a within-item correlation of 0.3")
+    ap.add_argument("--definitions", action="store_true", help="only the comparison of within definitions")
     a = ap.parse_args()
     sizes = [tuple(map(int, z.split("x"))) for z in a.sizes.split(",")]
     s = ItemSettings(bootstrap=0)
+    if a.definitions:
+        return definitions(a.scenarios.split(","), *sizes[0], a.n, a.seed, s)
     t0 = time.perf_counter()
     print("| scenario | `within` rejects | sig & ci∋0 | mean within τ | `item` rejects | pair verdict |")
     print("|---|---|---|---|---|---|")
