@@ -50,6 +50,9 @@ def main() -> None:
             for g in ("within", "item"):
                 cells = []
                 for ci in ("ci_crossed", "ci_items", "ci_systems"):
+                    if ci not in res[g]:  # --bootstrap 0: ci_crossed alone
+                        cells.append("—")
+                        continue
                     p, w = res[g][ci]
                     cells.append(f"{p:.1%} ± {math.sqrt(p * (1 - p) / a.n):.1%} ({w:.2f})")
                 print(f"| {gen} | {S} | {I} | `{g}` | " + " | ".join(cells) + " |", flush=True)

@@ -15,13 +15,7 @@ import numpy as np
 import pytest
 
 from clir_eval.correlation import design_items as di
-from clir_eval.correlation.items import (
-    ItemSettings,
-    grouped,
-    joint_permutation_tests,
-    joint_permutations,
-    system_swap_test,
-)
+from clir_eval.correlation.items import ItemSettings, crossed_pair_test, crossed_row, grouped
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as the CLI: one BLAS thread per process
 
@@ -38,38 +32,36 @@ def _crossed(rng, S, I, r=0.3):
 
 
 @pytest.mark.parametrize("S,I", [(5, 20), (7, 12), (9, 30)])
-def test_joint_permutation_p_equals_the_runs(S, I):
-    """The within grouping's joint permutation test (exact up to 7 systems, Monte Carlo above): the same p as
-    items.joint_permutation_tests given the same permutations."""
+def test_within_p_equals_the_runs(S, I):
+    """The within row's crossed test, vectorised over studies: the same within τ and the same p as the run's
+    items.crossed_row on each study (below and above 7 systems, where the interaction starts to be subtracted)."""
     s = ItemSettings()
     rng = np.random.default_rng(S)
+    X, Y = np.empty((4, S, I)), np.empty((4, S, I))
     for rep in range(4):
-        X, Y = _crossed(rng, S, I, r=0.15 * rep)
-        key = (5, rep)
-        (p_run, _), = joint_permutation_tests([X], Y, [grouped(X, Y, "within")[0]], s, key, "within")
-        perms, exact = joint_permutations(S, s.permutation, np.random.default_rng(list(key)))
-        assert exact == (S <= 7)
-        p = di.joint_p(di.centred(X[None]), di.centred(Y[None]), perms, exact)[0]
-        assert p == pytest.approx(p_run, abs=1e-12)
-        # the within τ from the same signs
-        P = S * (S - 1) // 2
-        assert di.within_sums(di.centred(X[None]), di.centred(Y[None]))[0] / (P * I) == pytest.approx(
-            grouped(X, Y, "within")[0], abs=1e-12)
+        X[rep], Y[rep] = _crossed(rng, S, I, r=0.15 * rep)
+    Xc, Yc = di.centred(X), di.centred(Y)
+    p = di.tau_p(Xc, Yc)
+    for rep in range(4):
+        row = crossed_row(X[rep], Y[rep], "within", s)
+        assert p[rep] == pytest.approx(row["p_value"], rel=1e-9, abs=1e-15)
+        assert (p[rep] < di._cut(0.05)) == row["significant"]
+        c, _ = di.loo_tau_b_full(Xc[rep:rep + 1], Yc[rep:rep + 1])
+        assert c.mean() == pytest.approx(grouped(X[rep], Y[rep], "within")[0], abs=1e-12)
 
 
 @pytest.mark.parametrize("S,I", [(6, 20), (9, 25), (12, 40)])
-def test_swap_p_equals_the_runs_exact_test(S, I):
-    """A pair's whole-system swap test: the exact p from the linear weights equals items.system_swap_test's
-    enumeration of every swap pattern, and the weights' sum is the observed Δτ."""
+def test_pair_p_equals_the_runs(S, I):
+    """A pair's crossed test of the within Δτ, vectorised: the same p as items.crossed_pair_test."""
     s = ItemSettings()
     rng = np.random.default_rng(100 + S)
     for rep in range(3):
         a, y = _crossed(rng, S, I, 0.5)
         b = 0.2 * y + rng.standard_normal((S, I)) + 2 * rng.standard_normal((1, I))
-        delta, p_run = system_swap_test(a, b, y, s, np.random.default_rng(0))
-        W = di.swap_weights(di._z(di.centred(a[None])), di._z(di.centred(b[None])), di.centred(y[None]))
-        assert W.sum() / (S * (S - 1) // 2 * I) == pytest.approx(delta, abs=1e-12)
-        assert di.swap_p(W)[0] == pytest.approx(p_run, abs=1e-12)
+        delta, p_run, _ = crossed_pair_test(a, b, y, s)
+        p = di.pair_p(di.centred(a[None]), di.centred(b[None]), di.centred(y[None]))[0]
+        assert p == pytest.approx(p_run, rel=1e-9, abs=1e-15)
+        assert delta == pytest.approx(grouped(a, y, "within")[0] - grouped(b, y, "within")[0], abs=1e-12)
 
 
 def _pilot_fit(seed=0, S=12, I=50):
@@ -91,24 +83,20 @@ def test_effect_zero_predicts_at_most_alpha():
 
 
 def test_power_is_zero_where_the_runs_test_cannot_reject():
+    """The crossed tests need 4 systems: the run gives no p with 3 (even on perfectly agreeing data), and the
+    design's power is 0 there without simulating; with 5 systems a strong effect is found."""
     s = ItemSettings()
-    # 3 systems: the run's joint permutation test gives at least 1/6 even on perfectly agreeing data; 4 can reject
     y = np.random.default_rng(2).standard_normal((3, 8))
     assert grouped(y * 2, y, "within")[0] == 1.0
-    assert joint_permutation_tests([y * 2], y, [1.0], s, (1,), "within")[0][0] >= 1 / 6
+    assert crossed_row(y * 2, y, "within", s)["p_value"] is None
     q = di.ItemQuestion("y", None, None, ((3, 50),), (0.9,), 50, 0.05, "holm", 0, 1, 1000)
     assert di.tau_power(q, 3, 50, 0.9) == (0.0, 0.0, "cannot reject")
     q = di.ItemQuestion("y", None, None, ((5, 50),), (0.9,), 50, 0.05, "holm", 0, 1, 1000)
     assert di.tau_power(q, 5, 50, 0.9)[0] > 0.5
-    # pairs: with 5 systems the smallest swap p is 1/16, and Holm over 6 pairs makes it 6/16 > α
     fit = _pilot_fit()
     a, b = fit.metrics[:2]
-    q = di.ItemQuestion("y", a, b, ((5, 50),), (0.5,), 50, 0.05, "holm", 0, 1, 1000)
-    assert di.pair_power(fit, q, 5, 50, 0.5) == (0.0, 0.0, "cannot reject")
-    rng = np.random.default_rng(3)
-    yy = rng.standard_normal((5, 30))
-    assert system_swap_test(yy, rng.standard_normal((5, 30)), yy, s, rng)[1] == pytest.approx(1 / 16)
-    assert di.min_swap_p(6, 6, "holm") >= 0.05 > di.min_swap_p(6, 6, "bh")  # BH can reach the raw floor 1/32
+    q = di.ItemQuestion("y", a, b, ((3, 50),), (0.5,), 50, 0.05, "holm", 0, 1, 1000)
+    assert di.pair_power(fit, q, 3, 50, 0.5) == (0.0, 0.0, "cannot reject")
 
 
 def test_prediction_within_a_tenth_of_fresh_studies():

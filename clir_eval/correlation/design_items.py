@@ -17,14 +17,12 @@ assumed effect, with the run's own crossed-design tests (never the observed effe
    and every other metric kept as in the pilot.
 3. **New studies** (new systems x new items) are drawn from the fitted model, and
 4. **the run's item-level tests** are applied to each, vectorised over the studies (each checked against the run's
-   functions in tests/test_design_items.py): a single τ is significant when the ``within`` grouping's joint
-   permutation test (:func:`.items.joint_permutation_tests`: the target's system labels permuted jointly across
-   items; all S! permutations up to 7 systems, else the run's number of random permutations, p = (c+1)/(k+1),
-   two-sided) gives p < alpha. A pair is "a significantly above b" when a's within τ is above b's and the whole-system
-   swap test (:func:`.items.system_swap_test`, two-sided) adjusted with the run's correction over the run's family
-   (the target's metric pairs) is below alpha; its p is the exact one (the run enumerates every swap pattern up to
-   13 systems and its sequential Monte Carlo settles each decision on this p above): without ties the swapped Δτ is a
-   linear function of the systems' swap signs, so its distribution is :func:`.design.subset_sum_p`'s.
+   functions in tests/test_design_items.py): a single τ is significant when the ``within`` row's crossed test
+   (:func:`.items.crossed_item_test`: the item-averaged τ over its standard error for systems and items both random,
+   t with Satterthwaite's degrees of freedom, two-sided) gives p < alpha (and its interval excludes 0). A pair is
+   "a significantly above b" when a's within τ is above b's and the crossed test of their Δτ
+   (:func:`.items.crossed_pair_test`, two-sided) adjusted with the run's correction over the run's family (the
+   target's metric pairs) is below alpha. Both need 4 systems.
 5. **Power** = the share of ``reps`` simulated studies that answer, with its Monte Carlo se.
 
 Ties: the model's values are continuous. Retrieval targets such as a document's retrievability have many ties (and
@@ -42,12 +40,18 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from .. import lazylibs
 from ..io.item_matrix import read_documents_file
 from ..limits import RUN_SEED
 from . import design as dz
-from .items import EXACT_MAX as ITEM_EXACT_MAX
-from .items import grouped, joint_permutations
+from .items import (
+    CROSSED_MIN_SYSTEMS,
+    ItemSettings,
+    crossed_moments_full,
+    crossed_p,
+    grouped,
+    loo_tau_b_full,
+    within_full,
+)
 from .verdict import ranking
 
 LEVEL = "item"
@@ -58,8 +62,8 @@ METHOD = ("item level (within grouping): crossed model fitted on the pilot's doc
           "effects and within-item parts of every metric and the target, moment estimates; the within parts' "
           "correlations from the pilot's within τ, sin(pi tau/2)); the effect assumed (population within τ, or Δτ "
           "between two metrics' within τ); new systems and items simulated; the run's item-level tests applied: "
-          "a single τ by the joint permutation test of system-centred scores (two-sided, uncorrected; exact up to "
-          "7 systems, else the run's number of permutations), a pair by whole-system swaps (two-sided, exact p) "
+          "a single τ by the crossed test of the within τ (systems and items both random; two-sided, uncorrected), "
+          "a pair by the crossed test of the within Δτ (two-sided) "
           "after the run's correction over the target's metric pairs; power with its Monte Carlo se")
 
 
@@ -187,176 +191,69 @@ def simulate_items(fit: ItemFit, r: np.ndarray, n: int, n_items: int, reps: int,
 
 
 def centred(V: np.ndarray) -> np.ndarray:
-    """Each system's values minus its own mean over the items (:func:`.items.system_centred`), per study: (R, S, I)."""
-    return V - V.mean(axis=2, keepdims=True)
+    """The ``within`` grouping's values of each study (:func:`.items.system_centred`: normal scores, then each
+    system's values minus its own mean over the items): (R, S, I)."""
+    return within_full(V)
 
 
-def _pair_signs(V: np.ndarray) -> np.ndarray:
-    """(R, P, I) signs of V[:, s] - V[:, t] for the system pairs s < t (float32: exact sums up to 2^24)."""
-    R, S, I = V.shape
-    V = np.asarray(V, np.float64)
-    d = np.empty((R, S * (S - 1) // 2, I), np.float32)
-    at = 0
-    for s in range(S - 1):  # pairs (s, t > s) in np.triu_indices order
-        np.subtract(V[:, s:s + 1, :], V[:, s + 1:, :], out=d[:, at:at + S - 1 - s], casting="unsafe")
-        at += S - 1 - s
-    return np.sign(d, out=d)
+LEVEL_CI = ItemSettings().level  # the run's ``ci_crossed`` level: a row is significant only where it excludes 0
 
 
-def within_sums(Xc: np.ndarray, Yc: np.ndarray) -> np.ndarray:
-    """Per study, P * I * (within τ) without ties: the sum over items and system pairs of the concordance signs of
-    centred X and Y (R, S, I)."""
-    return (_pair_signs(Xc) * _pair_signs(Yc)).sum(axis=(1, 2))
+def tau_p(Xc: np.ndarray, Yc: np.ndarray) -> np.ndarray:
+    """Per study, the ``within`` row's crossed test's two-sided p (:func:`.items.crossed_item_test`) of the
+    ``within`` values (:func:`centred`) of X and Y (R, S, I)."""
+    c, loo = loo_tau_b_full(Xc, Yc)
+    return crossed_p(*crossed_moments_full(c, loo), True)
 
 
-def _perm_pairs(perms: np.ndarray, S: int) -> tuple[np.ndarray, np.ndarray]:
-    """For each permutation (k, S): the index of pair (pi s, pi t) among the pairs s < t and the sign of its
-    orientation, for every pair (s, t)."""
-    iu, ju = np.triu_indices(S, 1)
-    index = np.zeros((S, S), np.int64)
-    index[iu, ju] = np.arange(len(iu))
-    index[ju, iu] = np.arange(len(iu))
-    a, b = perms[:, iu], perms[:, ju]
-    return index[a, b], np.where(a < b, 1.0, -1.0).astype(np.float32)
+def _cut(alpha: float) -> float:
+    """The p below which the run calls a row or pair significant: p < α, and its ``ci_crossed`` (level
+    :data:`LEVEL_CI`, the same statistic) excludes 0, i.e. p < 1 − level."""
+    return min(alpha, 1 - LEVEL_CI)
 
 
-def perm_selection(perms: np.ndarray, S: int) -> Any:
-    """The permutations (k, S) as a sparse (k, P*P) matrix: row j selects, with its orientation's sign, entry
-    (p, pi_j(p)) of a study's flattened C for every system pair p (:func:`joint_p`)."""
-    sparse = lazylibs.scipy_sparse()
-    idx, sgn = _perm_pairs(perms, S)
-    k, P = idx.shape
-    cols = (np.arange(P)[None, :] * P + idx).ravel()
-    return sparse.csr_matrix((sgn.ravel().astype(np.float64), (np.repeat(np.arange(k), P), cols)), shape=(k, P * P))
-
-
-def joint_p(Xc: np.ndarray, Yc: np.ndarray, perms: np.ndarray, exact: bool, select: Any = None) -> np.ndarray:
-    """Per study, the ``within`` joint permutation test's two-sided p (:func:`.items.joint_permutation_tests`) for
-    centred, untied X and Y (R, S, I) and the permutations ``perms`` (k, S): exact (share with |τ'| >= |τ|, every
-    permutation given) or Monte Carlo (c+1)/(k+1). The permuted statistic is sum_p sign * C[p, pi(p)] with
-    C = signs(X) @ signs(Y)^T over items (a quadratic assignment), so a permutation costs one lookup per pair
-    (``select``: :func:`perm_selection` of ``perms``, built here when not given)."""
-    R, S, I = Xc.shape
-    P = S * (S - 1) // 2
-    select = perm_selection(perms, S) if select is None else select
-    diag = np.arange(P) * (P + 1)
-    out = np.empty(R)
-    step = max(1, BLOCK // max(1, P * max(P, I)))
-    for s in range(0, R, step):
-        sx, sy = _pair_signs(Xc[s:s + step]), _pair_signs(Yc[s:s + step])
-        C = np.stack([u @ v.T for u, v in zip(sx, sy)]).reshape(len(sx), P * P)  # (r, P*P): BLAS per study
-        t0 = np.abs(C[:, diag].sum(axis=1))  # the identity: sum_p C[p, p]
-        T = (select @ C.T).T  # (r, k): every permutation's statistic
-        hits = (np.abs(T) >= t0[:, None] - 0.5).sum(axis=1)
-        out[s:s + step] = hits / len(perms) if exact else (hits + 1) / (len(perms) + 1)
-    return out
-
-
-PERM_CHUNK = 50  # studies that share one draw of random permutations (each real study draws its own)
-
-
-def joint_rejects(Xc: np.ndarray, Yc: np.ndarray, alpha: float, permutation: int, rng: np.random.Generator
-                  ) -> np.ndarray:  # fmt: skip
-    """Per study (centred X, Y: (R, S, I)), whether the run's ``within`` joint permutation test gives p < alpha:
-    every permutation up to 7 systems, else ``permutation`` random ones, drawn afresh for every
-    :data:`PERM_CHUNK` studies (a study's test is valid over its draw of permutations; one draw shared by all the
-    simulated studies would estimate the power of that one draw)."""
-    R, S, _ = Xc.shape
-    out = np.empty(R, bool)
-    perms, exact = joint_permutations(S, permutation, rng)
-    select = perm_selection(perms, S)
-    for s in range(0, R, PERM_CHUNK):
-        if s and not exact:
-            perms, _ = joint_permutations(S, permutation, rng)
-            select = perm_selection(perms, S)
-        out[s:s + PERM_CHUNK] = joint_p(Xc[s:s + PERM_CHUNK], Yc[s:s + PERM_CHUNK], perms, exact, select) < alpha
-    return out
-
-
-def _z(V: np.ndarray) -> np.ndarray:
-    """Per study, z-scored over all its cells (as the run's swap test z-scores each metric's centred values)."""
-    sd = V.std(axis=(1, 2), keepdims=True)
-    return (V - V.mean(axis=(1, 2), keepdims=True)) / np.where(sd > 0, sd, 1.0)
-
-
-def swap_weights(a: np.ndarray, b: np.ndarray, Yc: np.ndarray) -> np.ndarray:
-    """The whole-system swap test's Δτ as a linear function of the systems' swap signs, per study, for untied data:
-    ``P * I * Δτ' = sum_s t_s W_s`` (t_s = -1 where system s's rows are swapped between the two metrics), with
-    integer ``W_s = sum_{t, i} sgn(y_si - y_ti) (sgn(a_si - a_ti) - sgn(b_si - b_ti) + sgn(a_si - b_ti)
-    - sgn(b_si - a_ti)) / 2`` over the items i; a, b are the centred, z-scored metrics, Yc the centred target
-    (R, S, I)."""
-    R, S, I = Yc.shape
-    W = np.empty((R, S), np.int64)
-    for s in range(S):  # system s against every system t (t = s contributes 0), all items at once
-        sy = np.sign(Yc[:, s:s + 1] - Yc)
-        g = np.sign(a[:, s:s + 1] - a)
-        g -= np.sign(b[:, s:s + 1] - b)
-        g += np.sign(a[:, s:s + 1] - b)
-        g -= np.sign(b[:, s:s + 1] - a)
-        W[:, s] = np.rint(np.einsum("rti,rti->r", sy, g)).astype(np.int64) // 2
-    return W
-
-
-def swap_p(W: np.ndarray) -> np.ndarray:
-    """Per study, the swap test's exact two-sided p, P(|sum t W| >= |sum W|) over uniform signs (the run's share of
-    the 2^(S-1) patterns up to 13 systems; what its Monte Carlo draws estimate above): twice the one-sided
-    :func:`.design.subset_sum_p` of the weights oriented to a positive sum (1 where the sum is 0)."""
-    W = np.asarray(W, np.int64)
-    obs = W.sum(axis=1)
-    Wo = W * np.where(obs < 0, -1, 1)[:, None]
-    p = np.minimum(1.0, 2 * dz.subset_sum_p(Wo))
-    return np.where(obs == 0, 1.0, p)
+def pair_p(a: np.ndarray, b: np.ndarray, Yc: np.ndarray) -> np.ndarray:
+    """Per study, the verdicts' crossed test's two-sided p of within τ(a) − within τ(b)
+    (:func:`.items.crossed_pair_test`) for the ``within`` values of two metrics and the target (R, S, I)."""
+    ca, la = loo_tau_b_full(a, Yc)
+    cb, lb = loo_tau_b_full(b, Yc)
+    return crossed_p(*crossed_moments_full(ca - cb, la - lb), False)
 
 
 def pair_rejects(X: np.ndarray, Y: np.ndarray, ia: int, ib: int, alpha: float, correction: str,
                  extra_family: int = 0) -> np.ndarray:  # fmt: skip
     """Per study (X: (R, S, I, M) metrics, Y: (R, S, I) target): whether the run's item-level verdict declares
-    metric ia significantly above ib: ia's within τ above ib's, and the whole-system swap test's two-sided p,
-    adjusted with ``correction`` over every pair of the M metrics (and ``extra_family`` pairs counted as not
-    rejected), below alpha."""
+    metric ia significantly above ib: ia's within τ above ib's, and the crossed test's two-sided p, adjusted with
+    ``correction`` over every pair of the M metrics (and ``extra_family`` pairs counted as not rejected), below
+    alpha (and below 1 − the interval's level)."""
     R, S, I, M = X.shape
     Yc = centred(Y)
-    sy = _pair_signs(Yc)
-    ta = (_pair_signs(centred(X[..., ia])) * sy).sum(axis=(1, 2))
-    tb = (_pair_signs(centred(X[..., ib])) * sy).sum(axis=(1, 2))
-    above = ta > tb
+    C = {m: centred(X[..., m]) for m in (ia, ib)}
+    (ca, la), (cb, lb) = loo_tau_b_full(C[ia], Yc), loo_tau_b_full(C[ib], Yc)
+    above = ca.mean(axis=1) > cb.mean(axis=1)
     out = np.zeros(R, bool)
     if not above.any():
         return out
-    Xo, Yo = X[above], Yc[above]
-    Z = {m: _z(centred(Xo[..., m])) for m in (ia, ib)}
-    p_focal = swap_p(swap_weights(Z[ia], Z[ib], Yo))
+    Yo = Yc[above]
+    p_focal = crossed_p(*crossed_moments_full(ca[above] - cb[above], la[above] - lb[above]), False)
+    cut = _cut(alpha)
     K = M * (M - 1) // 2 + extra_family
     if correction == "none" or K == 1:
-        out[above] = p_focal < alpha
+        out[above] = p_focal < cut
         return out
-    sure, open_ = p_focal < alpha / K, (p_focal >= alpha / K) & (p_focal < alpha)
+    sure, open_ = p_focal < cut / K, (p_focal >= cut / K) & (p_focal < cut)
     decided = sure.copy()
     if open_.any():
         pairs = [(i, j) for i in range(M) for j in range(i + 1, M)]
         focal = pairs.index((min(ia, ib), max(ia, ib)))
-        Zo = {m: Z[m][open_] if m in Z else _z(centred(Xo[open_][..., m])) for m in range(M)}
+        Xo = X[above][open_]
+        Co = {m: C[m][above][open_] if m in C else centred(Xo[..., m]) for m in range(M)}
         Pm = np.ones((int(open_.sum()), K))
         for k, (i, j) in enumerate(pairs):
-            Pm[:, k] = p_focal[open_] if k == focal else swap_p(swap_weights(Zo[i], Zo[j], Yo[open_]))
-        decided[open_] = dz.adjust_rows(Pm, correction)[:, focal] < alpha
+            Pm[:, k] = p_focal[open_] if k == focal else pair_p(Co[i], Co[j], Yo[open_])
+        decided[open_] = (dz.adjust_rows(Pm, correction)[:, focal] < alpha) & (p_focal[open_] < cut)
     out[above] = decided
     return out
-
-
-def min_joint_p(S: int, permutation: int) -> float:
-    """The smallest p the ``within`` joint permutation test can give with S systems: 1/S! where every permutation is
-    enumerated (only the identity as extreme as the data), else 1/(k+1)."""
-    if math.factorial(S) <= ITEM_EXACT_MAX:
-        return 1 / math.factorial(S)
-    return 1 / (permutation + 1)
-
-
-def min_swap_p(S: int, family: int, correction: str) -> float:
-    """The smallest adjusted p a pair's swap test can reach with S systems in a family of ``family`` pairs: the
-    smallest two-sided p, 1/2^(S-1) (only the identity pattern as extreme), times the family under Holm (the
-    smallest Holm-adjusted p is K p_(1)); BH and none can reach the raw floor."""
-    return min(1.0, (family if correction == "holm" else 1) / 2 ** (S - 1))
 
 
 # --------------------------------------------------------------------------- questions
@@ -393,8 +290,9 @@ def _chunks(reps: int, cells: int) -> list[int]:
 def tau_power(q: ItemQuestion, S: int, I: int, effect: float) -> tuple[float, float, str | None]:
     """(power, Monte Carlo se, note) of the single within τ at population within τ ``effect`` with S systems and I
     items. Only the within parts enter the test (centring removes system effects, an item effect is a constant
-    within its item), so the power depends only on τ, the systems, the items, α and the permutation count."""
-    if min_joint_p(S, q.permutation) >= q.alpha:
+    within its item; the model's values are normal, so the normal scores change them little), so the power
+    depends only on τ, the systems, the items and α."""
+    if S < CROSSED_MIN_SYSTEMS:
         return 0.0, 0.0, "cannot reject"
     rho = _sin(effect)
     rng = _rng(q, S, I, effect)
@@ -402,7 +300,7 @@ def tau_power(q: ItemQuestion, S: int, I: int, effect: float) -> tuple[float, fl
     for size in _chunks(q.reps, S * S * I):
         f = rng.standard_normal((size, S, I))
         e = rho * f + math.sqrt(1 - rho ** 2) * rng.standard_normal((size, S, I))
-        hits += int(joint_rejects(centred(e), centred(f), q.alpha, q.permutation, rng).sum())
+        hits += int((tau_p(centred(e), centred(f)) < _cut(q.alpha)).sum())
     p = hits / q.reps
     return p, math.sqrt(p * (1 - p) / q.reps), None
 
@@ -422,8 +320,7 @@ def _pair_loadings(fit: ItemFit, ia: int, ib: int, effect: float) -> tuple[np.nd
 
 def pair_power(fit: ItemFit, q: ItemQuestion, S: int, I: int, effect: float) -> tuple[float, float, str | None]:
     """(power, Monte Carlo se, note) of "a significantly above b" at population within Δτ ``effect``."""
-    K = len(fit.metrics) * (len(fit.metrics) - 1) // 2 + q.extra_family
-    if min_swap_p(S, K, q.correction) >= q.alpha:
+    if S < CROSSED_MIN_SYSTEMS:
         return 0.0, 0.0, "cannot reject"
     ia, ib = fit.metrics.index(q.a), fit.metrics.index(q.b)
     r, shifted = _pair_loadings(fit, ia, ib, effect)
@@ -623,9 +520,8 @@ def analyse(pilot: ItemPilot, systems: Sequence[int], items: Sequence[int], effe
         rows = simulate(fits, questions, map)
     notes = list(pilot.notes)
     if any(r.get("note") == "cannot reject" for r in rows):
-        notes.append("item level: power 0 where the run's test cannot reject at that size (the within τ's joint "
-                     "permutation test needs more than 3 systems, 1/S! < α; a pair's swap test needs 2^(S-1) above "
-                     "the family size / α under Holm)")
+        notes.append(f"item level: power 0 where the run's test cannot reject at that size (the crossed tests need "
+                     f"{CROSSED_MIN_SYSTEMS} systems)")
     if any(r.get("note") == "shifted" for r in rows):
         notes.append("item level: some pairs' assumed Δτ do not fit around the pair's pilot within τ; both shifted "
                      "down by the excess")

@@ -39,11 +39,13 @@ def item_level_blocks(results: Mapping[str, Any]) -> list[Block]:
         "An item-level τ mixes two things: (a) whether the systems' overall quality by the metric agrees with "
         "their overall quality by the target (as many independent units as systems), and (b) whether a system "
         "scores lower on the items where it retrieves worse than its own average (the part item level adds). "
-        "`within` = (b): correlation across systems within each item of each system's scores minus its own mean, "
+        "`within` = (b): correlation across systems within each item of each system's normal-scored values minus "
+        "its own mean, "
         "averaged over items (the answers and verdicts use it); `item` = (a) and (b) together, as in mt-metrics-eval; "
         "`none` (all (system, item) pairs flattened; mixes item difficulty with translation quality) and `system` "
-        "(across items within each system) are descriptive, without a p-value. Every test permutes or swaps whole "
-        "systems, the same way in every item, since every item is judged by the same systems.")]
+        "(across items within each system) are descriptive, without a p-value. Every test treats the systems and the "
+        "items both as random (the same systems judge every item): the coefficient over its standard error for "
+        "systems and items both random, the statistic of the interval in brackets.")]
     vds = b.get("verdicts") or []
     if vds:
         blocks.append(Bullets(tuple(v["answer"] for v in vds), lead="**Answers (grouping `within`: on which items a system does worse than its own average):**"))
@@ -64,7 +66,7 @@ def item_level_blocks(results: Mapping[str, Any]) -> list[Block]:
                           (_t(it.get("tau")) + _mark(it, k) + _ci(it.get("ci_crossed")), ""),
                           (" / ".join(c for c in (_ci(it.get(k)).strip() for k in ("ci_items", "ci_systems")) if c), ""),
                           (_t(g.get("none", {}).get("tau")), ""), (_t(g.get("system", {}).get("tau")), "")))
-        tested = (f"× = p ≥ {st['alpha']:g} (system labels permuted jointly across items)" if k else
+        tested = (f"× = not significant at {st['alpha']:g} (crossed test: systems and items both random)" if k else
                   "not tested (item_level.permutation: 0)")
         blocks.append(Heading(f"Item level over {kind}", 3))
         blocks.append(table_block(["target", "MT metric", "τ within [CI]", "τ item [CI]",
@@ -150,6 +152,8 @@ def _resolution(vds, st) -> str:
             + ("over each target's metric pairs" if fam == "target" else f"over all {len(pairs)} metric pairs")
             + f", α = {st['alpha']:g}.")
     floor = vds[0].get("p_floor")
+    if vds[0].get("p_method") == "crossed":
+        return text + " No random draws: every decision is settled."
     if floor is not None:
         text += f" No p can be below {floor:.2g} ({'with every swap pattern of the ' + str(vds[0].get('n_systems')) + ' systems' if vds[0].get('exact') else 'at the cap of draws'})."
     unsettled = sum(v.get("unsettled") or 0 for v in vds)
