@@ -3,6 +3,8 @@ correlation rows, and the seeds its verdicts drew each metric pair's PERM-BOTH t
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -122,3 +124,14 @@ def shared_attr(run: Run, attr: str) -> str:
                         f"attributes: {', '.join(have) or 'none'}); use --weights equal, name, or an attribute "
                         "every system of every run shares (systems.attrs in the config)")
     return vals.pop()
+
+
+def run_identity(run: Run) -> str:
+    """A run's identity by its content (sha256 hex of the canonical JSON of what its numbers are computed from:
+    its name, its systems' scores and attributes, its score kinds and its correlation settings), not its path
+    or timing: the same run read from two places, or re-run with the same inputs, has the same identity."""
+    res = run.results
+    content = {"name": res.get("name"), "systems": res.get("systems"), "score_kinds": res.get("score_kinds"),
+               "correlation": (res.get("config") or {}).get("correlation")}
+    text = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=True, default=str)
+    return hashlib.sha256(text.encode("ascii")).hexdigest()
