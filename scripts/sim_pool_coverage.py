@@ -14,8 +14,18 @@ With ``--item-level``: the pooled within-item Δτ interval instead (clir_eval.p
 tests/test_pool_items.py (systems x items; system effects, item effects, and metric a's system x item part
 correlated ρ with the target's); estimand: the pooled statistic's mean over 800 fresh pooled studies.
 
+With ``--level``: the level of the pooled PERM-BOTH test under the null (α = .05, two-sided, the pool's own
+draws: :func:`clir_eval.pooling.core.run_block` on each run's z-scored metrics): per run n systems (6-12 at
+random) with quality μ ~ N(0, 1), target y = μ + 0.7·e, metrics a, b = μ + σ·ν (exchangeable: no difference;
+σ .8, or .4 with t(3) noise, or .8 rounded to whole units: tied values). Each study pools R runs; the share of
+studies with p ≤ α for the draws as the pool draws them now (scaled by √(n/(n−1)), each run seeded from its
+identity), unscaled (the pool before), and swaps of the raw values (the exact permutation test on a common
+scale, the reference); and runs that all carry the same config seed (the same swap bits in every run before,
+independent streams now).
+
     python scripts/sim_pool_coverage.py [--studies 400] [--draws 1000] [--crossed-studies 200]
     python scripts/sim_pool_coverage.py --item-level [--studies 400]
+    python scripts/sim_pool_coverage.py --level [--studies 2000] [--draws 400] [--method kendall|spearman|pearson]
 """
 
 from __future__ import annotations
@@ -31,7 +41,15 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from clir_eval.correlation.items import coef_rows  # noqa: E402
-from clir_eval.pooling.core import pooled_interval, systems_tau_b_draws, tau_parts  # noqa: E402
+from clir_eval.correlation.statistics import perm_both_setup  # noqa: E402
+from clir_eval.pooling.core import (  # noqa: E402
+    pooled_interval,
+    run_block,
+    stream_seed,
+    swap_scale,
+    systems_tau_b_draws,
+    tau_parts,
+)
 
 SYSTEMS = [  # (run sizes, σ_a, σ_b)
     ((10, 10, 10), 0.8, 0.8),
@@ -124,15 +142,81 @@ def item_level(studies: int) -> None:
               f"{hit[0.90] / studies:.3f} [{studies} studies; {time.time() - t0:.0f} s]", flush=True)
 
 
+LEVEL = [  # (runs, systems per run: (low, high) drawn at random, or a fixed number; noise; same config seed)
+    (3, (6, 12), "normal", False), (5, (6, 12), "normal", False), (7, (6, 12), "normal", False),
+    (9, (6, 12), "normal", False), (5, (6, 12), "t3", False), (5, (6, 12), "rounded", False),
+    (7, 6, "normal", True), (3, (6, 12), "normal", True)]
+
+
+def null_run(rng, n, noise, method="kendall", variant="b"):
+    """One run of the null: exchangeable metrics a, b (the same expected τ with y), both z-scored as the pool's
+    PERM-BOTH sees them; redrawn until both τ are defined."""
+    while True:
+        mu = rng.normal(size=n)
+        y = mu + 0.7 * rng.normal(size=n)
+        if noise == "t3":
+            a, b = (mu + 0.4 * rng.standard_t(3, size=n) for _ in range(2))
+        else:
+            a, b = (mu + 0.8 * rng.normal(size=n) for _ in range(2))
+            if noise == "rounded":
+                a, b = np.round(a), np.round(b)
+        setup = perm_both_setup(a, b, y, method, variant)
+        if setup is not None:
+            return a, b, setup
+
+
+def null_level(studies: int, draws: int, method: str = "kendall", alpha: float = 0.05) -> None:
+    """The pooled PERM-BOTH's rejection rates under the null (see the module docstring); ``method`` other than
+    kendall (τ-b): the rows of five runs only."""
+    rng = np.random.default_rng(42)
+    variant = "b" if method == "kendall" else None
+    rows = LEVEL if method == "kendall" else [row for row in LEVEL if row[0] == 5]
+    print(f"{method}: runs | systems | noise | config seeds | now | unscaled (before) | raw-value swaps | shared bits, "
+          f"unscaled (before, same seeds) [{studies} studies, {draws} draws, α = {alpha}]")
+    for n_runs, size, noise, same_seed in rows:
+        t0 = time.time()
+        rej = {"now": 0, "unscaled": 0, "raw": 0, "shared": 0}
+        for s in range(studies):
+            tot = {k: np.zeros(draws) for k in rej}
+            obs = 0.0
+            for r in range(n_runs):
+                n = size if isinstance(size, int) else int(rng.integers(size[0], size[1] + 1))
+                a, b, (za, zb, y, delta) = null_run(rng, n, noise, method, variant)
+                obs += delta / n_runs
+                own = 13 if same_seed else 1000 * s + r  # the run's own seed for the test
+                ident = f"study {s} run {r}"  # stands for the run's content (distinct runs, distinct content)
+                d_now = run_block((za, zb, y), method, variant, stream_seed(ident, 13, own), 0, draws)
+                d_own = run_block((za, zb, y), method, variant, own, 0, draws)
+                d_raw = run_block((a, b, y), method, variant, stream_seed(ident, 13, own), 0, draws)
+                tot["now"] += swap_scale(n) * d_now / n_runs
+                tot["unscaled"] += d_now / n_runs
+                tot["raw"] += d_raw / n_runs
+                tot["shared"] += d_own / n_runs
+            for k in rej:
+                rej[k] += (1 + int((np.abs(tot[k]) >= abs(obs) - 1e-12).sum())) / (draws + 1) <= alpha
+        lim = alpha + 2 * math.sqrt(alpha * (1 - alpha) / studies)
+        sizes = f"{size[0]}-{size[1]}" if isinstance(size, tuple) else str(size)
+        print(f"{n_runs} | {sizes} | {noise} | {'the same' if same_seed else 'distinct'} | "
+              + " | ".join(f"{rej[k] / studies:.3f}" for k in ("now", "unscaled", "raw"))
+              + (f" | {rej['shared'] / studies:.3f}" if same_seed else " | -")
+              + f" [limit α + 2 se {lim:.3f}; {time.time() - t0:.0f} s]", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--item-level", action="store_true", help="the pooled within-item interval instead")
+    ap.add_argument("--level", action="store_true", help="the pooled PERM-BOTH's level under the null instead")
+    ap.add_argument("--method", default="kendall", choices=("kendall", "spearman", "pearson"),
+                    help="--level: the coefficient (kendall: τ-b)")
     ap.add_argument("--studies", type=int, default=400)
     ap.add_argument("--crossed-studies", type=int, default=200)
     ap.add_argument("--draws", type=int, default=1000)
     args = ap.parse_args()
     if args.item_level:
         item_level(args.studies)
+        return
+    if args.level:
+        null_level(args.studies, args.draws, args.method)
         return
     rng = np.random.default_rng(2027)
     print("design | runs (systems) | σ_a, σ_b | true Δτ | 95% CI: now (before) | 90% CI: now (before)")

@@ -169,9 +169,11 @@ def _mtme_average_corr_matrix(corrs: list[dict[str, float]], draws, weights, pva
 
 def test_clusters_equal_mt_metrics_eval_average_corr_matrix(tmp_path):
     """Fixed draws, no correction: the pooled clusters are AverageCorrMatrix + AssignRanks fed the
-    same per-run PERM-BOTH draws."""
+    same per-run PERM-BOTH draws (each run's stream seeded from its identity and the pool's seed, the draws
+    scaled by √(n/(n−1)): tests/test_pool_level.py)."""
     from clir_eval.pooling import pool
-    from clir_eval.pooling.runs import load_run
+    from clir_eval.pooling.core import stream_seed, swap_scale
+    from clir_eval.pooling.runs import load_run, run_identity
 
     dirs = [make_run(tmp_path, f"r{i}", 20 + i, n=7 + i, resolution="fixed", targets=("map",)) for i in range(3)]
     res = pool(dirs, correction="none", bootstrap=200, thresholds=False, two_sided=False)
@@ -182,7 +184,9 @@ def test_clusters_equal_mt_metrics_eval_average_corr_matrix(tmp_path):
         dd = {}
         for (t, a, b), seed in r.seeds.items():
             setup = perm_both_setup(r.column(a), r.column(b), r.column(t), "kendall", "b")
-            diff = resample_block(ResampleBlock("permutation", setup[:3], "kendall", "b", seed, 0, 1000))
+            stream = stream_seed(run_identity(r), 13, seed)
+            diff = swap_scale(len(setup[0])) * resample_block(ResampleBlock("permutation", setup[:3], "kendall", "b",
+                                                                           stream, 0, 1000))
             # (corr1, corr2) pairs whose difference is the draw; mt-metrics-eval only uses the difference
             pair = np.stack([diff, np.zeros_like(diff)], axis=1)
             dd[(a, b)] = pair
@@ -304,7 +308,7 @@ def test_pooled_test_and_ci_hold_their_level_under_exchangeable_metrics():
     """Null simulation keeping the structure (the same systems judged by both metrics, per run):
     metrics a and b are exchangeable noisy copies of the target. The pooled two-sided test rejects at
     most about α; the pooled Δτ CI covers the true Δτ = 0."""
-    from clir_eval.pooling.core import POOLED_KIND, _pooled_block, pooled_interval, tau_parts
+    from clir_eval.pooling.core import POOLED_KIND, _pooled_block, pooled_interval, swap_scale, tau_parts
 
     rng = np.random.default_rng(3)
     reps, k, R, n = 80, 400, 3, 9
@@ -315,7 +319,7 @@ def test_pooled_test_and_ci_hold_their_level_under_exchangeable_metrics():
             y = rng.normal(size=n)
             a, b = y + rng.normal(size=n), y + rng.normal(size=n)
             s = perm_both_setup(a, b, y, "kendall", "b")
-            parts.append((s[:3], "kendall", "b", 100 * rep + r, 1 / R))
+            parts.append((s[:3], "kendall", "b", 100 * rep + r, swap_scale(n) / R))  # as the pool scales them
             obs += s[3] / R
             ci_parts.append((1 / R, tau_parts(a, y, None, "kendall", "b", k, rep), tau_parts(b, y, None, "kendall", "b", k, rep)))
         null = _pooled_block(ResampleBlock(POOLED_KIND, (tuple(parts), obs), "kendall", "b", 0, 0, k))

@@ -199,6 +199,13 @@ def _analyse(data, n_sys, n_q, effects, pairs, reps, power, seed, jobs, alpha, c
     notes += list(data.notes) + [n for f in fits.values() for n in f.notes]
     if any(r.get("note") == "capped" for r in raw):
         notes.append("some assumed τ are above what a target's reliability allows at fewer queries; capped there")
+    changed = [r for r in raw if r.get("corr_change")]
+    if changed:
+        w = max(changed, key=lambda r: r["corr_change"]["max_change"])
+        notes.append(f"{len(changed)} pair question(s): the assumed Δτ's loadings do not fit the pilot's correlations "
+                     "between the metrics (not a valid correlation matrix); the nearest valid one is simulated (each "
+                     "row's corr_change): " + dz.change_text(w["corr_change"]) + f", at {w['target']}: {w['a']} above "
+                     f"{w['b']}, Δτ {w['effect']:g}; the target's τ stay as assumed")
     if any(r.get("note") == "shifted" for r in raw):
         notes.append("some pairs' assumed Δτ do not fit around the pair's pilot τ (the upper τ would exceed what the "
                      "target allows); both τ shifted down by the excess")

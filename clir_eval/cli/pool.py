@@ -28,8 +28,9 @@ def pool_cmd(
     correction: str = typer.Option("holm", "--correction", help="holm, bh or none (none: mt-metrics-eval's "
                                    "AverageCorrMatrix), over each target's metric pairs."),
     bootstrap: int = typer.Option(1000, "--bootstrap", help="Bootstrap draws of the Δτ and threshold intervals."),
-    seed: int = typer.Option(RUN_SEED, "--seed", help="Seed of the thresholds' bootstrap (the PERM-BOTH draws use each "
-                             "run's own seeds)."),
+    seed: int = typer.Option(RUN_SEED, "--seed", help="Seed of the thresholds' bootstrap and, with two or more runs, of "
+                             "the PERM-BOTH draws (each run's stream from this seed and the run's content; one run "
+                             "alone draws with its own seeds)."),
     one_sided: bool = typer.Option(False, "--one-sided", help="Test a pair one-sided in the direction the pooled "
                                    "ranking chose, as mt-metrics-eval does (with --correction none: its clusters); "
                                    "rejects up to about 2α under the null. Default: two-sided."),

@@ -198,10 +198,11 @@ def fit_target(data: DesignData, name: str) -> Fit:
     for i in range(M):
         for j in range(i + 1, M):
             C[i, j] = C[j, i] = math.sin(math.pi / 2 * _tau(data.metrics[order[i]], data.metrics[order[j]]))
-    if residual_correlation(r, C)[1]:
+    change = corr_change(tuple(order), r, C)
+    if change is not None:
         notes.append(f"{name}: the pilot's correlations between the metrics, less what their loadings on the "
                      "systems' quality explain, are not a valid correlation matrix (too few systems to estimate "
-                     "them); the nearest valid one is simulated")
+                     "them); the nearest valid one is simulated: " + change_text(change))
     return Fit(name, len(y), fit_q, vs, ve, tuple(order), tuple(taus[m] for m in order), r, C, tuple(notes))
 
 
@@ -210,6 +211,30 @@ def residual_correlation(r: np.ndarray, C: np.ndarray) -> tuple[np.ndarray, bool
     correlation matrix: eigenvalues clipped where C and r do not fit together); whether it had to be clipped."""
     d = np.sqrt(1 - r ** 2)
     return _psd_correlation((C - np.outer(r, r)) / np.outer(d, d))
+
+
+def corr_change(metrics: Sequence[str], r: np.ndarray, C: np.ndarray) -> dict[str, Any] | None:
+    """How the metrics' correlations that are simulated differ from the assumed ones ``C`` (loadings ``r``) where
+    :func:`residual_correlation` had to clip: the pair of metrics whose correlation changed most, its assumed and
+    simulated correlation (normal model) and the change; None where the assumed model is simulated as it is."""
+    R, clipped = residual_correlation(r, C)
+    if not clipped:
+        return None
+    d = np.sqrt(1 - r ** 2)
+    S = np.outer(r, r) + np.outer(d, d) * R
+    diff = np.abs(S - C)
+    np.fill_diagonal(diff, 0.0)
+    i, j = (int(v) for v in np.unravel_index(int(np.argmax(diff)), diff.shape))
+    i, j = min(i, j), max(i, j)
+    return {"metrics": [metrics[i], metrics[j]], "assumed": float(C[i, j]), "simulated": float(S[i, j]),
+            "max_change": float(diff[i, j])}
+
+
+def change_text(change: Mapping[str, Any]) -> str:
+    """:func:`corr_change` in words."""
+    a, b = change["metrics"]
+    return (f"the largest change is {a}–{b}'s correlation, {change['assumed']:.3f} assumed → {change['simulated']:.3f} "
+            f"simulated ({change['max_change']:.3f})")
 
 
 def _loading(tau: float, rel: float) -> float:
@@ -457,6 +482,11 @@ def run_question(fits: Mapping[str, Fit], q: Question) -> list[dict[str, Any]]:
                "n_queries": q.n_queries, "effect": e, "power": p, "mc_se": se}
         if note:
             row["note"] = note
+        if q.b:  # the assumed correlations between the metrics, where the pair's loadings made them invalid
+            ia, ib = fit.metrics.index(q.a), fit.metrics.index(q.b)
+            change = corr_change(fit.metrics, _pair_loadings(fit, ia, ib, e)[0], fit.corr)
+            if change is not None:
+                row["corr_change"] = change
         out.append(row)
     return out
 

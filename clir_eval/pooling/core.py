@@ -5,7 +5,10 @@ pooled Δτ with a bootstrap CI and an equivalence statement (two one-sided test
 
 Each run's draws are re-drawn from its results.json with its own settings: the score table as its
 correlations saw it (rounding included), its coefficient, and for each metric pair the seed its own
-verdict test drew with (so one run pooled alone gives that run's own p-values). All runs of a
+verdict test drew with (so one run pooled alone gives that run's own p-values). With two or more runs
+each run's stream is seeded from its identity by content and the pool's seed as well (:func:`stream_seed`:
+independent whatever the runs' config seeds) and its draws are scaled by :func:`swap_scale` (z-scored
+swaps understate the variance of Δτ; unscaled, the pooled test rejected 6-8% at α = .05). All runs of a
 pooled test draw the same number of times (no tiling of shorter draw lists, unlike
 mt-metrics-eval); sequential resolution (:func:`clir_eval.correlation.significance.monte_carlo_family`)
 draws more where a decision under the correction is still open.
@@ -13,6 +16,7 @@ draws more where a decision under the correction is still open.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,14 +40,21 @@ from ..correlation.verdict import ranking
 from ..errors import UserError
 from ..limits import RUN_SEED
 from .items import pool_items
-from .runs import Run, architecture, check_architectures, load_run, shared_attr
+from .runs import Run, architecture, check_architectures, load_run, run_identity, shared_attr
 from .thresholds import threshold_rows
 
 POOLED_KIND = "pooled-perm-both"
 TOL = 1e-12  # as the runs' own tests: a draw within this of the observed difference counts as reaching it
 CORRECTIONS = ("holm", "bh", "none")
-POOL_METHOD = ("PERM-BOTH per run (each run's own seeds and settings), the draws' weighted sum against the weighted "
-               "sum of the runs' observed Δτ (as mt-metrics-eval's AverageCorrMatrix), {sided}")
+POOL_METHOD = ("PERM-BOTH per run (each run's own settings), the draws' weighted sum against the weighted sum of the "
+               "runs' observed Δτ (as mt-metrics-eval's AverageCorrMatrix), {sided}")
+SWAP_SCALE = ("with two or more runs each run's draws are scaled by √(n/(n−1)) (n: its systems in the pair): z-scoring "
+              "each metric at its own mean removes on average 1/n of the per-system metric differences the swaps "
+              "move, so unscaled draws understate the variance of Δτ and the pooled test rejected 6-8% at α = .05 "
+              "(docs/pooling.md); one run pooled alone draws as its own test")
+STREAMS = ("with two or more runs each run's draws are seeded from its identity (tasks[].identity: sha256 of its "
+           "name, scores, score kinds and correlation settings), the pool's seed and the run's own seed for the test, "
+           "so runs draw independently whatever their config seeds; one run pooled alone draws with its own seeds")
 SIDED = {True: "two-sided (|Δ| at least the observed |Δ|)",
          False: "one-sided in the direction the pooled ranking chose (mt-metrics-eval's; up to about 2α under the null)"}
 MONTE_CARLO_WHY = (
@@ -164,6 +175,22 @@ def _pooled_block(b: ResampleBlock) -> np.ndarray:
     for data, method, variant, seed, coef in parts:
         tot = tot + coef * run_block(data, method, variant, seed, b.block, b.size)
     return tot
+
+
+def swap_scale(n: int) -> float:
+    """The factor a run's PERM-BOTH draws of ``n`` systems are scaled by when runs are pooled: √(n/(n−1)). On a
+    common scale the squared per-system metric differences the swaps move sum to (n−1)σ² + n(ā − b̄)², of which
+    z-scoring each metric at its own mean keeps the first part only (the second is σ² on average under the null);
+    measured by ``scripts/sim_pool_coverage.py --level``, docs/pooling.md."""
+    return math.sqrt(n / (n - 1)) if n > 1 else 1.0
+
+
+def stream_seed(identity: str, pool_seed: int, run_seed: int) -> int:
+    """The seed a run's pooled draws use (two or more runs): a 63-bit number from the run's identity
+    (:func:`clir_eval.pooling.runs.run_identity`), the pool's seed and the run's own seed for the test, so that
+    runs draw independently whatever their config seeds, and the same run draws the same wherever it lies."""
+    h = hashlib.sha256(f"{identity}:{int(pool_seed)}:{int(run_seed)}".encode("ascii")).digest()
+    return int.from_bytes(h[:8], "big") >> 1
 
 
 def _mapper(map: Callable | None) -> Callable:
@@ -366,8 +393,10 @@ def _pooled_targets(runs: list[Run], lab: dict[str, str], warnings: list[str], n
     return pooled_targets
 
 
-def _plan_tests(runs: list[Run], pooled_targets: list[str], attrs: list[str]) -> tuple[list[dict[str, Any]], list]:
-    """Each pooled target's weights, means and ranking (the plans), and its metric pairs' tests in ranking order."""
+def _plan_tests(runs: list[Run], pooled_targets: list[str], attrs: list[str], seed_of: Callable[[Run, int], int]
+                ) -> tuple[list[dict[str, Any]], list]:  # fmt: skip
+    """Each pooled target's weights, means and ranking (the plans), and its metric pairs' tests in ranking order;
+    ``seed_of(run, its own seed for the test)`` is the seed the run's draws use."""
     tests: list[dict[str, Any]] = []
     plans = []
     for t in pooled_targets:
@@ -390,7 +419,8 @@ def _plan_tests(runs: list[Run], pooled_targets: list[str], attrs: list[str]) ->
                         ok = False
                         break
                     data, sd, sgn, delta, keep = rp
-                    parts.append((data, r.stats.method, r.stats.variant, int(sd), wi * sgn))
+                    scale = swap_scale(len(data[0])) if len(have) > 1 else 1.0
+                    parts.append((data, r.stats.method, r.stats.variant, seed_of(r, int(sd)), wi * sgn * scale))
                     obs += wi * delta
                     keeps.append(keep)
                 tests.append({"target": t, "a": a, "b": b, "parts": parts if ok else None, "obs": obs,
@@ -521,7 +551,8 @@ def pool(dirs: Sequence[str | Path], weights: str = "equal", margin: float = 0.1
     ``weights``: ``equal`` or comma-separated attributes (``name`` or an attribute every system of a
     run shares) for :func:`assign_weights`; ``margin``: the equivalence margin in Δτ; ``correction``:
     holm, bh or none over each target's metric pairs; ``bootstrap``: draws of the Δτ CIs and the
-    thresholds' CIs; ``seed``: the thresholds' bootstrap seed; ``two_sided``: p = share of summed draws
+    thresholds' CIs; ``seed``: the thresholds' bootstrap seed and, with two or more runs, the pooled tests'
+    (:func:`stream_seed`); ``two_sided``: p = share of summed draws
     with |Δ| at least the observed |Δ| (default; holds α), else one-sided in the direction the pooled
     ranking chose (mt-metrics-eval's AverageCorrMatrix; rejects up to about 2α under the null); ``item_level``: pool
     the runs' item-level (within-item) component too, where they have one (:mod:`.items`; rows ``"level": "item"``);
@@ -555,7 +586,12 @@ def pool(dirs: Sequence[str | Path], weights: str = "equal", margin: float = 0.1
     first = max(r.verdict.resamples for r in runs)
     leaderboard: list[dict[str, Any]] = []
     pair_rows: list[dict[str, Any]] = []
-    tests, plans = _plan_tests(runs, pooled_targets, attrs)
+    identity = {r.path: run_identity(r) for r in runs}
+
+    def seed_of(r: Run, own: int) -> int:
+        return own if len(runs) < 2 else stream_seed(identity[r.path], seed, own)
+
+    tests, plans = _plan_tests(runs, pooled_targets, attrs, seed_of)
     pos, families, mc, adjusted = _permutation_tests(tests, plans, two_sided, correction, alpha, first, sequential,
                                                      map)
     z90 = 0.90
@@ -576,20 +612,22 @@ def pool(dirs: Sequence[str | Path], weights: str = "equal", margin: float = 0.1
             return [x / sum(ws) for x in ws]
 
         item_rows, item_pairs, iwarn, inotes, item_settings = pool_items(runs, weights_of, lab, correction, alpha,
-                                                                         margin)
+                                                                         margin, seed_of)
         warnings += iwarn
         notes += inotes
     if not item_rows:
         notes.append("item level: none of these runs has one (no item_level block in their results.json), so nothing "
                      "is pooled at item level" if item_level else "item level: not pooled (item_level=False)")
     tasks = _task_rows(runs, plans)
+    for row in tasks:
+        row["identity"] = identity[row["run"]]
     ci_method = CI_METHOD if (runs[0].stats.method, runs[0].stats.variant) == ("kendall", "b") else CI_METHOD_OTHER
     settings = {"weights": weights, "margin": margin, "correction": correction, "alpha": alpha,
                 "family": "each target's metric pairs", "resolution": "sequential" if sequential else "fixed",
                 "first_draws": first, "max_draws": int(mc.max_draws) if mc is not None else None,
                 "bootstrap": bootstrap, "seed": seed, "ci_level": 0.95, "equivalence_level": z90,
                 "test": POOL_METHOD.format(sided=SIDED[two_sided]), "two_sided": two_sided, "exact": False,
-                "p_values": MONTE_CARLO_WHY, "ci_method": ci_method,
+                "p_values": MONTE_CARLO_WHY, "swap_scale": SWAP_SCALE, "streams": STREAMS, "ci_method": ci_method,
                 "runs": names}
     if item_rows:
         settings["item_level"] = item_settings

@@ -230,7 +230,7 @@ def pooled_test_source(tests: Sequence[Sequence[SwapPart]]):
 
 
 def _item_plans(runs: Sequence[Run], have_runs: list, keys: list, weights_of, lab: Mapping[str, str],
-                warnings: list[str]) -> tuple[list, list[list[SwapPart]], set[str]]:  # fmt: skip
+                warnings: list[str], seed_of=None) -> tuple[list, list[list[SwapPart]], set[str]]:  # fmt: skip
     """Each pooled (item kind, target)'s weights, means, ranking and pairs (the plans), the pairs' tests (the runs'
     swap parts), and the item kinds left untested; appends the warnings."""
     plans = []
@@ -266,7 +266,8 @@ def _item_plans(runs: Sequence[Run], have_runs: list, keys: list, weights_of, la
                         break
                     sa, sb = (-1.0 if a in r.lower else 1.0), (-1.0 if b in r.lower else 1.0)
                     part = swap_part(sa * X[a], sb * X[b], Y[t], wi,
-                                     pair_key(ir.settings.seed, kind, t, a, b, list(X)), ir.settings)
+                                     pair_key(seed_of(r, ir.settings.seed) if seed_of else ir.settings.seed, kind,
+                                              t, a, b, list(X)), ir.settings)
                     if part is None:
                         parts = None
                         break
@@ -327,9 +328,10 @@ def _item_rows(plan: tuple, tests: list[list[SwapPart]], mc, adjusted: dict[int,
 
 
 def pool_items(runs: Sequence[Run], weights_of, lab: Mapping[str, str], correction: str, alpha: float,
-               margin: float) -> tuple[list, list, list[str], list[str], dict[str, Any]]:  # fmt: skip
+               margin: float, seed_of=None) -> tuple[list, list, list[str], list[str], dict[str, Any]]:  # fmt: skip
     """Item-level leaderboard rows, pair rows, warnings, notes and settings (``"level": "item"``), or empty
-    lists when no run has an item level. ``weights_of(runs)`` gives the runs' weights (summing to 1)."""
+    lists when no run has an item level. ``weights_of(runs)`` gives the runs' weights (summing to 1);
+    ``seed_of(run, its item level's seed)`` the seed its swap draws use (default: its own)."""
     items = [(r, item_run(r)) for r in runs]
     have_runs = [(r, ir) for r, ir in items if ir is not None]
     without = [lab[r.path] for r, ir in items if ir is None]
@@ -346,7 +348,7 @@ def pool_items(runs: Sequence[Run], weights_of, lab: Mapping[str, str], correcti
                          "pairs cannot be re-drawn; its item-level pairs are not tested")
     keys = list(dict.fromkeys(k for _, ir in have_runs for k in ir.taus))
     lb: list[dict[str, Any]] = []
-    plans, tests, untested_kinds = _item_plans(runs, have_runs, keys, weights_of, lab, warnings)
+    plans, tests, untested_kinds = _item_plans(runs, have_runs, keys, weights_of, lab, warnings, seed_of)
 
     settings: dict[str, Any] = {"test": TEST, "ci_method": CI, "grouping": GROUPING}
     mc = None

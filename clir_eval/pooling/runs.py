@@ -3,6 +3,8 @@ correlation rows, and the seeds its verdicts drew each metric pair's PERM-BOTH t
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -156,3 +158,12 @@ def check_architectures(runs: list[Run], labels: Mapping[str, str], mix: bool, n
                         "(each run's architecture: tasks[].architecture)")
     elif "documents" not in by_arch:
         notes.append(f"architecture: {listed}")
+def run_identity(run: Run) -> str:
+    """A run's identity by its content (sha256 hex of the canonical JSON of what its numbers are computed from:
+    its name, its systems' scores and attributes, its score kinds and its correlation settings), not its path
+    or timing: the same run read from two places, or re-run with the same inputs, has the same identity."""
+    res = run.results
+    content = {"name": res.get("name"), "systems": res.get("systems"), "score_kinds": res.get("score_kinds"),
+               "correlation": (res.get("config") or {}).get("correlation")}
+    text = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=True, default=str)
+    return hashlib.sha256(text.encode("ascii")).hexdigest()
