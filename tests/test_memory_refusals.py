@@ -98,3 +98,25 @@ def test_the_cli_refuses_a_long_line_with_one_error_line_and_streams_it_in_chunk
         else:
             assert p.returncode == 0, p.stderr
             assert '"bleu"' in p.stdout
+
+
+def test_kendall_draws_over_a_long_table_are_refused_up_front(tmp_path, monkeypatch):
+    """Resampled Kendall draws compare every pair of rows at once (72 bytes a pair): with the bound at
+    400 MiB, 2,000 rows (2M pairs, about 0.43 GiB) are refused by the CLI and the API; Pearson draws and the
+    coefficient alone grow with the rows only and run."""
+    rng = np.random.default_rng(2)
+    x, y = rng.random(2000), rng.random(2000)
+    t = tmp_path / "t.tsv"
+    t.write_text("system\tm\ty\n" + "".join(f"s{i}\t{a:.6f}\t{b:.6f}\n" for i, (a, b) in enumerate(zip(x, y))))
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "CLIR_EVAL_MAX_MEMORY_BYTES": str(400 * 2**20)}
+    base = [sys.executable, "-m", "clir_eval", "correlate", "--table", str(t), "--x", "m", "--y", "y"]
+    p = subprocess.run([*base, "--ci", "1"], capture_output=True, text=True, env=env)
+    assert p.returncode == 2 and p.stdout == "", p.stderr
+    assert p.stderr.startswith("error: Kendall's τ of resampled draws (--ci or resamples, --verdicts) over 2000 rows")
+    assert "about 0.43 GiB, over the bound of 0.39 GiB" in p.stderr
+    for extra in ([], ["--ci", "1", "--method", "pearson"]):
+        assert subprocess.run([*base, *extra], capture_output=True, env=env).returncode == 0
+    monkeypatch.setenv("CLIR_EVAL_MAX_MEMORY_BYTES", str(400 * 2**20))
+    with pytest.raises(UserError, match="over 2000 rows compares every pair"):
+        clir_eval.correlate({"m": x, "y": y}, "m", "y", resamples=1)
+    assert clir_eval.correlate({"m": x, "y": y}, "m", "y")[0]["n"] == 2000
