@@ -1,5 +1,6 @@
 """Peak memory (RSS) and wall time of the commands whose memory grew with an input or an option
-(gzip bombs, the item-level bootstrap, mt-score's bootstrap, per-type report and TER): each case
+(gzip bombs, the item-level bootstrap, mt-score's bootstrap, per-type report and TER; one long segment
+per metric, correlate's rows with Kendall draws, design's item-level study): each case
 runs as its own process and its peak RSS is read from the kernel (wait4), so the numbers are those
 of the command alone.
 
@@ -24,6 +25,7 @@ from pathlib import Path
 import benchlib
 
 BOUND = 4 * 2**30
+BOUND_CASES = ("segment-", "correlate-", "design-item-")  # bound_cases' names (built only when asked for)
 
 
 _WRAP = ("import resource, subprocess, sys; p = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL); "
@@ -100,6 +102,76 @@ def cases(d: Path, lines: int, items: list[int], systems: int) -> dict[str, list
     return out
 
 
+def long_line(n: int, seed: int) -> str:
+    """One line of ``n`` characters: words drawn from 200,000 random 3-9 character words of 62 letters and digits
+    (almost every character n-gram distinct: chrF's worst case per character)."""
+    rng = random.Random(seed)
+    alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+    vocab = ["".join(rng.choices(alphabet, k=rng.randint(3, 9))) for _ in range(200_000)]
+    return " ".join(rng.choices(vocab, k=n // 6 + 1))[:n]
+
+
+def accepted_max(fits, lo: int, hi: int) -> int:
+    """The largest n in lo..hi with ``fits(n)`` (monotone), by bisection."""
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if fits(mid) else (lo, mid - 1)
+    return lo
+
+
+def bound_cases(d: Path, want) -> dict[str, list[str]]:
+    """Each bound of one long input at the largest size its estimate accepts and one step past it: a long
+    segment per metric (mt-score; the segment is hypothesis + reference, half each), correlate's rows with
+    Kendall draws, design's item-level study (systems at a 60-item pilot); correlate on 12,000 rows without
+    draws (no bound: O(n) memory). Sizes come from the code's own estimates, so a changed estimate is measured;
+only the inputs of the cases ``want(name)`` asks for are written."""
+    from clir_eval.cli.design import item_memory
+    from clir_eval.correlation.statistics import StatsSettings
+    from clir_eval.correlation.tables import table_memory
+    from clir_eval.limits import memory_bytes
+    from clir_eval.mt.base import BASE_MEMORY, load_metric
+
+    out: dict[str, list[str]] = {}
+    bound = memory_bytes()
+    for spec in ("chrf", "chrf++", "bleu", "macrof1"):
+        m = load_metric(spec)
+        chars = accepted_max(lambda c: BASE_MEMORY + m.segment_memory("x" * c, ["x" * c]) <= bound, 1, 2**27)
+        for tag, n in (("max", chars), ("over", chars + 2**20)):
+            name = f"segment-{spec}-{tag}-{n / 2**20:.1f}Mi"
+            if not want(name):
+                continue
+            h, r = d / f"seg-{spec}-{tag}.hyp", d / f"seg-{spec}-{tag}.ref"
+            h.write_text(long_line(n, 1) + "\n")
+            r.write_text(long_line(n, 2) + "\n")
+            out[name] = ["mt-score", "--hyp", h, "--ref", r, "--metrics", spec]
+    kendall = StatsSettings(resamples=1)
+    rows = accepted_max(lambda n: table_memory(n, kendall, False) <= bound, 3, 10**6)
+    rng = random.Random(4)
+    for tag, n in (("max", rows), ("over", rows + 500), ("no-draws", 12_000)):
+        if not want(f"correlate-{tag}-{n}-rows"):
+            continue
+        t = d / f"rows-{tag}.tsv"
+        t.write_text("system\tbleu\tmap\n" + "".join(f"s{i}\t{rng.random():.6f}\t{rng.random():.6f}\n"
+                                                      for i in range(n)))
+        extra = [] if tag == "no-draws" else ["--ci", "1"]
+        out[f"correlate-{tag}-{n}-rows"] = ["correlate", "--table", t, "--x", "bleu", "--y", "map", *extra]
+    pilot = d / "pilot.tsv"
+    with open(pilot, "w") as fh:
+        fh.write("system\titem\ta\tb\ty\n")
+        for s in range(8):
+            base = [rng.gauss(0, 1) for _ in range(60)]
+            for i in range(60):
+                fh.write(f"s{s}\ti{i}\t{base[i] + rng.gauss(0, .5):.5f}\t{base[i] + rng.gauss(0, 1):.5f}\t"
+                         f"{base[i] + rng.gauss(0, .7):.5f}\n")
+    need = lambda S: 100 * 2**20 + max(item_memory(S, 60, 2, 1000, 20, p) for p in (False, True))  # noqa: E731
+    systems = accepted_max(lambda S: need(S) <= bound, 3, 1000)
+    for tag, S in (("max", systems), ("over", systems + 10)):
+        out[f"design-item-{tag}-{S}-systems"] = ["design", "--table", pilot, "--level", "item", "--x", "a,b", "--y",
+                                                 "y", "--query-col", "item", "--systems", str(S), "--reps", "20",
+                                                 "--effect", "0.2", "--jobs", "1", "-q"]
+    return out
+
+
 def arguments():
     ap = benchlib.parser(__doc__, before=True, full_doc=True)
     ap.add_argument("--lines", type=int, default=100_000, help="lines of the mt-score cases")
@@ -113,15 +185,17 @@ def main() -> None:
     args = arguments().parse_args()
     here = str(benchlib.ROOT)
     with tempfile.TemporaryDirectory() as tmp:
-        todo = cases(Path(tmp), args.lines, [int(x) for x in args.items.split(",") if x], args.systems)
         wanted = [c for c in args.cases.split(",") if c]
-        print(f"{'case':28s} {'code':>8s} {'wall s':>8s} {'peak MiB':>9s}" + ("  before: wall s, peak MiB, ratio"
+        todo = cases(Path(tmp), args.lines, [int(x) for x in args.items.split(",") if x], args.systems) if (
+            not wanted or any(not w.startswith(BOUND_CASES) for w in wanted)) else {}
+        todo.update(bound_cases(Path(tmp), lambda name: not wanted or any(name.startswith(w) for w in wanted)))
+        print(f"{'case':34s} {'code':>8s} {'wall s':>8s} {'peak MiB':>9s}" + ("  before: wall s, peak MiB, ratio"
                                                                             if args.before else ""))
         for name, argv in todo.items():
             if wanted and not any(name.startswith(w) for w in wanted):
                 continue
             wall, rss, code, last = run(argv, here)
-            line = f"{name:28s} {code:8d} {wall:8.1f} {rss / 2**20:9.0f}"
+            line = f"{name:34s} {code:8d} {wall:8.1f} {rss / 2**20:9.0f}"
             if args.before:
                 bw, brss, bcode, _ = run(argv, str(args.before.resolve()))
                 line += f"  {bw:8.1f} {brss / 2**20:9.0f} (rc {bcode})  x{rss / max(brss, 1):.2f}"

@@ -14,7 +14,7 @@ import typer
 from ..correlation.driver import correlate_groups
 from ..correlation.items import ItemSettings, correlate_item_table, item_table_groups
 from ..correlation.settings import DELTA_CI_RESAMPLES, CorrelationSettings, StatsSettings, VerdictSettings
-from ..correlation.tables import groups
+from ..correlation.tables import check_table_memory, groups
 from ..errors import UserError
 from ..io.files import atomic_write, check_output_file
 from ..io.tables import apply_filters, parse_filters, parse_labels, parse_rounding, read_table
@@ -111,8 +111,9 @@ def correlate_cmd(
         else:
             sys.stdout.write(text)
         return
-    results, vds = correlate_groups(groups(t, xs, ys, group_by, rounding), xs, ys, settings, rounding,
-                                    v if verdicts else None, lower)
+    grouped = groups(t, xs, ys, group_by, rounding)
+    check_table_memory(grouped, settings, verdicts)
+    results, vds = correlate_groups(grouped, xs, ys, settings, rounding, v if verdicts else None, lower)
     if fmt == "json":
         text = json.dumps({"correlations": results, "verdicts": vds} if verdicts else results,
                           indent=1, ensure_ascii=False) + "\n"

@@ -24,7 +24,7 @@ from ..io.figures import pyplot, save
 from ..io.files import write_set
 from ..io.results import read_results
 from ..io.tables import read_table
-from ..limits import MAX_JOBS, check_max
+from ..limits import MAX_JOBS, check_max, memory_bytes
 from ..params import split_list
 from ..pipeline.executor import get_executor
 from ..pipeline.output import locked
@@ -168,6 +168,7 @@ def _add_item_level(doc, pilot, level, n_sys, n_items, effects, pairs, reps, see
                     ) -> None:  # fmt: skip
     """The item level's questions (correlation/design_items.py) added to ``doc``: rows ("level": "item"), answer
     lines after the system level's, notes, the fitted models (``item_fits``)."""
+    _check_item_memory(pilot, n_sys, n_items, pairs, reps, jobs)
     item = di.analyse(pilot, n_sys, n_items, effects, pairs=pairs, reps=reps, seed=seed, goal=power,
                       map=_mapper(jobs, quiet, "design: simulating the item level"))
     doc["settings"].update(effects=list(effects), level=level, item_level=item["settings"])
@@ -175,6 +176,45 @@ def _add_item_level(doc, pilot, level, n_sys, n_items, effects, pairs, reps, see
     doc["query_answers"] += item["answers"]
     doc["notes"] += item["notes"]
     doc["item_fits"] = item["fits"]
+
+
+def item_memory(systems: int, items: int, metrics: int, permutation: int, reps: int, pair: bool) -> int:
+    """Estimated peak bytes of one worker simulating item-level studies of ``systems`` x ``items``
+    (correlation/design_items.py). The within τ's joint test (``pair`` False) holds a study's pair signs (float32,
+    P = S(S-1)/2 pairs x items, X and Y), its P x P concordance matrix (twice while stacked) and the permutations
+    as a sparse selection (permutation x P); a pair's swap test holds a chunk of c studies (c x S x I x (M+1)
+    cells within the simulation block) and their pair signs. Measured (scripts/bench_memory_bounds.py) below."""
+    S, I, M = systems, items, metrics
+    P = S * (S - 1) // 2
+    if not pair:
+        return 150 * 2**20 + 8 * P * I + 12 * P * P + 24 * permutation * P + 48 * S * I
+    c = min(max(1, di.BLOCK // max(1, S * I * (M + 1))), reps)
+    return 150 * 2**20 + 8 * c * P * I + 24 * (M + 1) * c * S * I
+
+
+def _check_item_memory(pilot: di.ItemPilot, n_sys: list[int], n_items: list[int], pairs: str, reps: int,
+                       jobs: int) -> None:
+    """Refuse up front, naming the bound, an item-level design whose tasks (:func:`.design_items.plan`: each
+    simulates its sizes one after another) are estimated (:func:`item_memory`) to pass
+    :func:`clir_eval.limits.memory_bytes` with as many running at once as there are workers."""
+    if not pilot.fits:
+        return
+    some = next(iter(pilot.fits.values()))
+    sizes_s, sizes_i = n_sys or dz.default_sizes(some.n_systems, 3), n_items or dz.default_sizes(some.n_items, 3)
+    tasks = di.plan(pilot.fits, sizes_s, sizes_i, [0.0], pairs=pairs, reps=reps, permutation=pilot.permutation)
+    peaks = sorted(((max(item_memory(S, I, len(pilot.fits[q.target].metrics), q.permutation, reps, q.b is not None)
+                         for S, I in q.sizes), max(q.sizes, key=lambda x: x[0] * x[0] * x[1])) for q in tasks),
+                   reverse=True)
+    workers = min(jobs, MAX_WORKERS, len(peaks))
+    need, bound = 100 * 2**20 + sum(p for p, _ in peaks[:workers]), memory_bytes()
+    if need > bound:
+        per, (S, I) = peaks[0]
+        raise UserError(
+            f"design --level item: the largest study simulated, {S} systems x {I} items ({S * (S - 1) // 2} system "
+            f"pairs per item), would need about {per / 2**30:.2f} GiB, {need / 2**30:.2f} GiB with {workers} "
+            f"worker(s) at once, over the bound of {bound / 2**30:.2f} GiB; give smaller --systems or --items, fewer "
+            "--jobs, or raise the bound with CLIR_EVAL_MAX_MEMORY_BYTES"
+        )
 
 
 def _analyse(data, n_sys, n_q, effects, pairs, reps, power, seed, jobs, alpha, correction, family, variant,
@@ -307,16 +347,45 @@ def _table_item_mode(table, system_col, query_col, x, y, n_sys, n_items, effects
     if len(systems) < 3:
         raise UserError(f"{table}: {len(systems)} systems; design needs at least 3")
     spos, ipos = {s: i for i, s in enumerate(systems)}, {q: i for i, q in enumerate(items)}
-    pilot = di.table_pilot(systems, items, np.array([spos[s] for s in sys_ids]), np.array([ipos[q] for q in item_ids]),
-                           {m: t.numbers(m) for m in xs}, y, t.numbers(y),
+    si, ii = np.array([spos[s] for s in sys_ids]), np.array([ipos[q] for q in item_ids])
+    pilot = di.table_pilot(systems, items, si, ii, {m: t.numbers(m) for m in xs}, y, t.numbers(y),
                            alpha=default(CorrelationSettings, "alpha"),
                            permutation=default(CorrelationSettings, "permutation"))
+    if not pilot.fits:
+        raise UserError(f"{table}: --level item: {_unfit_reason(t, xs, y, si, ii, len(systems), len(items))}")
+    _check_item_memory(pilot, n_sys, n_items, pairs, reps, jobs)
     item = di.analyse(pilot, n_sys, n_items, effects, pairs=pairs, reps=reps, seed=seed, goal=power,
                       map=_mapper(jobs, quiet, "design: simulating the item level"))
     doc = {"observed": {"n_systems": len(systems)}, "rows": item["rows"], "answers": [],
            "query_answers": item["answers"], "notes": item["notes"],
            "settings": {"reps": reps, "alpha": pilot.alpha, "correction": pilot.correction}}
     _print(doc, details, fmt, None)
+
+
+def _unfit_reason(t, xs: list[str], y: str, si: np.ndarray, ii: np.ndarray, n_sys: int, n_items: int) -> str:
+    """Why a per-item table fits no item-level model (:func:`.design_items.fit_items` returned None), with the fix."""
+    def matrix(col: str) -> np.ndarray:
+        m = np.full((n_sys, n_items), np.nan)
+        m[si, ii] = t.numbers(col)
+        return m
+
+    Y = matrix(y)
+    missing = {m: float(np.isnan(matrix(m)).any(axis=0).mean()) for m in xs}
+    usable = [m for m, share in missing.items() if share <= di.MAX_MISSING]
+    if not usable:
+        shown = ", ".join(f"{m} on {share:.0%}" for m, share in missing.items())
+        return (f"every --x metric lacks a score (for some system) on more than {di.MAX_MISSING:.0%} of the items "
+                f"({shown}); the item-level model needs each metric on nearly every item: fill the missing cells or "
+                "drop the items without scores")
+    with np.errstate(invalid="ignore"):
+        keep = ~np.isnan(Y).any(axis=0) & (np.nanmax(Y, axis=0) > np.nanmin(Y, axis=0))
+    for m in usable:
+        keep &= ~np.isnan(matrix(m)).any(axis=0)
+    if keep.sum() < 3:
+        return (f"only {int(keep.sum())} item(s) have {y} varying across the systems with every system's {y} and "
+                f"{', '.join(usable)} present; the item-level model needs at least 3: add items or fill their cells")
+    return (f"no --x metric has a within-item τ with {y} (each is constant within every item); give each item's own "
+            "MT scores")
 
 
 def _table_mode(table, system_col, query_col, x, y, n_sys, n_q, effects, reps, power, seed, jobs, details, fmt,

@@ -11,7 +11,7 @@ import typer
 from ..errors import UserError
 from ..io.files import atomic_write, check_output_file
 from ..io.trec import read_qrels, read_run, write_qrels
-from ..ir.evaluate import Evaluator
+from ..ir.evaluate import Evaluator, check_scoreable
 from ..ir.measures import parse_measures
 from ..ir.relevance import pseudo_qrels, pseudo_qrels_signature
 from ..ir.settings import PSEUDO_TOP_K, ScoreSettings
@@ -92,7 +92,7 @@ def ir_score_cmd(
         judged = pseudo_qrels(ref, pseudo_k)  # type: ignore[arg-type]
         qrels_sig = pseudo_qrels_signature(pseudo_k)  # type: ignore[arg-type]
     system = read_run(run, sort=trec_order)
-    _check_scoreable(system, judged, run, qrels if qrels is not None else f"--pseudo-qrels {pseudo_k}")
+    check_scoreable(system, judged, f"--run {run}", qrels if qrels is not None else f"--pseudo-qrels {pseudo_k}")
     result = Evaluator(judged, parsed, reference_run=ref, collection_size=collection_size).evaluate(system)
     result["qrels"] = qrels_sig
     result["order"] = "trec_eval (score desc, docid desc)" if trec_order else "run file order"
@@ -118,21 +118,6 @@ def pseudo_qrels_cmd(
     check_max(top_k, MAX_DEPTH, "--top-k")
     check_output_file(out)
     write_qrels(out, pseudo_qrels(_ranked(read_run(run, sort=trec_order), run, "--run"), top_k))
-
-
-def _check_scoreable(system, judged, path: str, qrels: str) -> None:
-    """A run that ranks nothing, or only queries without judgements, would score 0 on every
-    measure as if it had retrieved badly: refused instead."""
-    ranked = [q for q, docs in system.ranking.items() if docs]
-    if not ranked:
-        raise UserError(f"--run {path}: the run has no ranked documents; give a run that retrieve (or another "
-                        "system) wrote")
-    judged_ids = set(judged.qids())
-    if not any(q in judged_ids for q in ranked):
-        shown = ", ".join(repr(q) for q in ranked[:3]) + (", ..." if len(ranked) > 3 else "")
-        example = ", ".join(repr(q) for q in judged.qids()[:3])
-        raise UserError(f"--run {path}: none of its {len(ranked)} queries ({shown}) is judged in {qrels} (whose "
-                        f"queries are e.g. {example}); give the qrels of this run's topics")
 
 
 def _ranked(run, path: str, option: str):

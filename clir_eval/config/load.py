@@ -12,6 +12,7 @@ import contextlib
 import glob as _glob
 import os
 import re
+import reprlib
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
@@ -219,7 +220,30 @@ def config_from_dict(data: Mapping[str, Any], *, base_dir: str | os.PathLike | N
     ``base_dir`` (default: the working directory), and the name defaults to ``config``."""
     if not isinstance(data, Mapping):
         raise UserError(f"a config is a mapping of sections (name, systems, mt, ...), not {type(data).__name__}")
+    _check_text(data)
     return _build(Path(base_dir or ".").resolve() / "config", dict(data), data_root)
+
+
+def _check_text(data: Mapping[str, Any]) -> None:
+    """Every text of a config given as a mapping (keys and values, at any depth) is encodable as UTF-8, as
+    a YAML file's text is: a lone surrogate (``"\\udcff"``, from a file name decoded with surrogateescape)
+    is a UserError naming its field, not an encoding error when results.json is written."""
+    stack: list[tuple[str, Any]] = [("", data)]
+    seen: set[int] = set()
+    while stack:
+        where, value = stack.pop()
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError as e:
+                raise UserError(f"config: {where}: {reprlib.repr(value)} is not valid text (a lone "
+                                f"surrogate at character {e.start}); give UTF-8 text") from None
+        elif isinstance(value, (Mapping, list, tuple)) and id(value) not in seen:
+            seen.add(id(value))
+            items = value.items() if isinstance(value, Mapping) else enumerate(value)
+            for k, v in items:
+                at = (f"{where}.{k}" if where else str(k)) if isinstance(value, Mapping) else f"{where}[{k}]"
+                stack.extend([(at, v), (f"{where} (a key)" if where else "a key", k)])  # the key first: `at` shows it
 
 
 def _build(p: Path, raw: Any, data_root: str | None) -> Config:

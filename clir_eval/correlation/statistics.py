@@ -114,18 +114,44 @@ def _pairs(x, y) -> tuple[np.ndarray, np.ndarray]:
     return xa[keep], ya[keep]
 
 
+def _tied_pairs(*cols: np.ndarray) -> int:
+    """Pairs i<j equal in every one of ``cols``."""
+    counts = np.unique(np.stack(cols, axis=1), axis=0, return_counts=True)[1].astype(np.int64)
+    return int((counts * (counts - 1) // 2).sum())
+
+
+def _inversions(ranks: np.ndarray) -> int:
+    """Pairs i<j with ranks[i] > ranks[j] (integer ranks 0..n-1), by a bottom-up merge sort whose every
+    level is one vectorised sort: O(n log^2 n) time and O(n) memory."""
+    n = len(ranks)
+    a = ranks.astype(np.int64)
+    pos = np.arange(n, dtype=np.int64)
+    total, width = 0, 1
+    while width < n:
+        pair = pos // (2 * width)  # the two sorted blocks merged at this level
+        left = (pos // width) % 2 == 0
+        lkeys = pair[left] * n + a[left]  # sorted: blocks in order, each sorted
+        rpair, rvals = pair[~left], a[~left]
+        stop = np.searchsorted(lkeys, rpair * n + n, side="left")
+        at_most = np.searchsorted(lkeys, rpair * n + rvals, side="right")
+        total += int((stop - at_most).sum())  # left elements of the pair greater than each right element
+        a = np.sort(pair * n + a) - pair * n
+        width *= 2
+    return total
+
+
 def _pair_stats(x: np.ndarray, y: np.ndarray) -> tuple[int, int, int, int, int]:
-    """(concordant, discordant, tied only in x, tied only in y, tied in both) over i<j pairs."""
-    dx = np.sign(x[:, None] - x[None, :])
-    dy = np.sign(y[:, None] - y[None, :])
-    iu = np.triu_indices(len(x), k=1)
-    dx, dy = dx[iu], dy[iu]
-    prod = dx * dy
-    con = int((prod > 0).sum())
-    dis = int((prod < 0).sum())
-    tx = dx == 0
-    ty = dy == 0
-    return con, dis, int((tx & ~ty).sum()), int((~tx & ty).sum()), int((tx & ty).sum())
+    """(concordant, discordant, tied only in x, tied only in y, tied in both) over i<j pairs, counted in
+    O(n log^2 n) time and O(n) memory (a 12,000-row table's n x n sign matrices took 4.6 GB): discordant
+    pairs are the inversions of y's ranks in (x, y) order, ties come from the counts of equal values."""
+    n = len(x)
+    order = np.lexsort((y, x))
+    ranks = np.unique(y, return_inverse=True)[1].reshape(-1)[order]
+    dis = _inversions(ranks)
+    both = _tied_pairs(x, y)
+    tx, ty = _tied_pairs(x) - both, _tied_pairs(y) - both
+    con = n * (n - 1) // 2 - dis - tx - ty - both
+    return con, dis, tx, ty, both
 
 
 def _acc23(x: np.ndarray, y: np.ndarray) -> float:

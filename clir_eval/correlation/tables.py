@@ -7,7 +7,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ..errors import UserError
 from ..io.tables import Table
+from ..limits import memory_bytes
 from .driver import ScoreTable, correlate_groups
 from .settings import StatsSettings
 
@@ -27,7 +29,35 @@ def correlate_table(table: Table, xs: Sequence[str], ys: Sequence[str], *, group
     """
     settings = StatsSettings(**stats, seed_per_pair=False)
     rounding = rounding or {}
-    return correlate_groups(groups(table, xs, ys, group_by, rounding), xs, ys, settings, rounding)[0]
+    grouped = groups(table, xs, ys, group_by, rounding)
+    check_table_memory(grouped, settings, False)
+    return correlate_groups(grouped, xs, ys, settings, rounding)[0]
+
+
+def table_memory(rows: int, stats: StatsSettings, verdicts: bool) -> int:
+    """Estimated peak bytes of correlating one group of ``rows`` rows: Kendall's τ of resampled draws
+    (--ci, the verdicts' permutations and Δτ CIs) compares every pair of rows at once (pair indices,
+    signs and products, about 72 bytes a pair; 6,000 rows measured 1.25 GB); the coefficient alone and
+    Pearson/Spearman draws grow with the rows only. Measured by scripts/bench_memory_bounds.py."""
+    resampled = stats.resamples > 0 or verdicts
+    pairs = rows * (rows - 1) // 2 if stats.method == "kendall" and resampled else 0
+    return 300 * 2**20 + 72 * pairs
+
+
+def check_table_memory(grouped: Sequence[tuple[str | None, ScoreTable]], stats: StatsSettings, verdicts: bool) -> None:
+    """Refuse up front, naming the bound, a correlation estimated (:func:`table_memory`) to need more memory
+    than :func:`clir_eval.limits.memory_bytes` (4 GiB unless raised)."""
+    bound = memory_bytes()
+    for g, sub in grouped:
+        need = table_memory(len(sub.systems), stats, verdicts)
+        if need > bound:
+            where = f" in group {g!r}" if g is not None else ""
+            raise UserError(
+                f"Kendall's τ of resampled draws (--ci or resamples, --verdicts) over {len(sub.systems)} rows{where} "
+                f"compares every pair of rows at once and would need about {need / 2**30:.2f} GiB, over the bound "
+                f"of {bound / 2**30:.2f} GiB; drop the resampling, use the method pearson or spearman, fewer rows "
+                "(--filter, --group-by), or raise the bound with CLIR_EVAL_MAX_MEMORY_BYTES"
+            )
 
 
 def groups(table: Table, xs: Sequence[str], ys: Sequence[str], group_by: str | None,

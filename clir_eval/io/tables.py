@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import csv
 import math
+import operator
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -273,15 +274,30 @@ def parse_rounding(items: Sequence[str], columns: Sequence[str]) -> dict[str, in
                 continue
             col, eq, digits = piece.rpartition("=")
             targets = list(columns) if not eq else [col.strip()]
-            try:
-                nd = int(digits)
-            except ValueError:
-                raise UserError(f"bad rounding {piece!r}; write N or COL=N with N decimals, e.g. ChrF1=3") from None
-            if not 0 <= nd <= MAX_DECIMALS:
-                raise UserError(f"bad rounding {piece!r}: the number of decimals must be 0 to {MAX_DECIMALS}")
+            nd = _decimals(digits, piece)
             for t in targets:
                 out[t] = nd
     return out
+
+
+def _decimals(digits: Any, piece: str) -> int:
+    """The decimals of one rounding ``piece`` (``COL=N``): an integer from 0 to MAX_DECIMALS (text or an int)."""
+    try:
+        nd = int(digits) if isinstance(digits, str) else operator.index(digits)
+    except (TypeError, ValueError):
+        raise UserError(f"bad rounding {piece!r}; write N or COL=N with N decimals, e.g. ChrF1=3") from None
+    if isinstance(digits, bool) or not 0 <= nd <= MAX_DECIMALS:
+        raise UserError(f"bad rounding {piece!r}: the number of decimals must be 0 to {MAX_DECIMALS}")
+    return nd
+
+
+def rounding_from_mapping(rounding: Mapping[str, Any] | None) -> dict[str, int]:
+    """``{column: decimals}`` (the Python API's ``round=``) checked as :func:`parse_rounding` checks ``--round``."""
+    if rounding is None:
+        return {}
+    if not isinstance(rounding, Mapping):
+        raise UserError(f"round: give a mapping {{column: decimals}}, e.g. {{'chrf1': 1}}, not {type(rounding).__name__}")
+    return {str(col): _decimals(nd, f"{col}={nd}") for col, nd in rounding.items()}
 
 
 def parse_labels(items: Sequence[str]) -> dict[str, str]:

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import gc
 import math
+import operator
+import reprlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Mapping
+from typing import Any, Iterable, Mapping
 
 from ..errors import UserError
 from .files import BOM, READ_ERRORS, PathLike, atomic_write, iter_lines, open_binary
@@ -52,6 +54,64 @@ class Qrels:
 def trec_order(items: Iterable[tuple[str, float]]) -> list[tuple[str, float]]:
     """Sort as trec_eval does: score descending, then docid descending."""
     return sorted(items, key=lambda x: (x[1], x[0]), reverse=True)
+
+
+def run_score(value: Any, where: str) -> float:
+    """A run's retrieval score: a finite number (text as in a run file, or a number); else a UserError
+    at ``where`` (``file:line`` or ``run['q1']['d3']``). A NaN would make the ranking depend on input order."""
+    try:
+        score = float(value)
+    except (TypeError, ValueError):
+        raise UserError(f"{where}: score {reprlib.repr(value)} is not a number") from None
+    except OverflowError:
+        score = math.inf
+    if not math.isfinite(score):
+        raise UserError(f"{where}: score {reprlib.repr(value)} is not a finite number; give a real score (column 5 of a run)")
+    return score
+
+
+def relevance_label(value: Any, where: str) -> int:
+    """A judgement's relevance label: an integer (text as in a qrels file, or an int) within trec_eval's C int
+    range, as pytrec_eval and the qrels reader take it; a fraction (0.4), 1.0 or None is a UserError at ``where``,
+    never truncated (trec_eval's atol would read 0.4 as 0, non-relevant)."""
+    try:
+        rel = int(value) if isinstance(value, str) else operator.index(value)
+    except (TypeError, ValueError):
+        raise UserError(f"{where}: relevance {reprlib.repr(value)} is not an integer; give an integer label (0, 1, 2, ...)") from None
+    if not _REL_MIN <= rel <= _REL_MAX:
+        raise UserError(f"{where}: relevance {reprlib.repr(rel)} is out of range; use a small integer label (0, 1, 2, ...)")
+    return rel
+
+
+def _entries(value: Any, what: str, inner: str) -> Mapping[str, Mapping[Any, Any]]:
+    """``{qid: {docid: value}}`` with every query's entries a mapping and no two keys equal once made text."""
+    if not isinstance(value, Mapping) or not all(isinstance(v, Mapping) for v in value.values()):
+        shown = type(value).__name__ if not isinstance(value, Mapping) else next(
+            f"{{{k!r}: {type(v).__name__}}}" for k, v in value.items() if not isinstance(v, Mapping))
+        raise UserError(f"{what}: give a TREC file path or a mapping {{qid: {{docid: {inner}}}}}, not {shown}")
+    out: dict[str, Mapping[Any, Any]] = {}
+    for q, docs in value.items():
+        if str(q) in out:
+            raise UserError(f"{what}: query {str(q)!r} is given twice (as {q!r} and as text); give each query once")
+        texts = {str(d) for d in docs}
+        if len(texts) != len(docs):
+            raise UserError(f"{what}[{str(q)!r}]: a document is given twice (keys equal as text); give each once")
+        out[str(q)] = docs
+    return out
+
+
+def run_from_mapping(value: Any, what: str = "run") -> Run:
+    """A :class:`Run` from ``{qid: {docid: score}}``, ranked as trec_eval ranks (score desc, docid desc); every
+    score checked as :func:`read_run` checks a run file's (:func:`run_score`)."""
+    return Run({q: trec_order((str(d), run_score(s, f"{what}[{q!r}][{str(d)!r}]")) for d, s in docs.items())
+                for q, docs in _entries(value, what, "score").items()})
+
+
+def qrels_from_mapping(value: Any, what: str = "qrels") -> Qrels:
+    """:class:`Qrels` from ``{qid: {docid: relevance}}``, every label checked as :func:`read_qrels` checks a
+    qrels file's (:func:`relevance_label`)."""
+    return Qrels({q: {str(d): relevance_label(r, f"{what}[{q!r}][{str(d)!r}]") for d, r in docs.items()}
+                  for q, docs in _entries(value, what, "relevance").items()})
 
 
 class _Malformed(Exception):
@@ -144,12 +204,7 @@ def _read_run_lines(path: PathLike, *, sort: bool = False) -> Run:
             int(rank_s)
         except ValueError:
             raise UserError(f"{path}:{lineno}: rank {rank_s!r} is not an integer; column 4 must be the rank 1, 2, ...") from None
-        try:
-            score = float(score_s)
-        except ValueError:
-            raise UserError(f"{path}:{lineno}: score {score_s!r} is not a number") from None
-        if not math.isfinite(score):
-            raise UserError(f"{path}:{lineno}: score {score_s!r} is not a finite number; column 5 must be a real score")
+        score = run_score(score_s, f"{path}:{lineno}")
         s = seen.setdefault(qid, set())
         if docid in s:
             raise UserError(f"{path}:{lineno}: document {docid!r} appears twice for query {qid!r}; remove the duplicate")
@@ -210,12 +265,7 @@ def _read_qrels_lines(path: PathLike) -> Qrels:
                 f"{path}:{lineno}: a qrels line needs 4 columns 'qid 0 docid relevance', found {len(parts)}"
             )
         qid, _, docid, rel_s = parts
-        try:
-            rel = int(rel_s)
-        except ValueError:
-            raise UserError(f"{path}:{lineno}: relevance {rel_s!r} is not an integer") from None
-        if not _REL_MIN <= rel <= _REL_MAX:
-            raise UserError(f"{path}:{lineno}: relevance {rel_s} is out of range; use a small integer label (0, 1, 2, ...)")
+        rel = relevance_label(rel_s, f"{path}:{lineno}")
         q = judgements.setdefault(qid, {})
         if docid in q and q[docid] != rel:
             raise UserError(f"{path}:{lineno}: document {docid!r} judged twice for query {qid!r} with different labels")

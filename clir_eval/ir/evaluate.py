@@ -27,6 +27,14 @@ from .measures import Measure, parse_measures
 from .providers import PROVIDERS, RunContext, Setup, run_docids
 
 
+def _positive_int(value: Any) -> bool:
+    """Whether ``value`` is a whole number >= 1 (5 or 5.0; not True, 1.5, 'abc' or inf)."""
+    try:
+        return not isinstance(value, (bool, str)) and int(value) == value and value >= 1
+    except (TypeError, ValueError, OverflowError):
+        return False
+
+
 class Evaluator:
     """Scores runs against fixed qrels (and reference run / collection size) for many measures.
 
@@ -50,7 +58,7 @@ class Evaluator:
                 )
             if m.needs_collection_size and collection_size is None:
                 raise UserError(f"measure {m.name!r} needs the collection size (number of documents); give --collection-size N")
-        if collection_size is not None and (isinstance(collection_size, bool) or int(collection_size) != collection_size or collection_size < 1):
+        if collection_size is not None and not _positive_int(collection_size):
             raise UserError(f"collection size must be a positive integer, got {collection_size!r}")
         self.collection_size = None if collection_size is None else int(collection_size)
         qids = [q for q, j in qrels.judgements.items() if j]  # a query without any judgement is unknown
@@ -139,3 +147,18 @@ def evaluate(
     For many runs against the same qrels, build one :class:`Evaluator` instead.
     """
     return Evaluator(qrels, measures, reference_run=reference_run, collection_size=collection_size).evaluate(run)
+
+
+def check_scoreable(system: Run, judged: Qrels, run_name: str, qrels_name: str) -> None:
+    """A run that ranks nothing, or only queries without judgements, would score 0 on every measure as if it
+    had retrieved badly: refused instead (``run_name``: how the error names the run, e.g. ``--run FILE``)."""
+    ranked = [q for q, docs in system.ranking.items() if docs]
+    if not ranked:
+        raise UserError(f"{run_name}: the run has no ranked documents; give a run that retrieve (or another "
+                        "system) wrote")
+    judged_ids = set(judged.qids())
+    if not any(q in judged_ids for q in ranked):
+        shown = ", ".join(repr(q) for q in ranked[:3]) + (", ..." if len(ranked) > 3 else "")
+        example = ", ".join(repr(q) for q in judged.qids()[:3])
+        raise UserError(f"{run_name}: none of its {len(ranked)} queries ({shown}) is judged in {qrels_name} (whose "
+                        f"queries are e.g. {example}); give the qrels of this run's topics")

@@ -26,6 +26,7 @@ import numpy as np
 from .. import lazylibs
 from ..errors import UserError
 from ..io.files import iter_lines, read_lines
+from ..limits import memory_bytes
 from ..params import Param, format_spec, parse_params, parse_spec
 from .tok13a import fast_13a
 
@@ -195,6 +196,15 @@ class MTMetric:
 
     def segment_stats(self, hyps: Sequence[str], refs: Refs):
         raise NotImplementedError
+
+    # peak bytes per character of one segment (its hypothesis and references together) while its statistics
+    # are counted, as measured by scripts/bench_memory_bounds.py with a margin; 0: not modelled (neural
+    # metrics: their model's memory)
+    segment_bytes: float = 0.0
+
+    def segment_memory(self, hyp: str, refs: Sequence[str]) -> float:
+        """Estimated peak bytes of counting one segment's statistics (beyond the process's base)."""
+        return self.segment_bytes * (len(hyp) + sum(len(r) for r in refs))
 
     def paired_stats(self, hyps_a: Sequence[str], hyps_b: Sequence[str], refs: Refs):
         """Statistics of two systems on the same references with compatible columns."""
@@ -381,11 +391,39 @@ def load_metrics(specs: Sequence[str], tokenize: str = TOKENIZE, lowercase: bool
     return build_metrics(metric_spec(spec, tokenize, lowercase) for spec in specs)
 
 
+BASE_MEMORY = 200 * 2**20  # a scoring process before its statistics: interpreter, numpy, sacrebleu
+
+
+def check_segment_memory(metrics: Sequence[MTMetric], hyps: Sequence[str], refs: Refs, first: int = 1) -> None:
+    """Refuse, before counting, a segment whose statistics some metric is estimated
+    (:meth:`MTMetric.segment_memory`) to need more memory for than :func:`clir_eval.limits.memory_bytes`
+    allows (a single line of tens of MiB: chrF's n-grams of it); ``first``: the number of ``hyps[0]``
+    (its line in the hypothesis file)."""
+    modelled = [m for m in metrics if m.segment_bytes or type(m).segment_memory is not MTMetric.segment_memory]
+    if not modelled or not len(hyps):
+        return
+    sizes = np.fromiter((len(h) for h in hyps), dtype=np.int64, count=len(hyps))
+    for stream in refs:
+        sizes += np.fromiter((len(r) for r in stream), dtype=np.int64, count=len(hyps))
+    i = int(np.argmax(sizes))
+    bound = memory_bytes()
+    for m in modelled:
+        need = BASE_MEMORY + m.segment_memory(hyps[i], [stream[i] for stream in refs])
+        if need > bound:
+            raise UserError(
+                f"segment {first + i} (line {first + i} of the hypotheses) has {sizes[i]} characters with its "
+                f"reference(s); {m.name} would need about {need / 2**30:.2f} GiB to count its statistics, over the "
+                f"bound of {bound / 2**30:.2f} GiB; split the line (e.g. into sentences), score without {m.name}, "
+                "or raise the bound with CLIR_EVAL_MAX_MEMORY_BYTES"
+            )
+
+
 def collect_stats(metrics: Sequence[MTMetric], hyps: Sequence[str], refs: Refs,
                   sources: Sequence[str] | None = None) -> dict[str, Any]:
     """Segment statistics per metric name, computed once per ``stats_key`` (MacroF and
     MicroF of any β/k share a single tokenisation and counting pass); ``sources`` (the source
     segments, line-aligned) go to the metrics that read them (``uses_source``)."""
+    check_segment_memory(metrics, hyps, refs)
     memo: dict[tuple, Any] = {}
     out: dict[str, Any] = {}
     for m in metrics:
@@ -481,7 +519,10 @@ def stream_scores(metrics: Sequence[MTMetric], chunks, nrefs: int) -> dict[str, 
     sacre_log = logging.getLogger("sacrebleu")  # its data warnings (e.g. tokenized periods): once, not once a chunk
     level = sacre_log.level
     try:
+        first = 1
         for k, (hyps, refs) in enumerate(chunks):
+            check_segment_memory(metrics, hyps, refs, first)
+            first += len(hyps)
             for acc in accs.values():
                 acc.add(hyps, refs)
             if k == 0:

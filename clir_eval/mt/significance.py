@@ -23,7 +23,7 @@ from .. import lazylibs
 from ..errors import UserError
 from ..settings import default
 from ..stats import adjust_p
-from .base import MTMetric, totals
+from .base import MTMetric, check_segment_memory, totals
 from .favoritism import type_entries
 from .recognition import RecognitionRateMetric
 from .resampling import paired_bootstrap
@@ -180,6 +180,8 @@ def compare_to_baseline(metrics: Sequence[MTMetric], baseline: tuple[str, Sequen
     system × metric comparisons of that test). ``sources``: the source segments, for the metrics
     that read them (COMET)."""
     adjust_p([], correction)  # validate the name early
+    for _, hyps in [baseline, *systems]:
+        check_segment_memory(metrics, hyps, refs)
     rows: list[dict[str, Any]] = []
     base_name, base_hyps = baseline
     base_memo: dict[tuple, Any] = {}  # the baseline's statistics, computed once for all systems
