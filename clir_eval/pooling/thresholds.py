@@ -288,5 +288,5 @@ def _plots(pooled_rows: list[dict[str, Any]], pooled: dict) -> dict[str, bytes]:
         ax.set_title(f"{m}: does a better score mean better retrieval? (pooled)")
         ax.legend(fontsize=7, loc="lower right")
         fig.tight_layout()
-        out[m] = save(fig, "png")
+        out[m] = save(fig)
     return out
