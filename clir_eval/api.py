@@ -54,7 +54,7 @@ def run(config: Config | Mapping[str, Any] | PathLike, out: PathLike, *, jobs: i
     """Run an experiment as ``clir-eval run CONFIG --out OUT`` does (the same files in ``out``) and
     return its results. ``config``: a YAML path, the YAML's content as a dict (relative paths from
     the working directory) or a :class:`~clir_eval.config.schema.Config`; ``jobs``: worker
-    processes (default: the config's, else one per core); ``cache``: a cache directory shared
+    processes (default: the config's, else one per core when the run's work pays for them, as ``run``); ``cache``: a cache directory shared
     with other runs (default: ``out/cache``)."""
     _path(out, "out")
     if cache is not None:

@@ -47,7 +47,8 @@ def write_data(work: Path, n_queries: int, depth: int, seed: int) -> tuple[Path,
             r.writelines(f"{qid} Q0 doc{d} {k} {s!r} bm25\n" for k, (d, s) in enumerate(zip(docs, scores.tolist()), 1))
             rel = rng.choice(docs, size=100, replace=False)
             q.writelines(f"{qid} 0 doc{d} {int(rng.integers(1, 3))}\n" for d in rel)
-            q.writelines(f"{qid} 0 doc{d} 0\n" for d in rng.choice(2_000_000, size=50, replace=False))
+            judged = set(rel.tolist())  # a document judged once per query (pytrec_eval asserts it)
+            q.writelines(f"{qid} 0 doc{d} 0\n" for d in rng.choice(2_000_000, size=50, replace=False) if d not in judged)
     return run, qrels
 
 

@@ -6,8 +6,8 @@
 
 Options measured, each in two fresh processes (CPU seconds: the machine may be shared):
 
-- ``this``: this checkout's report.html (matplotlib SVG, inline);
-- ``before``: another checkout's report.html (``--before DIR``, e.g. the hand-drawn SVG before the port);
+- ``this``: this checkout's report.html (inline SVG written as strings, no plotting library);
+- ``before``: another checkout's report.html (``--before DIR``, e.g. the matplotlib SVG of an older checkout);
 - ``png``: the same figures drawn with matplotlib as PNG at 100 dpi (base64 in the page), the third option.
 
 Printed per option: import time of the report module (matplotlib's included where it is used), CPU time to render
@@ -85,7 +85,7 @@ def png_figures(results: dict) -> list[str]:
                 ax.annotate(s, (px, py), fontsize=7.5, xytext=(4, 3), textcoords="offset points")
             ax.set_title(x)
         fig.tight_layout()
-        out.append(save(fig, "png", dpi=100))
+        out.append(save(fig, dpi=100))
     m = np.array([[cells[(r, x)]["tau"] for x in cols] for r in rows], float)
     fig, ax = plt.subplots(figsize=(1.1 * len(cols) + 2.5, 0.55 * len(rows) + 1.6))
     ax.imshow(m, aspect="auto")
@@ -93,7 +93,7 @@ def png_figures(results: dict) -> list[str]:
         for j in range(len(cols)):
             ax.text(j, i, f"{m[i, j]:.3f}", ha="center", va="center", fontsize=8)
     fig.tight_layout()
-    out.append(save(fig, "png", dpi=100))
+    out.append(save(fig, dpi=100))
     return [f"<img src='data:image/png;base64,{base64.b64encode(p).decode()}'>" for p in out]
 
 

@@ -88,8 +88,10 @@ def test_reports_show_the_analyses(run_out):
     assert "no test is run" in md
     html = (out / "report.html").read_text()
     assert "<h2>MacroF by reference-frequency bucket</h2>" in html and 'aria-label="MacroF per frequency bucket"' in html
-    plot = html.split('class="buckets"')[0].rsplit("<svg", 1)[1]  # the plot is inline SVG, its lines a polyline each
-    assert "<path" in html.split('class="buckets"')[1].split("</svg>")[0] and "xmlns" in plot
+    plot = "<svg" + html.split('class="buckets"')[0].rsplit("<svg", 1)[1] + html.split('class="buckets"')[1].split("</svg>")[0]
+    systems = res["analyses"]["frequency_buckets"]["systems"]  # the plot is inline SVG, a line and a legend entry per system
+    assert "xmlns" in plot and plot.count("<polyline") >= len(systems) >= 2
+    assert all(f">{name}</text>" in plot for name in systems)
     assert "href='#analyses'" in html
     tex = (out / "report.tex").read_text()
     assert "\\subsection*{Favoritism: segments each metric credits to sys1 over sys3}" in tex

@@ -20,7 +20,7 @@ from .options import print_summary
 def demo_cmd(
     out: Path = typer.Option(Path("demo-out"), "--out", help="Output directory (data/, results.json, report.html)."),
     seed: int = typer.Option(RUN_SEED, "--seed", min=0, help="Seed of the generated data."),
-    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes (default: cores)."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes (default: as run, one per core when the work pays for them; the demo's does not)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars or summary."),
 ) -> None:
     """Generate a simulated experiment (12 MT systems) and run it.

@@ -584,7 +584,7 @@ def _png(doc: dict) -> bytes:
         ax.tick_params(labelsize=7)
         ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
     fig.tight_layout()
-    return save(fig, "png", dpi=100, bbox_inches="tight")
+    return save(fig, dpi=100, bbox_inches="tight")
 
 
 def _html(doc: dict, png: bytes) -> str:

@@ -97,10 +97,10 @@ def _row(label: str, idx: np.ndarray, p, r, f, rcount) -> dict[str, Any]:
             "macro_f": mean(f), "precision": mean(p), "recall": mean(r)}
 
 
-def plot_buckets(res: FrequencyBuckets | dict[str, Any], fmt: str = "png") -> bytes | str:
-    """MacroF per bucket (x, most frequent first), one line per system, as PNG bytes (``fmt="png"``) or inline SVG
-    markup (``"svg"``, for report.html); ``res`` may also be the JSON form (:meth:`FrequencyBuckets.to_dict`,
-    results.json)."""
+def plot_buckets(res: FrequencyBuckets | dict[str, Any]) -> bytes:
+    """MacroF per bucket (x, most frequent first), one line per system, as PNG bytes (``mt-buckets --plot``;
+    report.html draws the same lines as inline SVG, :func:`clir_eval.report.svg.buckets_svg`); ``res`` may also be
+    the JSON form (:meth:`FrequencyBuckets.to_dict`, results.json)."""
     plt = pyplot()
     if isinstance(res, dict):
         labels, systems = [b["label"] for b in res["buckets"]], res["systems"]
@@ -117,4 +117,4 @@ def plot_buckets(res: FrequencyBuckets | dict[str, Any], fmt: str = "png") -> by
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7, **({"loc": "upper left", "bbox_to_anchor": (1.01, 1.0)} if outside else {"loc": "best"}))
     fig.tight_layout()
-    return save(fig, fmt)
+    return save(fig)

@@ -52,7 +52,7 @@ from .item_level import (
     segments_table,
     skip_reason,
 )
-from .memory import available_memory, bound_jobs, build_memory
+from .memory import available_memory, bound_jobs, build_memory, text_size
 from .output import cache_locked, claimed_out, prepare_cache, prepare_default_cache, write_outputs
 from .progress import Progress
 from .shards import drop_stale_spans, shard_tasks, shard_unit
@@ -128,6 +128,8 @@ def _run(cfg: Config, out: Path, ex: Executor, quiet: bool, log: Callable[[str],
             timing["shards"] = time.perf_counter() - t_shards  # pass 1 of every span (inside "systems")
         eng_task = first[0].retrieve if first else None
         _bound_local_jobs(ex, first + tasks, quiet)
+        if run_kw.get("jobs") is None and cfg.jobs is None:  # the default: workers only where they pay
+            _default_jobs(ex, first + tasks, mt_plan(tasks, cache, ex.jobs, None))
         mt_cpu = mt_plan(tasks, cache, ex.jobs, None if quiet else log)
         outputs = run_all(cfg, ex, first, tasks, cache, progress.stage(
             "systems: MT + BM25", [t.system for t in first + tasks], ex.jobs,
@@ -311,6 +313,27 @@ def _bound_local_jobs(ex: Executor, tasks: list, quiet: bool) -> None:
     ex.jobs, note = bound_jobs(ex.jobs, [t.memory for t in tasks if t.memory], available_memory())
     if note and not quiet:
         sys.stderr.write(f"note: {note}\n")
+
+
+WORKER_START_CPU = 0.75  # CPU-s a spawned worker spends starting and importing the stages (python -c "import ...": 0.45,
+# plus the metrics' and pytrec_eval's imports on first use)
+RETRIEVE_BYTES_PER_CPU = 1_000_000  # collection text indexed, searched and scored per CPU-s (the demo: 2.4 MB, 1.8-2.8 s)
+PAYING_WORK = 10  # workers start by default when the systems' estimated work is this many times what they cost
+
+
+def _default_jobs(ex: Executor, tasks: list, mt_cpu: float) -> None:
+    """The default worker count (no --jobs, no ``jobs:`` in the config): a local pool's workers only when the
+    systems' estimated CPU (MT from the measured rates, retrieval from the text to index) is at least
+    :data:`PAYING_WORK` times what starting them costs (:data:`WORKER_START_CPU` each), else the run is serial: on a
+    small run (the demo) the workers' start-up is most of the CPU they would spread, and the later stages' work
+    grows with the same data. Results are the same either way."""
+    if not isinstance(ex, LocalExecutor) or ex.jobs <= 1:
+        return
+    text = sum(text_size(t.retrieve.docs) for t in tasks if t.retrieve is not None and t.retrieve.memory)
+    work = mt_cpu + text / RETRIEVE_BYTES_PER_CPU
+    workers = min(ex.jobs, max(1, len(tasks)))
+    if work < PAYING_WORK * WORKER_START_CPU * workers:
+        ex.jobs = 1
 
 
 def english_side(cfg: Config, res: Resolved, cache: Cache, task: RetrieveTask, meta: dict) -> EnglishSide:

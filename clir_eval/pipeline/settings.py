@@ -23,7 +23,8 @@ class RunSettings(Settings):
     """How a run is seeded and spread over processes."""
 
     seed: int = setting(RUN_SEED, "Random seed of every seeded step (correlation.seed defaults to it).", ge=0, le=MAX_SEED)
-    jobs: int | None = setting(None, "Worker processes (default: one per CPU core, fewer when memory is short).",
+    jobs: int | None = setting(None, "Worker processes (default: one per CPU core when the run's estimated work is at "
+                               "least ten times their start-up, else none; fewer when memory is short).",
                                ge=1, le=MAX_JOBS)
     executor: str = setting("local", "How systems run: serial, local (a process pool) or ray; never changes a "
                                      "result.", choices=tuple(EXECUTORS), label="executor")

@@ -7,14 +7,12 @@ import math
 import re
 from typing import Any, Mapping
 
-from ..io.figures import root_attrs, scoped
-from ..mt.frequency import plot_buckets
 from .analyses import analyses_blocks
 from .blocks import Bullets, Heading, Para, Table, fmt_num, fmt_p, fmt_tau, inline_spans, natural_key
 from .design import design_blocks, design_summary
 from .glossary import glossary
 from .items import item_level_blocks, level_summary
-from .svg import DOT, FIT, esc, heatmap_svg, scatter_layout, scatter_svg
+from .svg import DOT, FIT, buckets_svg, esc, heatmap_svg, scatter_layout, scatter_svg
 from .tables import (
     KIND_TITLES,
     best_per_measure,
@@ -236,8 +234,7 @@ def _analyses_html(results: Mapping[str, Any], plots: bool) -> str:
     out = "<a id='analyses'></a>" + _blocks_html(blocks)
     buckets = (results.get("analyses") or {}).get("frequency_buckets")
     if plots and buckets:
-        svg = scoped(plot_buckets(buckets, "svg"), "b")
-        out += root_attrs(svg, class_="buckets", role="img", **{"aria-label": "MacroF per frequency bucket"})
+        out += buckets_svg(buckets)
     return out
 
 

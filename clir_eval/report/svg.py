@@ -1,10 +1,11 @@
-"""The report's plots (scatter panels, the τ heatmap) as inline SVG, drawn with matplotlib
-(:mod:`clir_eval.io.figures`, like every figure of the harness).
+"""The report's plots (scatter panels, the τ heatmap, the frequency-bucket lines) as inline SVG, written as strings:
+no plotting library, milliseconds per figure, the same bytes for the same input on every machine.
 
-What matplotlib does not do is here: dot labels are placed without collision (:func:`place_labels`, in the SVG's
-units) and drawn in a monospace font with ``textLength`` set, so the browser renders each label at exactly the width
-computed here; :func:`label_boxes` reads the boxes back from the markup (tests and the report check). Each dot and
-heatmap cell carries a hover ``<title>``.
+Dot labels are placed without collision (:func:`place_labels`, in the SVG's units) and drawn in a monospace font with
+``textLength`` set, so the browser renders each label at exactly the width computed here; :func:`label_boxes` reads
+the boxes back from the markup (tests and the report check). Each dot and heatmap cell carries a hover ``<title>``.
+Every id is prefixed with the figure's ``scope`` (several figures are inlined in one page). PNG files (design.png,
+thresholds_*.png, ``mt-buckets --plot``) are drawn with matplotlib (:mod:`clir_eval.io.figures`).
 """
 
 from __future__ import annotations
@@ -14,11 +15,10 @@ import math
 import re
 from typing import Any, Iterable, Mapping, Sequence
 
-from ..io.figures import decorate, pyplot, render, root_attrs, scoped
-
 DOT = "#2b6cb0"
 FIT = "#c05621"
 FONT = "ui-monospace,'DejaVu Sans Mono',Menlo,Consolas,monospace"
+SANS = "'DejaVu Sans',system-ui,sans-serif"
 LABEL_PX = 10.0
 TITLE_EM = 0.64  # width of a bold sans-serif character of a panel title, in em (an upper estimate)
 CHAR_EM = 0.6  # label advance per character (textLength forces it)
@@ -35,6 +35,36 @@ def _f(v: float) -> str:
 
 
 # --------------------------------------------------------------------------- scales
+def nice_ticks(lo: float, hi: float, n: int = 5) -> list[float]:
+    """About ``n`` round tick values (steps 1, 2, 2.5, 5 times a power of ten) inside [lo, hi]; at least 3 (a finer
+    step when the round one leaves fewer, e.g. [-0.93, 1.14] gets -0.5, 0, 0.5, 1 rather than 0, 1)."""
+    if not (math.isfinite(lo) and math.isfinite(hi)) or hi <= lo:
+        return [lo]
+    ticks = _ticks(lo, hi, n)
+    while len(ticks) < 3 and n < 12:
+        n += 1
+        ticks = _ticks(lo, hi, n)
+    return ticks
+
+
+def _ticks(lo: float, hi: float, n: int) -> list[float]:
+    raw = (hi - lo) / max(n - 1, 1)
+    mag = 10 ** math.floor(math.log10(raw))
+    step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
+    k0, k1 = math.ceil(lo / step - 1e-9), math.floor(hi / step + 1e-9)
+    return [round(k * step, 12) + 0.0 for k in range(k0, k1 + 1)]  # + 0.0: no "-0"
+
+
+def tick_text(v: float, ticks: Sequence[float]) -> str:
+    """A tick value with as many decimals as the step needs (plain notation: no offset, no exponent)."""
+    step = abs(ticks[1] - ticks[0]) if len(ticks) > 1 else abs(v) or 1.0
+    d = max(0, min(6, -math.floor(math.log10(step) + 1e-9))) if step > 0 else 0
+    scaled = step * 10 ** d
+    if abs(scaled - round(scaled)) > 1e-6:  # 2.5, 0.25 ...
+        d += 1
+    return f"{v:.{d}f}"
+
+
 def _padded(vals: Sequence[float], frac: float = 0.08) -> tuple[float, float]:
     lo, hi = min(vals), max(vals)
     span = hi - lo or (abs(hi) * 0.1 or 1.0)
@@ -150,41 +180,25 @@ def coincident(dots: Sequence[tuple[float, float]], within: float = 7.0) -> list
     return groups
 
 
-_TEXT_RE = re.compile(r"<text ([^>]*)>([^<]*)</text>")
-_ATTR_RE = re.compile(r'([\w:-]+)="([^"]*)"')
+_LABEL_RE = re.compile(r'<text class="lbl" x="([-\d.]+)" y="([-\d.]+)" textLength="([-\d.]+)"[^>]*>([^<]*)</text>')
+_DOT_RE = re.compile(r'<g id="[^"]*dot-\d+"><title>[^<]*</title><circle cx="([-\d.]+)" cy="([-\d.]+)"')
 
 
 def label_boxes(svg: str, px: float = LABEL_PX) -> list[tuple[str, Box]]:
     """(label, box) of every dot label in an SVG made by :func:`scatter_svg`, read from the markup."""
     out = []
-    for attrs, text in _TEXT_RE.findall(svg):
-        a = dict(_ATTR_RE.findall(attrs))
-        if a.get("class") != "lbl":
-            continue
-        x, y, tl = float(a["x"]), float(a["y"]), float(a["textLength"])
+    for x, y, tl, text in _LABEL_RE.findall(svg):
+        x, y, tl = float(x), float(y), float(tl)
         out.append((html.unescape(text), (x - 1, y - 0.8 * px - 1, x + tl + 1, y + 0.25 * px + 1)))
     return out
 
 
 def dot_centres(svg: str) -> list[tuple[float, float]]:
     """The centre of every dot of an SVG made by :func:`scatter_svg`, read from the markup."""
-    return [(float(x), float(y)) for x, y in
-            re.findall(r'<g id="[^"]*dot-\d+">(?:(?!</g>).)*?<use [^>]*x="([-\d.]+)" y="([-\d.]+)"', svg, re.S)]
+    return [(float(x), float(y)) for x, y in _DOT_RE.findall(svg)]
 
 
 # --------------------------------------------------------------------------- scatter panel
-def _dot_groups(svg: str, n: int) -> str:
-    """Each of the ``n`` dots of the scatter collection (``<g id="dots">``, one ``<use>`` per dot in the points'
-    order) wrapped in its own ``<g id="dot-I">``, so that it can carry its hover title."""
-    head, sep, rest = svg.partition('<g id="dots">')
-    if not sep:
-        return svg
-    body, end, tail = rest.partition("</g>")  # the first </g> closes the collection's clip group
-    uses = iter(range(n))
-    body = re.sub(r"<use [^>]*/>", lambda m: f'<g id="dot-{next(uses)}">{m.group(0)}</g>', body, count=n)
-    return head + sep + body + end + tail
-
-
 MARGINS = (54, 10, 26, 40)  # left, right, top, bottom of a scatter panel's axes, in the SVG's units
 
 
@@ -197,7 +211,6 @@ def scatter_layout(points: Sequence[tuple[float, float, str, str]], width: int, 
     ys = [p[1] for p in points]
     x0, x1 = _padded(xs)
     y0, y1 = _padded(ys)
-    # matplotlib's transform of a linear axis at 72 dpi, y flipped to the SVG's
     dots = [(ml + (u - x0) / (x1 - x0) * (area[2] - ml), area[3] - (v - y0) / (y1 - y0) * (area[3] - mt))
             for u, v in zip(xs, ys)]
     groups = coincident(dots)  # dots drawn on top of each other share one label "3,7"
@@ -210,6 +223,44 @@ def scatter_layout(points: Sequence[tuple[float, float, str, str]], width: int, 
             "unlabelled": unlabelled}
 
 
+def _axes(parts: list[str], scope: str, area: Box, limits: tuple[float, float, float, float]) -> None:
+    """Grid lines and tick labels (at least three round ticks per axis), each tick a ``<g id=SCOPE-xtick_K>``."""
+    ml, mt, right, bottom = area
+    x0, x1, y0, y1 = limits
+    for axis, lo, hi in (("x", x0, x1), ("y", y0, y1)):
+        ticks = nice_ticks(lo, hi)
+        for k, v in enumerate(ticks):
+            label = esc(tick_text(v, ticks))
+            if axis == "x":
+                X = _f(ml + (v - lo) / (hi - lo) * (right - ml))
+                parts.append(f'<g id="{scope}-xtick_{k}"><line x1="{X}" y1="{mt}" x2="{X}" y2="{bottom}" '
+                             f'stroke="#edf2f7"/><text x="{X}" y="{bottom + 12}" font-size="9" text-anchor="middle" '
+                             f'fill="#4a5568">{label}</text></g>')
+            else:
+                yv = bottom - (v - lo) / (hi - lo) * (bottom - mt)
+                parts.append(f'<g id="{scope}-ytick_{k}"><line x1="{ml}" y1="{_f(yv)}" x2="{right}" y2="{_f(yv)}" '
+                             f'stroke="#edf2f7"/><text x="{ml - 4}" y="{_f(yv + 3)}" font-size="9" text-anchor="end" '
+                             f'fill="#4a5568">{label}</text></g>')
+
+
+def _fit_line(points: Sequence[tuple[float, float, str, str]], limits, sx, sy) -> str:
+    """The least-squares line over the dots' x range, kept inside the frame; empty with fewer than two x values."""
+    xs = [p[0] for p in points]
+    ys = [p[1] for p in points]
+    if len(points) < 2 or max(xs) <= min(xs):
+        return ""
+    _, _, y0, y1 = limits
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    a = sum((u - mx) * (v - my) for u, v in zip(xs, ys)) / sum((u - mx) ** 2 for u in xs)
+    b = my - a * mx
+    lx0, lx1 = min(xs), max(xs)
+    if a:
+        ya, yb = sorted(((y0 - b) / a, (y1 - b) / a))
+        lx0, lx1 = max(lx0, ya), min(lx1, yb)
+    return (f'<line class="fit" x1="{_f(sx(lx0))}" y1="{_f(sy(a * lx0 + b))}" x2="{_f(sx(lx1))}" '
+            f'y2="{_f(sy(a * lx1 + b))}" stroke="{FIT}" stroke-width="1.2" stroke-dasharray="5 3"/>')
+
+
 def scatter_svg(points: Sequence[tuple[float, float, str, str]], *, title: str, xlabel: str, ylabel: str,
                 width: int = 330, height: int = 270, title_class: str = "", scope: str = "p") -> tuple[str, int]:
     """One panel: a dot per (x, y, label, hover text), the least-squares line, axes with at least three
@@ -217,74 +268,79 @@ def scatter_svg(points: Sequence[tuple[float, float, str, str]], *, title: str, 
     ``scope`` prefixes the SVG's ids (unique per page: several panels are inlined in one page)."""
     ml, mr, mt, mb = MARGINS
     area = (ml, mt, width - mr, height - mb)
-    titles: dict[str, str] = {}
-    labels: dict[str, str] = {}
-    layout = scatter_layout(points, width, height) if points else None
-
-    def draw(plt):
-        fig = plt.figure(figsize=(width / 72, height / 72), dpi=72)
-        ax = fig.add_axes((ml / width, mb / height, (area[2] - ml) / width, (area[3] - mt) / height))
-        ax.set_facecolor("#fff")
-        for side in ax.spines.values():
-            side.set_edgecolor("#a0aec0")
-        ax.tick_params(labelsize=9, colors="#4a5568", length=0, pad=3)
-        ax.grid(True, color="#edf2f7", linewidth=1)
-        ax.set_axisbelow(True)
-        fy = (mt + area[3]) / 2  # the title centred on the panel, squeezed when longer than the panel
-        size = min(12.0, (width - 10) / max(len(title) * TITLE_EM, 1))
-        fig.text(0.5, 1 - 16 / height, title, ha="center", va="baseline", fontsize=size, fontweight="bold",
-                 gid="title")
-        fig.text((ml + area[2]) / 2 / width, 8 / height, xlabel, ha="center", va="baseline", fontsize=10,
-                 color="#2d3748")
-        fig.text(12 / width, 1 - fy / height, ylabel, ha="center", va="center", rotation=90, fontsize=10,
-                 color="#2d3748")
-        if not points:
-            ax.set_xticks([])
-            ax.set_yticks([])
-            return fig
-        xs = [p[0] for p in points]
-        ys = [p[1] for p in points]
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="plot" width="{width}" height="{height}" '
+             f'viewBox="0 0 {width} {height}" role="img" font-family="{SANS}"><title>{esc(title)}</title>',
+             f'<rect x="{ml}" y="{mt}" width="{area[2] - ml}" height="{area[3] - mt}" fill="#fff"/>']
+    unlabelled = 0
+    if points:
+        layout = scatter_layout(points, width, height)
         x0, x1, y0, y1 = layout["limits"]
-        ax.set_xlim(x0, x1)
-        ax.set_ylim(y0, y1)
-        for axis in (ax.xaxis, ax.yaxis):
-            axis.set_major_locator(plt.MaxNLocator(nbins=5, steps=[1, 2, 2.5, 5, 10], min_n_ticks=3))
-        ax.ticklabel_format(useOffset=False, style="plain")
-        if len(points) >= 2 and max(xs) > min(xs):
-            mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
-            a = sum((u - mx) * (v - my) for u, v in zip(xs, ys)) / sum((u - mx) ** 2 for u in xs)
-            b = my - a * mx
-            lx0, lx1 = min(xs), max(xs)
-            if a:  # keep the line inside the frame
-                ya, yb = sorted(((y0 - b) / a, (y1 - b) / a))
-                lx0, lx1 = max(lx0, ya), min(lx1, yb)
-            ax.plot([lx0, lx1], [a * lx0 + b, a * lx1 + b], color=FIT, linewidth=1.2, dashes=(5, 3), gid="fit")
-        groups, texts, placed = layout["groups"], layout["texts"], layout["placed"]
-        gdots = [layout["dots"][g[0]] for g in groups]
-        for (x, y), pl in zip(gdots, placed):
+
+        def sx(v):
+            return ml + (v - x0) / (x1 - x0) * (area[2] - ml)
+
+        def sy(v):
+            return area[3] - (v - y0) / (y1 - y0) * (area[3] - mt)
+
+        _axes(parts, scope, area, layout["limits"])
+        parts.append(_fit_line(points, layout["limits"], sx, sy))
+        groups, texts, placed, dots = layout["groups"], layout["texts"], layout["placed"], layout["dots"]
+        for g, pl in zip(groups, placed):
             if pl is not None and pl[3] is not None:
-                fig.add_artist(plt.Line2D([x / width, pl[3][0] / width], [1 - y / height, 1 - pl[3][1] / height],
-                                      color="#a0aec0", linewidth=0.8))
-        ax.scatter(xs, ys, s=49, color=DOT, linewidths=0, gid="dots")  # one <use> per dot, in order
+                x, y = dots[g[0]]
+                parts.append(f'<line x1="{_f(x)}" y1="{_f(y)}" x2="{_f(pl[3][0])}" y2="{_f(pl[3][1])}" '
+                             'stroke="#a0aec0" stroke-width="0.8"/>')
+        for i, ((x, y), p) in enumerate(zip(dots, points)):
+            parts.append(f'<g id="{scope}-dot-{i}"><title>{esc(p[3])}</title>'
+                         f'<circle cx="{_f(x)}" cy="{_f(y)}" r="3.5" fill="{DOT}"/></g>')
         for k, (pl, text) in enumerate(zip(placed, texts)):
             if pl is None:
                 continue
-            fig.text(pl[0] / width, 1 - pl[1] / height, text, ha="left", va="baseline", fontsize=LABEL_PX,
-                     family="DejaVu Sans Mono", color="#2d3748", gid=f"lbl-{k}")
-            labels[f"lbl-{k}"] = f'textLength="{_f(text_width(text))}" lengthAdjust="spacingAndGlyphs"'
-        return fig
+            parts.append(f'<text class="lbl" x="{_f(pl[0])}" y="{_f(pl[1])}" textLength="{_f(text_width(text))}" '
+                         f'lengthAdjust="spacingAndGlyphs" id="{scope}-lbl-{k}" font-size="{_f(LABEL_PX)}" '
+                         f'font-family="{FONT}" fill="#2d3748">{esc(text)}</text>')
+        unlabelled = layout["unlabelled"]
+    parts.append(f'<rect x="{ml}" y="{mt}" width="{area[2] - ml}" height="{area[3] - mt}" fill="none" '
+                 'stroke="#a0aec0"/>')
+    # centred on the panel; a title longer than the panel (by a generous estimate for a bold sans serif) is
+    # squeezed to fit instead of running off its edge
+    fit = (f' textLength="{width - 10}" lengthAdjust="spacingAndGlyphs"'
+           if len(title) * 12 * TITLE_EM > width - 10 else "")
+    parts.append(f'<text class="{esc(" ".join(["title", title_class]).strip())}" id="{scope}-title" '
+                 f'x="{_f(width / 2)}" y="16" font-size="12" font-weight="bold" text-anchor="middle"{fit}>'
+                 f'{esc(title)}</text>')
+    parts.append(f'<text x="{_f((ml + area[2]) / 2)}" y="{height - 8}" font-size="10" text-anchor="middle" '
+                 f'fill="#2d3748">{esc(xlabel)}</text>')
+    cy = _f((mt + area[3]) / 2)
+    parts.append(f'<text x="12" y="{cy}" font-size="10" text-anchor="middle" fill="#2d3748" '
+                 f'transform="rotate(-90 12 {cy})">{esc(ylabel)}</text></svg>')
+    return "".join(parts), unlabelled
 
-    svg = _dot_groups(render(draw, "svg", dpi=72), len(points))
-    titles.update({f"dot-{i}": p[3] for i, p in enumerate(points)})
-    svg = decorate(svg, titles=titles, classes={"title": " ".join(["title", title_class]).strip(),
-                                                **{k: "lbl" for k in labels}}, attrs=labels)
-    return root_attrs(scoped(svg, scope), class_="plot", role="img"), layout["unlabelled"] if layout else 0
+
+# --------------------------------------------------------------------------- colours
+# matplotlib's colormaps sampled at evenly spaced stops (viridis 17, RdBu 11), linear between them
+_VIRIDIS = ["#440154", "#48186a", "#472d7b", "#424086", "#3b528b", "#33638d", "#2c728e", "#26828e", "#21918c",
+            "#1fa088", "#28ae80", "#3fbc73", "#5ec962", "#84d44b", "#addc30", "#d8e219", "#fde725"]
+_RDBU = ["#67001f", "#b1182b", "#d6604d", "#f3a481", "#fddbc7", "#f6f7f7", "#d1e5f0", "#90c4dd", "#4393c3",
+         "#2065ab", "#053061"]
+COLORMAPS = {"viridis": _VIRIDIS, "RdBu": _RDBU}
+CYCLE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
+         "#17becf"]  # matplotlib's default line colours (tab10)
 
 
-# --------------------------------------------------------------------------- heatmap
 def colour(cmap: str, t: float) -> tuple[float, float, float]:
-    """RGB in [0, 1] of position t in [0, 1] of a matplotlib colormap."""
-    return tuple(float(c) for c in pyplot().colormaps[cmap](min(max(t, 0.0), 1.0))[:3])
+    """RGB in [0, 1] of position t in [0, 1] of a colormap (linear between its stops)."""
+    stops = COLORMAPS[cmap]
+    t = min(max(t, 0.0), 1.0) * (len(stops) - 1)
+    i = min(int(t), len(stops) - 2)
+    f = t - i
+    a = [int(stops[i][k:k + 2], 16) / 255 for k in (1, 3, 5)]
+    b = [int(stops[i + 1][k:k + 2], 16) / 255 for k in (1, 3, 5)]
+    return tuple(u + (v - u) * f for u, v in zip(a, b))
+
+
+def _hex(rgb: Iterable[float]) -> str:
+    return "#" + "".join(f"{round(c * 255):02x}" for c in rgb)
 
 
 def heat_scale(values: Iterable[float | None]) -> tuple[str, float, float]:
@@ -305,6 +361,7 @@ def heat_colour(cmap: str, lo: float, hi: float, v: float) -> tuple[float, float
     return colour(cmap, (v - lo) / (hi - lo) if hi > lo else 0.5)
 
 
+# --------------------------------------------------------------------------- heatmap
 def heatmap_svg(rows: Sequence[str], cols: Sequence[str], cells: Mapping[tuple[str, str], Mapping],
                 cell_text, title: str, scope: str = "h") -> str:
     """The τ grid: a coloured cell per (row, column) with its text, row names left, column names
@@ -316,41 +373,94 @@ def heatmap_svg(rows: Sequence[str], cols: Sequence[str], cells: Mapping[tuple[s
     top = 22 + th
     width = int(lw + cw * len(cols) + 90)
     height = int(top + ch * len(rows) + 12)
-    vals = [c.get("tau") for c in cells.values() if c]
-    cmap, lo, hi = heat_scale(vals)
-    titles: dict[str, str] = {}
+    cmap, lo, hi = heat_scale(c.get("tau") for c in cells.values() if c)
+    p = [f'<svg xmlns="http://www.w3.org/2000/svg" class="heat" width="{width}" height="{height}" '
+         f'viewBox="0 0 {width} {height}" role="img" font-family="{SANS}"><title>{esc(title)}</title>',
+         f'<text x="4" y="14" font-size="12" font-weight="bold">{esc(title)}</text>']
+    for j, c in enumerate(cols):
+        x, y = _f(lw + cw * j + cw / 2), _f(top - 6)
+        p.append(f'<text x="{x}" y="{y}" font-size="{px}" transform="rotate(-35 {x} {y})">{esc(c)}</text>')
+    for i, r in enumerate(rows):
+        y = top + ch * i
+        p.append(f'<text x="{_f(lw - 6)}" y="{_f(y + ch / 2 + 4)}" font-size="{px}" text-anchor="end">{esc(r)}</text>')
+        for j, x in enumerate(cols):
+            c = cells.get((r, x))
+            v = c.get("tau") if c else None
+            rgb = heat_colour(cmap, lo, hi, v) if v is not None else (1.0, 1.0, 1.0)
+            dark = 0.2126 * rgb[0] + 0.7152 * rgb[1] + 0.0722 * rgb[2] < 0.5
+            tip = f"{r} vs {x}: " + (f"τ = {v:.3f}, p = {c.get('p_value')}, n = {c.get('n')}" if v is not None else "n/a")
+            dim = ' opacity="0.4"' if c and c.get("informative") is False else ""  # greyed, as in the τ tables
+            p.append(f'<g id="{scope}-cell-{i}-{j}"{dim}><title>{esc(tip)}</title><rect x="{_f(lw + cw * j)}" '
+                     f'y="{_f(y)}" width="{cw}" height="{ch}" fill="{_hex(rgb)}" stroke="#fff"/><text '
+                     f'x="{_f(lw + cw * j + cw / 2)}" y="{_f(y + ch / 2 + 4)}" font-size="{px}" text-anchor="middle" '
+                     f'fill="{"#fff" if dark else "#000"}">{esc(cell_text(c))}</text></g>')
+    bx, by, bh = lw + cw * len(cols) + 14, top, max(ch * len(rows), 60)
+    steps = 32
+    for k in range(steps):
+        p.append(f'<rect x="{_f(bx)}" y="{_f(by + bh * k / steps)}" width="12" height="{_f(bh / steps + 0.5)}" '
+                 f'fill="{_hex(colour(cmap, 1 - (k + 0.5) / steps))}"/>')
+    p.append(f'<rect x="{_f(bx)}" y="{_f(by)}" width="12" height="{_f(bh)}" fill="none" stroke="#a0aec0"/>')
+    for v, yy in ((hi, by + 4), (lo, by + bh)):
+        p.append(f'<text x="{_f(bx + 16)}" y="{_f(yy)}" font-size="9">{esc(f"{v:.2f}")}</text>')
+    p.append("</svg>")
+    return "".join(p)
 
-    def draw(plt):
-        fig = plt.figure(figsize=(width / 72, height / 72), dpi=72)
-        gw, gh = cw * len(cols), ch * len(rows)
-        ax = fig.add_axes((lw / width, (height - top - gh) / height, gw / width, gh / height))
-        ax.set_xlim(0, len(cols))
-        ax.set_ylim(len(rows), 0)
-        ax.set_axis_off()
-        fig.text(4 / width, 1 - 14 / height, title, fontsize=12, fontweight="bold", va="baseline")
-        for j, c in enumerate(cols):
-            ax.text(j + 0.5, -6 / ch, c, fontsize=px, rotation=35, rotation_mode="anchor", ha="left", va="baseline")
-        for i, r in enumerate(rows):
-            ax.text(-6 / cw, i + 0.5, r, fontsize=px, ha="right", va="center")
-            for j, x in enumerate(cols):
-                c = cells.get((r, x))
-                v = c.get("tau") if c else None
-                rgb = heat_colour(cmap, lo, hi, v) if v is not None else (1.0, 1.0, 1.0)
-                dark = 0.2126 * rgb[0] + 0.7152 * rgb[1] + 0.0722 * rgb[2] < 0.5
-                alpha = 0.4 if c and c.get("informative") is False else 1.0  # greyed, as in the τ tables
-                gid = f"cell-{i}-{j}"
-                titles[gid] = f"{r} vs {x}: " + (f"τ = {v:.3f}, p = {c.get('p_value')}, n = {c.get('n')}"
-                                                 if v is not None else "n/a")
-                ax.add_patch(plt.Rectangle((j, i), 1, 1, facecolor=rgb, edgecolor="#fff", linewidth=1, alpha=alpha,
-                                       gid=gid))
-                ax.text(j + 0.5, i + 0.5, cell_text(c), fontsize=px, ha="center", va="center", alpha=alpha,
-                        color="#fff" if dark else "#000")
-        bar = fig.add_axes(((lw + gw + 14) / width, (height - top - max(gh, 60)) / height, 12 / width,
-                            max(gh, 60) / height))
-        cb = fig.colorbar(plt.cm.ScalarMappable(plt.Normalize(lo, hi), cmap), cax=bar, ticks=[lo, hi])
-        cb.ax.set_yticklabels([f"{lo:.2f}", f"{hi:.2f}"], fontsize=9)
-        cb.outline.set_edgecolor("#a0aec0")
-        return fig
 
-    svg = decorate(render(draw, "svg", dpi=72), titles=titles)
-    return root_attrs(scoped(svg, scope), class_="heat", role="img")
+# --------------------------------------------------------------------------- frequency buckets
+def buckets_svg(res: Mapping[str, Any], scope: str = "b") -> str:
+    """MacroF per reference-frequency bucket (x, most frequent first), one line per system with its legend entry
+    (results.json's ``analyses.frequency_buckets``); a bucket without a value breaks the line."""
+    labels = [b["label"] for b in res["buckets"]]
+    systems = res["systems"]
+    vals = [row["macro_f"] for rows in systems.values() for row in rows[:len(labels)] if row["macro_f"] is not None]
+    ml, mt, mb = 54, 12, 64
+    legend_w = max((text_width(s, 9) for s in systems), default=0) + 34
+    plot_w = max(280, 70 * len(labels))
+    width, height = int(ml + plot_w + 10 + legend_w), int(max(260, mt + mb + 14 * len(systems)))
+    area = (ml, mt, ml + plot_w, height - mb)
+    p = [f'<svg xmlns="http://www.w3.org/2000/svg" class="buckets" width="{width}" height="{height}" '
+         f'viewBox="0 0 {width} {height}" role="img" aria-label="MacroF per frequency bucket" font-family="{SANS}">'
+         '<title>MacroF per frequency bucket</title>',
+         f'<rect x="{ml}" y="{mt}" width="{plot_w}" height="{_f(area[3] - mt)}" fill="#fff" stroke="#a0aec0"/>']
+    lo, hi = _padded(vals) if vals else (0.0, 1.0)
+    step = plot_w / max(len(labels), 1)
+
+    def sx(k):
+        return ml + step * (k + 0.5)
+
+    def sy(v):
+        return area[3] - (v - lo) / (hi - lo) * (area[3] - mt)
+
+    ticks = nice_ticks(lo, hi)
+    for v in ticks:
+        y = _f(sy(v))
+        p.append(f'<line x1="{ml}" y1="{y}" x2="{area[2]}" y2="{y}" stroke="#edf2f7"/><text x="{ml - 4}" '
+                 f'y="{_f(sy(v) + 3)}" font-size="9" text-anchor="end" fill="#4a5568">{esc(tick_text(v, ticks))}</text>')
+    for k, lab in enumerate(labels):
+        x, y = _f(sx(k)), _f(area[3] + 12)
+        p.append(f'<text x="{x}" y="{y}" font-size="9" text-anchor="end" fill="#4a5568" '
+                 f'transform="rotate(-30 {x} {y})">{esc(lab)}</text>')
+    for n, (name, rows) in enumerate(systems.items()):
+        col = CYCLE[n % len(CYCLE)]
+        pts = [(sx(k), sy(r["macro_f"])) if r["macro_f"] is not None else None for k, r in enumerate(rows[:len(labels)])]
+        run: list[str] = []
+        for pt in [*pts, None]:
+            if pt is None:
+                if len(run) > 1:
+                    p.append(f'<polyline points="{" ".join(run)}" fill="none" stroke="{col}" stroke-width="1.5"/>')
+                run = []
+            else:
+                run.append(f"{_f(pt[0])},{_f(pt[1])}")
+        p.append(f'<g id="{scope}-sys-{n}" fill="{col}"><title>{esc(name)}</title>'
+                 + "".join(f'<circle cx="{_f(x)}" cy="{_f(y)}" r="3"/>' for x, y in filter(None, pts)) + "</g>")
+        ly = mt + 10 + 14 * n
+        lx = area[2] + 10
+        p.append(f'<line x1="{lx}" y1="{ly - 3}" x2="{lx + 18}" y2="{ly - 3}" stroke="{col}" stroke-width="1.5"/>'
+                 f'<circle cx="{lx + 9}" cy="{ly - 3}" r="3" fill="{col}"/>'
+                 f'<text x="{lx + 24}" y="{ly}" font-size="9">{esc(name)}</text>')
+    p.append(f'<text x="{_f(ml + plot_w / 2)}" y="{height - 6}" font-size="10" text-anchor="middle" fill="#2d3748">'
+             'reference-frequency rank of the type</text>')
+    cy = _f((mt + area[3]) / 2)
+    p.append(f'<text x="12" y="{cy}" font-size="10" text-anchor="middle" fill="#2d3748" '
+             f'transform="rotate(-90 12 {cy})">MacroF (mean F per type)</text></svg>')
+    return "".join(p)
