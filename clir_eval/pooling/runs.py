@@ -127,7 +127,6 @@ def shared_attr(run: Run, attr: str) -> str:
     return vals.pop()
 
 
-
 def architecture(run: Run) -> str:
     """The CLIR architecture a run measured (``translate``: documents or queries; runs written before the
     signature named it translated documents, the only architecture then)."""
@@ -158,6 +157,8 @@ def check_architectures(runs: list[Run], labels: Mapping[str, str], mix: bool, n
                         "(each run's architecture: tasks[].architecture)")
     elif "documents" not in by_arch:
         notes.append(f"architecture: {listed}")
+
+
 def run_identity(run: Run) -> str:
     """A run's identity by its content (sha256 hex of the canonical JSON of what its numbers are computed from:
     its name, its systems' scores and attributes, its score kinds and its correlation settings), not its path
