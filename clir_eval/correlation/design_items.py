@@ -536,7 +536,8 @@ def run_pilot(out: Any, results: Mapping[str, Any], targets: Sequence[str] | Non
     queries = (il.get("items") or {}).get("queries") or {}
     if queries.get("targets") and (targets is None or set(queries["targets"]) & set(targets)):
         notes.append("item level: the queries' questions are not designed (a query's MT score is the mean over its "
-                     "relevant documents, and the run directory keeps only the documents matrix)")
+                     "relevant documents: the simulation fits the documents matrix only; the run's item_queries.json "
+                     "is tested by the run, not simulated)")
     observed = {(v["target"], p["a"], p["b"]): p["delta"] for v in verdicts if v.get("items") == "documents"
                 for p in v.get("pairwise") or [] if p.get("delta") is not None}
     return ItemPilot(fits, float(st.get("alpha", 0.05)), str(st.get("correction", "holm")), family,

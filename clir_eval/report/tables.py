@@ -10,6 +10,7 @@ from typing import Any, Collection, Mapping, Sequence
 from ..correlation.statistics import summarize
 from ..correlation.verdict import best_per_target, leaders
 from .analyses import analyses_blocks
+from .answer import answer_lines as answer_lines  # re-exported: cli.options prints it
 from .blocks import (
     Block,
     Bullets,
@@ -176,8 +177,14 @@ def signature_lines(sig: Mapping[str, Any], prefix: str = "") -> list[str]:
     return out
 
 
+def console_warnings(results: Mapping[str, Any]) -> list[str]:
+    """The WARNING and CAVEAT lines of a finished run (``run`` prints them on stderr)."""
+    lines = [f"WARNING {v['target']}: {w}" for v in results.get("verdicts") or [] for w in v.get("warnings", [])]
+    return lines + [f"CAVEAT {w.replace('**', '')}" for w in read_first(results) if w.startswith("**circularity**")]
+
+
 def console_summary(results: Mapping[str, Any], limit: int = 5) -> list[str]:
-    """The lines ``run`` prints: warnings, then per target the clusters (or, without verdicts, the leaders)."""
+    """The table ``run`` prints after its answer: per target the clusters (or, without verdicts, the leaders)."""
     vds = results.get("verdicts") or []
     none = no_correlations(results)
     if none:
@@ -188,8 +195,7 @@ def console_summary(results: Mapping[str, Any], limit: int = 5) -> list[str]:
             sig = "" if c.get("significant") else " (not significant)"
             lines.append(f"  {y:<24} highest tau: {x:<14} tau={fmt_tau(c['tau'])} p={fmt_p(c['p_value'])}{sig}")
         return lines
-    lines = [f"  WARNING {v['target']}: {w}" for v in vds for w in v.get("warnings", [])]
-    lines += [f"  CAVEAT {w.replace('**', '')}" for w in read_first(results) if w.startswith("**circularity**")]
+    lines: list[str] = []
     items = item_answers(results)
     names = [v["target"] + ("" if v.get("informative", True) else UNINFORMATIVE_MARK) for v in vds[:limit]]
     width = max(24, *map(len, names), *(len(t) + 2 for t, _ in items[:limit]))
