@@ -20,7 +20,7 @@ from .io.files import read_lines
 from .io.results import RunResults
 from .io.tables import Table, read_table
 from .io.trec import Qrels, Run, read_qrels, read_run, trec_order
-from .ir.evaluate import evaluate
+from .ir.evaluate import as_given, evaluate
 from .mt.base import check_streams, score_metrics
 from .pipeline.run import run_experiment
 
@@ -165,7 +165,9 @@ def score_ir(qrels: Any, run: Any, measures: str | Sequence[str] = ("map", "ndcg
     value}, "per_query": {qid: {measure: value}}, ...}``. ``qrels`` and ``run``: TREC files or dicts
     (``{qid: {docid: relevance}}``, ``{qid: {docid: score}}``, ranked as trec_eval ranks them);
     ``measures``: trec_eval or ir_measures names (``map``, ``P_10``, ``nDCG@10``) and the harness's
-    own (``rbo:p=0.98`` with ``reference_run``, ``aqwv:beta=40,cutoff=10``)."""
+    own (``rbo:p=0.98`` with ``reference_run``, ``aqwv:beta=40,cutoff=10``); the keys are the names as
+    given (the canonical name starts each signature)."""
     ref = _run(reference_run) if reference_run is not None else None
-    return evaluate(_run(run), _qrels(qrels), _columns(measures, "measures"), reference_run=ref,
-                    collection_size=collection_size)
+    specs = _columns(measures, "measures")
+    return as_given(evaluate(_run(run), _qrels(qrels), specs, reference_run=ref, collection_size=collection_size),
+                    specs)
