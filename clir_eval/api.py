@@ -22,6 +22,7 @@ from .io.tables import Table, read_table
 from .io.trec import Qrels, Run, read_qrels, read_run, trec_order
 from .ir.evaluate import as_given, evaluate
 from .mt.base import check_streams, score_metrics
+from .params import split_list
 from .pipeline.run import run_experiment
 
 if TYPE_CHECKING:
@@ -168,6 +169,8 @@ def score_ir(qrels: Any, run: Any, measures: str | Sequence[str] = ("map", "ndcg
     own (``rbo:p=0.98`` with ``reference_run``, ``aqwv:beta=40,cutoff=10``); the keys are the names as
     given (the canonical name starts each signature)."""
     ref = _run(reference_run) if reference_run is not None else None
-    specs = _columns(measures, "measures")
+    specs = split_list(measures) if isinstance(measures, str) else _columns(measures, "measures")  # 'RBO(p=.9,...)'
+    if not specs:
+        raise UserError("measures: give at least one measure name")
     return as_given(evaluate(_run(run), _qrels(qrels), specs, reference_run=ref, collection_size=collection_size),
                     specs)
