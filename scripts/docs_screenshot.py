@@ -6,8 +6,9 @@ Runs `clir-eval demo` into a fresh temporary directory (or into --demo-out, unle
 report.html) and writes IMAGES/report.png (the top of report.html: the summary, then the verdicts),
 IMAGES/report-heatmap.png and IMAGES/report-scatter.png (those sections alone), and IMAGES/report.json: the
 first screen of the demo's report.md the pictures were made from. tests/test_demo_cli.py compares that with
-a fresh demo's, so a change to the demo's answers fails until this script is run again. Needs Chromium
-(Debian: apt-get install chromium; or CLIR_EVAL_CHROMIUM=PATH).
+a fresh demo's, so a change to the demo's answers fails until this script is run again. It also rewrites
+the demo report's summary that docs/getting-started.md quotes (tests/test_docs_commands.py checks it).
+Needs Chromium (Debian: apt-get install chromium; or CLIR_EVAL_CHROMIUM=PATH).
 """
 
 from __future__ import annotations
@@ -16,10 +17,12 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import textwrap
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -39,6 +42,21 @@ def sidecar(report_md: str) -> dict:
     text = first_screen(report_md)
     return {"made_by": "python scripts/docs_screenshot.py", "from": "clir-eval demo (default seed)",
             "first_screen_sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(), "first_screen": text}
+
+
+GUIDE = ROOT / "docs" / "getting-started.md"
+QUOTED = re.compile(r"(one short line each:\n\n```text\n)(.*?)(```)", re.S)
+
+
+def quote_summary(report_md: str) -> None:
+    """docs/getting-started.md's quote of the report's summary (its bullets, wrapped), from this report.md."""
+    block = next(p for p in report_md.split("\n\n") if p.startswith("- **System level**")).replace("**", "")
+    text = "\n".join(w for line in block.splitlines() for w in textwrap.wrap(line, 104, subsequent_indent="  "))
+    page = GUIDE.read_text(encoding="utf-8")
+    new, n = QUOTED.subn(lambda m: m.group(1) + text + "\n" + m.group(3), page, count=1)
+    if n != 1:
+        sys.exit(f"error: {GUIDE}: the quoted summary block was not found")
+    GUIDE.write_text(new, encoding="utf-8")
 
 
 def main() -> int:
@@ -76,6 +94,8 @@ def shoot(chromium: str, demo_out: Path, images: Path) -> int:
     side.write_text(json.dumps(sidecar(report.with_name("report.md").read_text(encoding="utf-8")), indent=1,
                                ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"{side}: the first screen the pictures show")
+    quote_summary(report.with_name("report.md").read_text(encoding="utf-8"))
+    print(f"{GUIDE}: the quoted summary")
     return 0
 
 

@@ -26,7 +26,7 @@ from .blocks import (
     table_block,
 )
 from .design import design_blocks, design_summary
-from .items import item_level_blocks, level_disagreements, level_summary
+from .items import item_level_blocks, level_disagreements, level_summary_lines
 from .latex import PDFTEX_MISSING_NOTE, PREAMBLE, blocks_latex, latex_escape, latex_tabular, pdftex_missing
 from .verdicts import ALPHA, UNINFORMATIVE_MARK, confound_blocks, correction_phrase, family_phrase, verdict_blocks
 
@@ -235,6 +235,12 @@ def item_answers(results: Mapping[str, Any]) -> list[tuple[str, str]]:
             for w in (results.get("item_level") or {}).get("verdicts") or []]
 
 
+def first_screen_lines(results: Mapping[str, Any]) -> list[str]:
+    """The report's answer under its title, one short line (a bullet) each: each level's answer, where they
+    disagree, the power at this size once ``clir-eval design`` has run."""
+    return [*level_summary_lines(results), *filter(None, [design_summary(results)])]
+
+
 def levels_guide(results: Mapping[str, Any]) -> str | None:
     """For the first screen, when the run answers at both levels: which question each answers, and which one to
     use to choose a metric."""
@@ -340,9 +346,9 @@ def report_blocks(results: Mapping[str, Any]) -> list[Block]:
         + (f" Lower is better for {', '.join(sorted(lower))}: its τ counts negated when ranking."
            if lower else ""))]
 
-    summary = " ".join(s for s in (level_summary(results), design_summary(results)) if s)
+    summary = first_screen_lines(results)
     if summary:
-        blocks.append(Para(summary))
+        blocks.append(Bullets(tuple(summary)))
     guide, warn = levels_guide(results), read_first(results)
     blocks += ([Para(guide)] if guide else []) + ([Bullets(tuple(warn), lead="**Read this first:**")] if warn else [])
     if vds:
