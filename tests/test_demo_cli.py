@@ -5,6 +5,8 @@ import json
 from importlib.resources import files
 from pathlib import Path
 
+from clir_eval.correlation.design_items import run_pilot
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -50,6 +52,10 @@ def test_demo_runs_end_to_end(cli, tmp_path):
     head = lines[:next(i for i, ln in enumerate(lines) if ln.startswith("report: "))]
     assert len(head) <= 10 and max(map(len, head)) <= 110
     assert "demo finished in" in err and "demo finished in" not in stdout
+    # design's note on the queries' item level says what the run directory holds (item_queries.json is kept)
+    pilot = run_pilot(out, res)
+    (note,) = [n for n in pilot.notes if "the queries' questions are not designed" in n]
+    assert (out / "item_queries.json").is_file() and "item_queries.json" in note and "keeps only" not in note
     # the README's picture of this report was made from this demo's first screen (scripts/docs_screenshot.py)
     shot = _screenshot_script()
     made = json.loads((ROOT / "docs" / "images" / "report.json").read_text(encoding="utf-8"))

@@ -506,8 +506,8 @@ def run_pilot(out: Any, results: Mapping[str, Any], targets: Sequence[str] | Non
     """The pilot of a finished run's item level: its documents matrix (``item_documents.json``, checked against
     results.json; a :class:`~clir_eval.errors.UserError` naming the fix where there is none) with every document
     target (``targets``: only those), metrics oriented (lower-is-better negated), and the run's item-level settings.
-    The queries' matrix is not kept in the run directory (a query's MT score needs the qrels), so the queries'
-    questions are not designed (a note says so)."""
+    The queries' matrix (``item_queries.json``, a query's MT score the mean over its relevant documents) is tested
+    by the run but not simulated here, so the queries' questions are not designed (a note says so)."""
     il = results.get("item_level") or {}
     d = read_documents_file(out, results)
     st = il.get("settings") or {}
