@@ -22,8 +22,9 @@ from .io.files import read_lines
 from .io.results import RunResults
 from .io.tables import Table, read_table, rounding_from_mapping
 from .io.trec import Qrels, Run, qrels_from_mapping, read_qrels, read_run, run_from_mapping
-from .ir.evaluate import check_scoreable, evaluate
+from .ir.evaluate import as_given, check_scoreable, evaluate
 from .mt.base import check_streams, score_metrics
+from .params import split_list
 from .pipeline.run import run_experiment
 
 if TYPE_CHECKING:
@@ -210,9 +211,12 @@ def score_ir(qrels: Any, run: Any, measures: str | Sequence[str] = ("map", "ndcg
     value}, "per_query": {qid: {measure: value}}, ...}``. ``qrels`` and ``run``: TREC files or dicts
     (``{qid: {docid: relevance}}``, ``{qid: {docid: score}}``, ranked as trec_eval ranks them);
     ``measures``: trec_eval or ir_measures names (``map``, ``P_10``, ``nDCG@10``) and the harness's
-    own (``rbo:p=0.98`` with ``reference_run``, ``aqwv:beta=40,cutoff=10``)."""
-    names = _columns(measures, "measures")
+    own (``rbo:p=0.98`` with ``reference_run``, ``aqwv:beta=40,cutoff=10``); the keys are the names as
+    given (the canonical name starts each signature)."""
+    specs = split_list(measures) if isinstance(measures, str) else _columns(measures, "measures")  # 'RBO(p=.9,...)'
+    if not specs:
+        raise UserError("measures: give at least one measure name")
     ref = _run(reference_run, "reference_run") if reference_run is not None else None
     system, judged = _run(run), _qrels(qrels)
     check_scoreable(system, judged, "run", "qrels")
-    return evaluate(system, judged, names, reference_run=ref, collection_size=collection_size)
+    return as_given(evaluate(system, judged, specs, reference_run=ref, collection_size=collection_size), specs)

@@ -1,8 +1,11 @@
 """The README's main command: `clir-eval demo` end to end on generated data."""
 
+import importlib.util
 import json
 from importlib.resources import files
 from pathlib import Path
+
+from clir_eval.correlation.design_items import run_pilot
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -44,6 +47,29 @@ def test_demo_runs_end_to_end(cli, tmp_path):
     assert "for map, MacroF1 is the only metric in the first cluster" in notes and "For recip_rank there is no winner" in notes
     page = (out / "report.html").read_text(encoding="utf-8")
     assert "For recip_rank there is no winner" in page
+    # the answer first, in short lines; warnings, notes and timing on stderr
+    assert lines[0].startswith("Answer (system level, 12 systems") and "macrof1 wins on map" in lines[1]
+    head = lines[:next(i for i, ln in enumerate(lines) if ln.startswith("report: "))]
+    assert len(head) <= 10 and max(map(len, head)) <= 110
+    assert "demo finished in" in err and "demo finished in" not in stdout
+    # design's note on the queries' item level says what the run directory holds (item_queries.json is kept)
+    pilot = run_pilot(out, res)
+    (note,) = [n for n in pilot.notes if "the queries' questions are not designed" in n]
+    assert (out / "item_queries.json").is_file() and "item_queries.json" in note and "keeps only" not in note
+    # the README's picture of this report was made from this demo's first screen (scripts/docs_screenshot.py)
+    shot = _screenshot_script()
+    made = json.loads((ROOT / "docs" / "images" / "report.json").read_text(encoding="utf-8"))
+    fresh = shot.sidecar((out / "report.md").read_text(encoding="utf-8"))
+    assert made["first_screen"] == fresh["first_screen"], (
+        "docs/images/report.png shows an older demo: run `python scripts/docs_screenshot.py`")
+    assert made["first_screen_sha256"] == fresh["first_screen_sha256"] and made["first_screen"].count("\n") > 5
+
+
+def _screenshot_script():
+    spec = importlib.util.spec_from_file_location("docs_screenshot", ROOT / "scripts" / "docs_screenshot.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def test_demo_is_deterministic(cli, tmp_path, monkeypatch):

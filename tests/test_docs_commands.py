@@ -13,6 +13,9 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+# where getting-started.md quotes the demo report's summary (scripts/docs_screenshot.py writes it)
+QUOTE = (r"the \*\*summary\*\* gives\s+the answer at each level and where they disagree, one short line each:\n\n"
+         r"```text\n(.*?)```")
 PAGES = ["getting-started.md", "tools.md", "tutorials/score-tables.md", "running.md", "reference/outputs.md"]
 
 
@@ -37,10 +40,9 @@ def test_documented_demo_commands_run(cli, tmp_path, monkeypatch):
     code, _, err = cli("demo", "--out", "demo-out", "--quiet")
     assert code == 0, err
     # the summary line getting-started.md quotes is the demo report's
-    quoted = re.search(r"the \*\*summary line\*\* gives\s+the answer at each level and where they disagree:\n\n"
-                       r"```text\n(.*?)```", (ROOT / "docs" / "getting-started.md").read_text(encoding="utf-8"), re.S)
+    quoted = re.search(QUOTE, (ROOT / "docs" / "getting-started.md").read_text(encoding="utf-8"), re.S)
     md = (tmp_path / "demo-out" / "report.md").read_text(encoding="utf-8")
-    summary = next(p for p in md.split("\n\n") if p.startswith("**System level**")).replace("**", "")
+    summary = next(p for p in md.split("\n\n") if p.startswith("- **System level**")).replace("**", "")
     assert quoted and " ".join(quoted.group(1).split()) == " ".join(summary.split()), summary
     for page, cmd in cmds:
         code, out, err = cli(*shlex.split(cmd, comments=True)[1:])

@@ -13,7 +13,7 @@ from test_pipeline import make_experiment
 from clir_eval.config.load import load_config
 from clir_eval.pipeline.run import run_experiment
 from clir_eval.report.html import html_report
-from clir_eval.report.tables import console_summary, latex_report, markdown
+from clir_eval.report.tables import answer_lines, console_summary, console_warnings, latex_report, markdown
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +49,10 @@ def test_circularity_is_in_read_this_first_on_every_first_screen(tiny):
     page = html_report(tiny, plots=False)
     warn = re.search(r"<div class='warn'><b>Read this first</b>(.*?)</div>", page, re.S)
     assert warn and "circularity" in warn.group(1) and page.index("class='warn'") < page.index("id='verdicts'")
-    assert any(line.startswith("  CAVEAT circularity: ") for line in console_summary(tiny))
+    # on the console it is a diagnostic: `run` prints it on stderr (console_warnings), the answer's last line counts it
+    assert any(line.startswith("CAVEAT circularity: ") for line in console_warnings(tiny))
+    assert not any("CAVEAT" in line for line in console_summary(tiny))
+    assert answer_lines(tiny, warnings=len(console_warnings(tiny)))[-1].startswith("Limits: ")
 
 
 def test_no_read_this_first_without_warnings_or_circularity(tiny):
@@ -58,7 +61,7 @@ def test_no_read_this_first_without_warnings_or_circularity(tiny):
     for v in res["verdicts"]:
         v["warnings"] = []
     assert "Read this first" not in markdown(res) and "Read this first" not in html_report(res, plots=False)
-    assert not any("CAVEAT" in line for line in console_summary(res))
+    assert not any("CAVEAT" in line for line in console_warnings(res))
 
 
 def test_a_verdict_warning_is_on_the_first_screen_once(tiny):

@@ -34,15 +34,20 @@ def test_no_abort_in_a_fresh_process(files):
         assert proc.returncode == 2 and proc.stderr.startswith("error: "), (spec, proc.returncode, proc.stderr)
 
 
-def test_ecosystem_names_score_and_keep_the_old_keys(cli, files):
+def test_ecosystem_names_score_under_the_names_given(cli, files):
+    """Output keys are the names as written (as ir_measures and ranx return them); a measure written twice
+    (AP and map) is scored once, under its first spelling; each signature starts with the canonical name."""
     code, out, err = cli("ir-score", "--qrels", files["qrels"], "--run", files["run"], "--reference-run",
                          files["ref"], "--collection-size", "100", "--measures",
                          "AP,map,nDCG@10,P@10,R@1000,RR,RBO(p=0.98),rbo:p=0.98,AQWV(beta=40,cutoff=10),Judged@2,RBP(rel=1)")
     assert code == 0, err
     res = json.loads(out)
-    assert list(res["aggregate"]) == ["map", "ndcg_cut_10", "P_10", "recall_1000", "recip_rank", "rbo", "aqwv",
-                                      "Judged@2", "RBP(rel=1)"]
-    assert res["aggregate"]["map"] == pytest.approx(0.25)
+    given = ["AP", "nDCG@10", "P@10", "R@1000", "RR", "RBO(p=0.98)", "AQWV(beta=40,cutoff=10)", "Judged@2", "RBP(rel=1)"]
+    assert list(res["aggregate"]) == given and list(res["signatures"]) == given
+    assert list(res["per_query"]["1"]) == given
+    canonical = ["map", "ndcg_cut_10", "P_10", "recall_1000", "recip_rank", "rbo", "aqwv"]
+    assert all(res["signatures"][g].startswith(c + "|") for g, c in zip(given, canonical))
+    assert res["aggregate"]["AP"] == pytest.approx(0.25)
     assert res["per_query"]["1"]["Judged@2"] == 1.0 and res["per_query"]["2"]["Judged@2"] == 0.0
 
 

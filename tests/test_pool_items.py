@@ -142,7 +142,8 @@ def test_item_rows_carry_level_item_and_the_runs_without_item_level_are_named(de
     assert any(s.get("level") == "item" for s in d["summary"])
     code, text, err = cli("pool", demo, copy, plain, "--bootstrap", "200")
     assert code == 0, err
-    assert "item level, retrievability over documents" in text and "not in plain" in text
+    assert "item level, retrievability over documents" in text and "not in plain" not in text
+    assert any(ln.startswith("note: ") and "not in plain" in ln for ln in err.splitlines())  # notes: stderr
 
 
 @pytest.mark.parametrize("name, old, new", [("item_documents.json", '"n_queries":', '"n_queries": 1, "x":'),

@@ -5,6 +5,7 @@ command does; ``import clir_eval`` imports nothing else."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -15,7 +16,8 @@ import pytest
 import clir_eval
 from clir_eval.cli import main
 
-DOC = Path(__file__).resolve().parent.parent / "docs" / "python-api.md"
+ROOT = Path(__file__).resolve().parent.parent
+DOC = ROOT / "docs" / "python-api.md"
 
 
 @pytest.fixture(scope="module")
@@ -30,23 +32,91 @@ def _blocks() -> list[str]:
     return re.findall(r"```python\n(.*?)```", DOC.read_text(encoding="utf-8"), flags=re.S)
 
 
-def test_docs_examples_run_and_results_equal_results_json(demo, monkeypatch, capsys):
-    monkeypatch.chdir(demo)
-    ns: dict = {}
+# Appended to the documentation's examples (which define res, small and pooled): what they returned, as JSON.
+CHECK = """
+import json as _json
+with open("api-check.json", "w", encoding="utf-8") as _fh:
+    _json.dump({"res": res.to_dict(), "verdicts": res.verdicts, "item_level": res.item_level,
+                "small": small.correlations, "pooled": pooled.to_dict()}, _fh)
+"""
+
+
+def _script(path: Path, code: str, cwd: Path) -> subprocess.CompletedProcess:
+    """``python SCRIPT`` as a user runs a saved script: no ``if __name__ == "__main__"`` guard."""
+    path.write_text(code, encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, str(path)], cwd=cwd, capture_output=True, text=True, env=env, timeout=600)
+
+
+def test_docs_examples_run_as_a_script_and_results_equal_results_json(demo):
     blocks = _blocks()
-    assert len(blocks) >= 5
-    for code in blocks:
-        exec(compile(code, str(DOC), "exec"), ns)  # noqa: S102 - the documentation's own examples
-    res = ns["res"]
+    assert len(blocks) >= 5 and "__main__" not in "".join(blocks)
+    proc = _script(demo / "examples.py", "\n".join(blocks) + CHECK, demo)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "Results('demo-out': 12 systems" in proc.stdout
+    got = json.loads((demo / "api-check.json").read_text(encoding="utf-8"))
     on_disk = json.loads((demo / "demo-out" / "results.json").read_text(encoding="utf-8"))
-    assert res.verdicts == on_disk["verdicts"] and res.verdicts
-    assert res.correlations == on_disk["correlations"]
-    assert res.item_level == on_disk.get("item_level") and res.item_level is not None
-    assert res.systems == on_disk["systems"] and dict(res) == on_disk == res.to_dict()
+    assert got["res"] == on_disk and got["verdicts"] == on_disk["verdicts"] and on_disk["verdicts"]
+    assert got["item_level"] == on_disk.get("item_level") and got["item_level"] is not None
     small = json.loads((demo / "demo-out" / "from-dict" / "results.json").read_text(encoding="utf-8"))
-    assert ns["small"].correlations == small["correlations"] and small["name"] == "demo-from-a-dict"
+    assert got["small"] == small["correlations"] and small["name"] == "demo-from-a-dict"
     assert {r["mt_metric"] for r in small["correlations"]} == {"bleu", "macrof1"}
-    assert "Results('demo-out': 12 systems" in capsys.readouterr().out
+    # PoolResult.to_dict() is `clir-eval pool --format json`, its summary included
+    cli = subprocess.run([sys.executable, "-m", "clir_eval", "pool", "demo-out", "demo-out/from-dict", "--margin", "0.1",
+                          "--bootstrap", "200", "--format", "json"], cwd=demo, capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert cli.returncode == 0, cli.stderr
+    assert got["pooled"] == json.loads(cli.stdout) and got["pooled"]["summary"]
+    # the documented pool example keeps to the system level: its map rows are the system-level leaderboard's
+    shown = re.search(r"^\[\(.*\)\]$", proc.stdout.splitlines()[-1])
+    assert shown and proc.stdout.splitlines()[-1].count("(") == len(
+        [r for r in got["pooled"]["leaderboard"] if r["target"] == "map" and r.get("level", "system") == "system"])
+
+
+SMALL_RUN = """
+import clir_eval
+
+cfg = {"name": "in-a-script", "systems": {"pattern": "demo-out/data/systems/{system}.jsonl",
+                                          "hyp": "demo-out/data/mt/{system}.txt", "docs": "{path}"},
+       "mt": {"refs": ["demo-out/data/mt/ref.en.txt"], "metrics": ["bleu"]},
+       "collection": {"english": "demo-out/data/english.jsonl"},
+       "queries": {"file": "demo-out/data/queries.tsv"}, "relevance": {"qrels": "demo-out/data/qrels.txt"},
+       "ir": {"measures": ["map"]}, "correlation": {"bootstrap": 0, "permutation": 50}}
+res = clir_eval.run(cfg, out="script-out", jobs=2)
+print(res)
+"""
+
+
+def test_run_with_workers_from_a_plain_script_needs_no_main_guard(demo):
+    """Two worker processes started from a script without a guard: they do not run the script again (spawn's
+    default would, and each copy would call run() again and trip over the first one's lock)."""
+    proc = _script(demo / "plain.py", SMALL_RUN, demo)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.count("Results('script-out'") == 1 and "Traceback" not in proc.stderr
+    assert (demo / "script-out" / "results.json").is_file()
+
+
+def test_workers_that_cannot_start_are_named_in_one_line(tmp_path):
+    """Workers whose interpreter exits before it runs a task: one UserError saying they could not start, not
+    'killed or out of memory'."""
+    fake = tmp_path / "python"
+    fake.write_text("#!/bin/sh\nsleep 0.5\nexit 3\n", encoding="utf-8")
+    fake.chmod(0o755)
+    code = f"""
+import multiprocessing
+from clir_eval.errors import UserError
+from clir_eval.pipeline.executor import LocalExecutor
+multiprocessing.set_executable({str(fake)!r})
+try:
+    with LocalExecutor(2) as ex:
+        ex.map(abs, [1, -2, 3])
+except UserError as e:
+    print("error:", e)
+"""
+    proc = _script(tmp_path / "nostart.py", code, tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (line,) = [ln for ln in proc.stdout.splitlines() if ln.startswith("error:")]
+    assert "worker processes could not start" in line and "jobs=1" in line and "out of memory" not in line
 
 
 def _cli_json(*args: str):

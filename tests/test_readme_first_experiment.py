@@ -63,7 +63,7 @@ def test_readme_first_experiment_runs_as_written(tmp_path, page):
         assert proc.returncode == 0, f"{cmd}\n{proc.stdout}\n{proc.stderr}"
         if cmd.startswith("clir-eval validate "):
             assert "systems: " in proc.stdout and "estimated run cost" in proc.stdout, proc.stdout
-            validated = proc.stdout
+            validated = proc.stdout + proc.stderr  # the summary on stdout, warnings (if any) on stderr
     out = next(c.split("--out", 1)[1].split()[0] for c in commands if c.startswith("clir-eval run "))
     results = json.loads((tmp_path / out / "results.json").read_text())
     systems = sorted(p.stem for p in (tmp_path / "my-exp" / "systems").glob("*.txt"))

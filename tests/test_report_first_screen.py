@@ -247,13 +247,16 @@ def test_a_report_without_design_ends_with_one_line_pointing_to_it(tiny):
     assert "clir-eval design" not in markdown(_no_correlation_results(2, True))
 
 
-def test_run_stdout_ends_with_the_design_pointer_unless_quiet(tmp_path, cli):
+def test_run_prints_the_answer_first_and_the_design_pointer_on_stderr_unless_quiet(tmp_path, cli):
     cfg = make_experiment(tmp_path)
     code, out, err = cli("run", cfg, "--out", tmp_path / "out", "-j", "1")
     assert code == 0, err
-    assert out.rstrip("\n").splitlines()[-1].startswith(f"Power: not estimated; clir-eval design {tmp_path / 'out'} ")
+    lines = out.splitlines()
+    assert lines[0].startswith("Answer") and "clir-eval design" not in out
+    assert not any(ln.lstrip().startswith(("WARNING", "CAVEAT", "note:")) for ln in lines)
+    assert f"note: Power: not estimated; clir-eval design {tmp_path / 'out'} " in err
     code, out, err = cli("run", cfg, "--out", tmp_path / "out", "-j", "1", "--quiet")
-    assert code == 0 and "clir-eval design" not in out
+    assert code == 0 and "clir-eval design" not in out + err
 
 
 def test_design_marks_the_targets_the_run_flags_uninformative(tmp_path, cli):
@@ -272,7 +275,8 @@ def test_design_marks_the_targets_the_run_flags_uninformative(tmp_path, cli):
     code, text, err = cli("design", out, "--reps", "20", "--systems", "3,5", "--queries", "6,12", "--effect", "0.5",
                           "--jobs", "1")
     assert code == 0, err
-    assert f"note: {flagged}: flagged UNINFORMATIVE by the run" in text
+    assert f"note: {flagged}: flagged UNINFORMATIVE by the run" in err and "note:" not in text  # a diagnostic
+    assert text.startswith("Answer: at this size (12 systems") or text.startswith("Answer")
     md = (out / "report.md").read_text()
     summary = md.split("\n\n")[2]
     assert f"not counted: {flagged} (flagged UNINFORMATIVE" in summary

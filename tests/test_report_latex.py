@@ -13,7 +13,7 @@ import pytest
 
 from clir_eval.report import REPORT_FILES, write_reports
 from clir_eval.report.latex import latex_escape, latex_inline
-from clir_eval.report.tables import fmt_tau, latex_report, markdown, render, tau_rows
+from clir_eval.report.tables import first_screen_lines, fmt_tau, latex_report, markdown, render, tau_rows
 
 SPECIALS = "&%$#_{}~^\\<>|"
 NASTY = "sys&1%_#{x}~^\\$<>|--"  # every LaTeX special in one system name
@@ -46,7 +46,7 @@ def _scan(tex: str, allow_amp: bool = False) -> list[str]:
     return problems
 
 
-DETEX = {r"\ensuremath{\tau}": "τ", r"\ensuremath{\times}": "×", r"\ensuremath{\geq}": "≥", r"\ensuremath{\alpha}": "α",
+DETEX = {r"\ensuremath{\rightarrow}": "→", r"\ensuremath{\tau}": "τ", r"\ensuremath{\times}": "×", r"\ensuremath{\geq}": "≥", r"\ensuremath{\alpha}": "α",
          r"\ensuremath{\Delta}": "Δ", r"\textless{}": "<", r"\textgreater{}": ">", r"\textbar{}": "|",
          r"\textbackslash{}": "\\", r"\textasciitilde{}": "~", r"\textasciicircum{}": "^", r"\allowbreak{}": "",
          "-{}": "-", "---": "—", "\\&": "&", "\\%": "%", "\\$": "$", "\\#": "#", "\\_": "_", "\\{": "{", "\\}": "}"}
@@ -125,10 +125,10 @@ def test_report_tex_is_the_markdown_content():
     body = _body(tex)
     assert not _scan(body, allow_amp=True)
     md = markdown(res)
-    # the same bullet statements (verdicts, warnings, notes), nothing more, nothing less
+    # the same bullet statements (the first screen's summary, verdicts, warnings, notes), nothing more, nothing less
     md_items = [ln[2:].replace("**", "") for ln in md.splitlines() if ln.startswith("- ")]
     tex_items = [_detex(ln[len("\\item "):]) for ln in body.splitlines() if ln.startswith("\\item ")]
-    assert tex_items == md_items and len(md_items) == 4
+    assert tex_items == md_items and len(md_items) == 4 + len(first_screen_lines(res)) and first_screen_lines(res)
     # the same headings
     md_heads = [ln.lstrip("# ") for ln in md.splitlines() if ln.startswith("#")]
     tex_heads = [_detex(m) for m in re.findall(r"\\(?:sub)?section\*\{(.*)\}", body)]
@@ -164,7 +164,8 @@ def test_report_tex_numbers_equal_the_tsv(tmp_path):
         assert plain.lstrip("×") == fmt_tau(float(r["tau"]))
         assert plain.startswith("×") == (r["significant"] == "false")
     assert cells[("map", "bleu")].startswith("\\textbf{")  # the row's highest τ, as **bold** in report.md
-    head, *rows = [ln.split("\t") for ln in (tmp_path / "scores.tsv").read_text().splitlines()]
+    head, *rows = [ln.split("\t") for ln in (tmp_path / "scores.tsv").read_text().splitlines()
+                   if not ln.startswith("# ")]  # the English side's comment line: tests/test_report_tables.py
     for r in rows:  # every system's row of scores, same values as scores.tsv (4 decimals as in report.md)
         want = latex_escape(r[0]) + " & " + " & ".join(f"{float(v):.4f}" for v in r[1:]) + r" \\"
         assert want in body.splitlines(), want

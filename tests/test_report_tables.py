@@ -89,3 +89,28 @@ def test_scores_shown_with_the_precision_that_separates_systems():
     assert _digits([0.81231, 0.81234, 0.9], 4) == 5
     assert _digits([0.1, 0.2], 4) == 4
     assert _digits([29.181, 29.184], 2) == 3
+
+
+@pytest.mark.parametrize("relevance, label", [("pseudo:top10", "English side (ceiling: relevance from this run)"),
+                                              ("qrels:q.txt", "English reference")])
+def test_scores_tsv_ends_with_the_english_ceiling_row_that_correlate_skips(tmp_path, relevance, label):
+    """scores.tsv carries the English side's row that report.md shows, as a '# ' comment line (IR cells only), so
+    that reading the table back (correlate, external tables) still gives one row per system."""
+    from clir_eval.io.tables import read_table
+    from clir_eval.report.tsv import scores_tsv
+
+    res = _results({"bleu": 0.5})
+    res["systems"] = {"a": {"mt": {"bleu": 20.0}, "ir": {"map": 0.25}}, "b": {"mt": {"bleu": 30.0}, "ir": {"map": 0.5}}}
+    res["english"] = {"ir": {"map": 0.875}}
+    res["signature"] = {"relevance": relevance}
+    text = scores_tsv(res)
+    *body, last = text.rstrip("\n").split("\n")
+    assert body[0] == "system\tbleu\tmap" and len(body) == 3
+    assert last.split("\t") == [f"# {label}", "", "0.875000"]
+    md_row = next(line for line in markdown(res).splitlines() if label in line)
+    assert "0.8750" in md_row
+    (tmp_path / "scores.tsv").write_text(text)
+    table = read_table(tmp_path / "scores.tsv")
+    assert [r[0] for r in table.rows] == ["a", "b"]
+    res.pop("english")
+    assert "#" not in scores_tsv(res)

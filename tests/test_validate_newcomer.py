@@ -38,7 +38,8 @@ def test_validate_warns_of_queries_without_pseudo_qrels_and_gives_the_english_p_
     assert code == 0, err
     lines = out.splitlines()
     n = len((tmp_path / "queries.tsv").read_text().splitlines())
-    (warn,) = [ln for ln in lines if ln.startswith("warning: ")]
+    assert "warning:" not in out  # a diagnostic: on stderr
+    (warn,) = [ln for ln in err.splitlines() if ln.startswith("warning: ")]
     assert warn.startswith(f"warning: 2 of {n} queries share no term with any English-side document (qnone, qnone2)")
     assert "not evaluated" in warn
     assert f"queries: {n}" in lines  # the count line stays as it was
@@ -64,14 +65,15 @@ def test_validate_warns_of_queries_the_qrels_judge_no_document_relevant(tmp_path
     code, out, err = cli("validate", cfg)
     assert code == 0, err
     n = len((tmp_path / "queries.tsv").read_text().splitlines())
-    (warn,) = [ln for ln in out.splitlines() if ln.startswith("warning: ")]
+    (warn,) = [ln for ln in err.splitlines() if ln.startswith("warning: ")]
+    assert "warning:" not in out
     assert warn.startswith(f"warning: 3 of {n} queries have no relevant document in the qrels (q2, qx, qy): ")
 
 
 def test_validate_without_such_queries_prints_no_warning(tmp_path, cli):
     code, out, err = cli("validate", make_experiment(tmp_path))
     assert code == 0, err
-    assert "warning:" not in out
+    assert "warning:" not in out + err
 
 
 def test_a_single_queries_file_is_named_without_an_index(tmp_path, cli):

@@ -119,6 +119,7 @@ app = App(
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},  # every command inherits it: -h is --help
 )
 
 

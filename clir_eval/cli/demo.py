@@ -52,7 +52,7 @@ def demo_cmd(
     results = run_experiment(cfg, out, jobs=jobs, quiet=quiet)
     if not quiet:
         print_summary(results, out)
-        typer.echo(f"demo finished in {time.perf_counter() - t0:.1f} s (config: {cfg_path})")
+        typer.echo(f"demo finished in {time.perf_counter() - t0:.1f} s (config: {cfg_path})", err=True)
 
 
 STORY_SEED = 13  # the seed whose outcome the packaged config's "What to look for" note describes

@@ -30,6 +30,7 @@ from ..pipeline.executor import get_executor
 from ..pipeline.output import locked
 from ..pipeline.progress import Progress
 from ..report import render_reports
+from ..report.design import design_counts
 from ..report.verdicts import uninformative_targets
 from ..settings import default
 from .app import app
@@ -443,13 +444,37 @@ def _table_mode(table, system_col, query_col, x, y, n_sys, n_q, effects, reps, p
     _print(doc, details, fmt, None)
 
 
+def observed_rows(doc: dict) -> list[dict]:
+    """The system-level rows at the pilot's own size (results.json's ``design.observed_rows``)."""
+    o = doc["observed"]
+    return [r for r in doc["rows"] if r["n_systems"] == o["n_systems"] and r["n_queries"] in (o.get("n_queries"), None)
+            and r.get("level") != "item"]
+
+
+def answer_lines(doc: dict, size: str) -> list[str]:
+    """The design's answer in a few short lines, the first starting with ``Answer``: per assumed effect, how many
+    questions reach the power goal at the pilot's size; the lines after it say at what size the rest would."""
+    counts = design_counts({"design": {"observed_rows": observed_rows(doc), "settings": doc["settings"]}})
+    if counts is None:
+        return [f"Answer: no system-level question simulated at the pilot's size ({size}); the lines below "
+                "give the sizes"]
+    goal, rows = counts
+    lines = [f"Answer: at this size ({size}), questions reaching {goal:.0%} power, for assumed effects "
+             "(not the observed ones):"]
+    lines += [f"  effect {e:g}: {a} of {b} targets' τ, {c} of {d} metric pairs" for e, a, b, c, d in rows[:7]]
+    lines.append("  the lines below: the number of systems (or queries) each question would need")
+    return lines
+
+
 def _print(doc: dict, details: bool, fmt: str, out: Path | None) -> None:
     if fmt == "json":
         sys.stdout.write(json.dumps(doc["rows"], indent=1, ensure_ascii=False) + "\n")
         return
     s, o = doc["settings"], doc["observed"]
     size = f"{o['n_systems']} systems" + (f" × {o['n_queries']} queries" if o.get("n_queries") else "")
-    typer.echo(f"Power for assumed effects ({size} as the pilot; {s['reps']} simulated studies per point, α = "
+    for line in answer_lines(doc, size):
+        typer.echo(line)
+    typer.echo(f"\nPower for assumed effects ({size} as the pilot; {s['reps']} simulated studies per point, α = "
                f"{s['alpha']:g}; pairs: {s['correction']} over each target's metric pairs):")
     for line in doc["answers"]:
         typer.echo("  " + line)
@@ -458,8 +483,6 @@ def _print(doc: dict, details: bool, fmt: str, out: Path | None) -> None:
     typer.echo("Effects are assumed (--effect), not observed: the observed Δτ in brackets is an estimate with its "
                "interval, not the effect to plan for. Power ± Monte Carlo se for every size: "
                + ("below" if details else "--details, or design.json"))
-    for n in doc["notes"]:
-        typer.echo(f"note: {n}")
     if details:
         typer.echo(f"{'target':<14} {'a':<10} {'b':<10} {'systems':>7} {'queries':>7} {'effect':>6} {'power':>6} "
                    f"{'± se':>6}")
@@ -476,6 +499,9 @@ def _print(doc: dict, details: bool, fmt: str, out: Path | None) -> None:
     if out is not None:
         typer.echo(f"design: {out / 'design.html'} (also design.png, design.json; a Study design section in the "
                    "reports)")
+    sys.stdout.flush()
+    for n in doc["notes"]:
+        typer.echo(f"note: {n}", err=True)
 
 
 def _mapper(jobs: int, quiet: bool, label: str):
@@ -501,8 +527,7 @@ def _write(out: Path, results: dict, doc: dict) -> None:
         "observed": o,
         "settings": {k: doc["settings"][k] for k in ("reps", "alpha", "seed", "power", "effects", "correction",
                                                       "family", "method")},
-        "observed_rows": [r for r in doc["rows"] if r["n_systems"] == o["n_systems"]
-                          and r["n_queries"] in (o.get("n_queries"), None) and r.get("level") != "item"],
+        "observed_rows": observed_rows(doc),
         "answers": doc["answers"] + doc["query_answers"],
         **({"notes": doc["notes"]} if doc["notes"] else {}),
     }

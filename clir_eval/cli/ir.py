@@ -11,7 +11,7 @@ import typer
 from ..errors import UserError
 from ..io.files import atomic_write, check_output_file
 from ..io.trec import read_qrels, read_run, write_qrels
-from ..ir.evaluate import Evaluator, check_scoreable
+from ..ir.evaluate import Evaluator, as_given, check_scoreable
 from ..ir.measures import parse_measures
 from ..ir.relevance import pseudo_qrels, pseudo_qrels_signature
 from ..ir.settings import PSEUDO_TOP_K, ScoreSettings
@@ -94,6 +94,7 @@ def ir_score_cmd(
     system = read_run(run, sort=trec_order)
     check_scoreable(system, judged, f"--run {run}", qrels if qrels is not None else f"--pseudo-qrels {pseudo_k}")
     result = Evaluator(judged, parsed, reference_run=ref, collection_size=collection_size).evaluate(system)
+    result = as_given(result, measures)  # the keys as the user wrote them; the canonical name starts each signature
     result["qrels"] = qrels_sig
     result["order"] = "trec_eval (score desc, docid desc)" if trec_order else "run file order"
     if fmt == "json":

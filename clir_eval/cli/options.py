@@ -3,6 +3,7 @@ field's declaration (:mod:`clir_eval.settings`), and a value the record refuses 
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -46,14 +47,20 @@ def check_option(cls: type, name: str, value: Any, flag: str = "") -> Any:
 
 
 def print_summary(results: dict, out: Path) -> None:
-    """What `run` and `demo` print when a run has finished: the verdicts in short and where the reports are."""
-    from ..report.tables import console_summary, design_pointer
+    """What `run` and `demo` print when a run has finished: on stdout the answer in a few short lines, the
+    per-target table and where the reports are; on stderr the warnings, caveats and the pointer to design."""
+    from ..report.tables import answer_lines, console_summary, console_warnings, design_pointer, no_correlations
 
-    lines = console_summary(results)
-    typer.echo(f"{results['name']}: {len(results['systems'])} systems, {len(results['correlations'])} correlations")
-    for line in lines:
+    warnings = console_warnings(results)
+    for line in answer_lines(results, no_correlations(results), len(warnings)):
         typer.echo(line)
     typer.echo(f"report: {Path(out) / 'report.html'}  (also report.md, report.tex, results.json, scores.tsv, correlations.tsv)")
+    typer.echo(f"\n{results['name']}: {len(results['systems'])} systems, {len(results['correlations'])} correlations")
+    for line in console_summary(results):
+        typer.echo(line)
+    sys.stdout.flush()
+    for line in warnings:
+        typer.echo(line, err=True)
     pointer = design_pointer(results, str(out))
     if pointer:
-        typer.echo(pointer.replace("`", ""))
+        typer.echo("note: " + pointer.replace("`", ""), err=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import List, Optional
 
@@ -71,12 +72,40 @@ def pool_cmd(
         _text(res, summaries(res), out)
 
 
+def answer_lines(res, summary: list[dict]) -> list[str]:
+    """The pooled answer in at most ten short lines, the first starting with ``Answer``: per system-level
+    target its first cluster and how many metric pairs differ or are equivalent; then what follows."""
+    from ..pooling.report import pool_num
+
+    system = [s for s in summary if s.get("level", "system") == "system"]
+    lines = [f"Answer (pooled over {len(res.tasks)} run(s), system level; clusters at "
+             f"{res.settings['correction']}-adjusted p < {res.settings['alpha']:g}):"]
+    for s in system[:7]:
+        rows = [r for r in res.leaderboard if r["target"] == s["target"] and r.get("level", "system") == "system"]
+        first = [r for r in rows if r.get("cluster") == 1]
+        lead = (f"{{{', '.join(r['metric'] for r in first)}}} first (mean τ {pool_num(first[0]['mean_tau'])})"
+                if first else "no ranking")
+        lines.append(f"  {s['target']}: {lead}; {s['significant']} of {s['n_pairs']} pairs differ, "
+                     f"{s['equivalent']} equivalent within ±{res.settings['margin']:g}")
+    if len(system) > 7:
+        lines.append(f"  {len(system) - 7} more target(s) below")
+    if not system:
+        lines.append("  no system-level target pooled")
+    items = len(summary) - len(system)
+    if items:
+        lines.append(f"Item level: {items} analyses below (which items a metric misjudges; a diagnosis, not a choice)")
+    if res.warnings:
+        lines.append(f"Limits: {len(res.warnings)} WARNING line(s) on stderr say what these runs cannot show")
+    return lines
+
+
 def _text(res, summary, out: Optional[Path]) -> None:
     from ..pooling.report import labels, pool_ci, pool_num
 
     lab = labels(res)
-    for w in res.warnings:
-        print(f"WARNING: {w}")
+    for line in answer_lines(res, summary):
+        print(line)
+    print()
     for s in summary:
         print(s["text"])
     key = lambda r: (r.get("level", "system"), r.get("items"), r["target"])  # noqa: E731
@@ -96,9 +125,10 @@ def _text(res, summary, out: Optional[Path]) -> None:
             da = r["delta_at"]
             print(f"  {r['metric']} {r['target']} {r['n_pairs']} {pool_num(r['accuracy'])} {pool_ci(r['accuracy_ci'])} "
                   f"{pool_num(da['0.8'], 2)} {pool_num(da['0.9'], 2)} {pool_num(da['0.95'], 2)}")
-    if res.notes:
-        print("\nNotes:")
-        for n in res.notes:
-            print(f"  - {n}")
     if out is not None:
         print(f"\nreports: {out / 'report.html'}, {out / 'report.md'}, {out / 'report.json'}")
+    sys.stdout.flush()
+    for w in res.warnings:
+        print(f"WARNING: {w}", file=sys.stderr)
+    for n in res.notes:
+        print(f"note: {n}", file=sys.stderr)

@@ -86,7 +86,10 @@ def validate_cmd(
     if fmt == "json":
         typer.echo(json.dumps(cfg.to_dict(), indent=1, ensure_ascii=False))
     else:
-        typer.echo("\n".join(summary(cfg, facts)))
+        lines = summary(cfg, facts)
+        typer.echo("\n".join(ln for ln in lines if not ln.startswith("warning:")))
+        for line in (ln for ln in lines if ln.startswith("warning:")):  # diagnostics: stderr, as run prints them
+            typer.echo(line, err=True)
 
 
 @app.command("report")

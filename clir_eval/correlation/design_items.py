@@ -403,8 +403,8 @@ def run_pilot(out: Any, results: Mapping[str, Any], targets: Sequence[str] | Non
     """The pilot of a finished run's item level: its documents matrix (``item_documents.json``, checked against
     results.json; a :class:`~clir_eval.errors.UserError` naming the fix where there is none) with every document
     target (``targets``: only those), metrics oriented (lower-is-better negated), and the run's item-level settings.
-    The queries' matrix is not kept in the run directory (a query's MT score needs the qrels), so the queries'
-    questions are not designed (a note says so)."""
+    The queries' matrix (``item_queries.json``, a query's MT score the mean over its relevant documents) is tested
+    by the run but not simulated here, so the queries' questions are not designed (a note says so)."""
     il = results.get("item_level") or {}
     d = read_documents_file(out, results)
     st = il.get("settings") or {}
@@ -433,7 +433,8 @@ def run_pilot(out: Any, results: Mapping[str, Any], targets: Sequence[str] | Non
     queries = (il.get("items") or {}).get("queries") or {}
     if queries.get("targets") and (targets is None or set(queries["targets"]) & set(targets)):
         notes.append("item level: the queries' questions are not designed (a query's MT score is the mean over its "
-                     "relevant documents, and the run directory keeps only the documents matrix)")
+                     "relevant documents: the simulation fits the documents matrix only; the run's item_queries.json "
+                     "is tested by the run, not simulated)")
     observed = {(v["target"], p["a"], p["b"]): p["delta"] for v in verdicts if v.get("items") == "documents"
                 for p in v.get("pairwise") or [] if p.get("delta") is not None}
     return ItemPilot(fits, float(st.get("alpha", 0.05)), str(st.get("correction", "holm")), family,

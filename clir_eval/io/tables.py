@@ -181,7 +181,8 @@ def _delimiter(path: Path, header: str) -> str:
 
 
 def read_table(path: PathLike) -> Table:
-    """Read a TSV/CSV score table (plain or .gz) with a header row."""
+    """Read a TSV/CSV score table (plain or .gz) with a header row; a row whose first cell starts with ``# ``
+    (hash, space) is a comment and is skipped."""
     p = Path(path)
     lines = [(n, line) for n, line in iter_lines(p) if line.strip()]
     if not lines:
@@ -205,6 +206,8 @@ def read_table(path: PathLike) -> Table:
         seen.add(h)
     rows, linenos = [], []
     for n, cells in records[1:]:
+        if cells and cells[0].startswith("# "):  # a comment line, e.g. scores.tsv's English-side (ceiling) row
+            continue
         cells = _without_trailing_empty(cells, len(header))
         if len(cells) != len(header):
             sep = "tab" if delim == "\t" else "comma"

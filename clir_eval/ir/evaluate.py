@@ -23,7 +23,8 @@ from typing import Any, Iterable, Sequence
 
 from ..errors import UserError
 from ..io.trec import Qrels, Run
-from .measures import Measure, parse_measures
+from ..params import split_list
+from .measures import Measure, parse_measure, parse_measures
 from .providers import PROVIDERS, RunContext, Setup, run_docids
 
 
@@ -162,3 +163,23 @@ def check_scoreable(system: Run, judged: Qrels, run_name: str, qrels_name: str) 
         example = ", ".join(repr(q) for q in judged.qids()[:3])
         raise UserError(f"{run_name}: none of its {len(ranked)} queries ({shown}) is judged in {qrels_name} (whose "
                         f"queries are e.g. {example}); give the qrels of this run's topics")
+
+
+def as_given(result: dict[str, Any], specs: str | Sequence[str]) -> dict[str, Any]:
+    """``result`` (of :func:`evaluate`) keyed by the measure names as the user wrote them (``AP``, ``nDCG@10``),
+    as ir_measures and ranx return them; the canonical name stays first in each signature. A measure given
+    twice under two spellings (``map,AP``) is scored once, under the first."""
+    given: dict[str, str] = {}
+    for spec in (split_list(specs) if isinstance(specs, str) else [str(s) for s in specs]):
+        given.setdefault(parse_measure(spec).name, spec)
+
+    def rename(block: dict[str, Any]) -> dict[str, Any]:
+        return {given.get(k, k): v for k, v in block.items()}
+
+    out = dict(result)
+    for key in ("aggregate", "signatures", "details"):
+        if key in out:
+            out[key] = rename(out[key])
+    out["per_query"] = {q: rename(v) for q, v in result["per_query"].items()}
+    return out
+

@@ -34,7 +34,8 @@ import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
-from multiprocessing import get_context
+from multiprocessing.context import SpawnContext, SpawnProcess
+from types import ModuleType
 from typing import Any, Callable, Protocol, Sequence
 
 from ..errors import UserError
@@ -81,28 +82,66 @@ class SerialExecutor(_Base):
         return out
 
 
+@contextlib.contextmanager
+def _main_hidden():
+    """While a worker is spawned, ``__main__`` is an empty module: the new interpreter then does not
+    run the caller's script (or ``python -m`` module) again as ``__mp_main__``, which spawn does by
+    default and which re-runs a script that calls ``clir_eval.run`` without an ``if __name__ ==
+    "__main__"`` guard. Workers never need the script: every task function is a clir_eval module's."""
+    real = sys.modules.get("__main__")
+    if real is None or (getattr(real, "__file__", None) is None and getattr(real, "__spec__", None) is None):
+        yield  # python -c, an interactive session: nothing is re-run
+        return
+    sys.modules["__main__"] = ModuleType("__main__")
+    try:
+        yield
+    finally:
+        sys.modules["__main__"] = real
+
+
+class _WorkerProcess(SpawnProcess):
+    @staticmethod
+    def _Popen(process_obj):
+        with _main_hidden():
+            return SpawnProcess._Popen(process_obj)
+
+
+class _WorkerContext(SpawnContext):
+    """The spawn start method (safe beside threads, the same on every platform) without re-running
+    the main script in each worker; a plain script needs no ``__main__`` guard."""
+
+    Process = _WorkerProcess
+
+
 class LocalExecutor(_Base):
     """A pool of ``jobs`` spawned worker processes on this machine (serial for one job or task).
 
     At most ``jobs`` tasks are in flight, so a dead worker is narrowed to the tasks running.
     The workers are started by the first ``map`` that needs them and kept for the next ones
     until ``close()`` (a run's stages share them: each worker starts and imports once); a
-    failed ``map`` shuts them down."""
+    failed ``map`` shuts them down. Workers that exit before any of them has started (their own
+    error printed above) raise a :class:`UserError` saying so, not :class:`WorkerLost`."""
 
     def __init__(self, jobs: int = 1):
         super().__init__(jobs)
         self._pool: ProcessPoolExecutor | None = None
         self._workers = 0
+        self._started: Any = None
 
     def _get_pool(self, workers: int) -> ProcessPoolExecutor:
         if self._pool is None or self._workers < workers:
             self.close()
+            ctx = _WorkerContext()
+            self._started = ctx.Value("i", 0)
             self._pool = ProcessPoolExecutor(
-                max_workers=workers, mp_context=get_context("spawn"), initializer=_die_with_parent,
-                initargs=(os.getpid(), threading.current_thread() is threading.main_thread()),
+                max_workers=workers, mp_context=ctx, initializer=_die_with_parent,
+                initargs=(os.getpid(), threading.current_thread() is threading.main_thread(), self._started),
             )
             self._workers = workers
         return self._pool
+
+    def _none_started(self) -> bool:
+        return self._started is not None and self._started.value == 0
 
     def close(self) -> None:
         if self._pool is not None:
@@ -128,19 +167,29 @@ class LocalExecutor(_Base):
                     if on_done:
                         on_done(i)
                 _fill(ex, fn, todo, inflight, _in_flight(workers))
-        except BaseException:
+        except BaseException as e:
             for f in inflight:
                 f.cancel()
+            none_started = isinstance(e, WorkerLost) and self._none_started()
             self.close()
+            if none_started:
+                raise UserError(
+                    "worker processes could not start: each exited while starting, before running a task (its own "
+                    "error is printed above); jobs=1 (--jobs 1) runs every task in this process"
+                ) from None
             raise
         return results
 
 
-def _die_with_parent(parent: int, pdeathsig: bool) -> None:
+def _die_with_parent(parent: int, pdeathsig: bool, started: Any = None) -> None:
     """Worker initializer: exit when the main process is gone (even after kill -9), at once
     on Linux (PR_SET_PDEATHSIG; only when the pool was made by the main thread, whose exit
     is the process's), else within a second (a thread watching the parent pid). Ctrl-C reaches
-    the whole process group: a worker leaves at once and quietly, the main process reports it."""
+    the whole process group: a worker leaves at once and quietly, the main process reports it.
+    ``started`` counts the workers that got this far."""
+    if started is not None:
+        with started.get_lock():
+            started.value += 1
     with contextlib.suppress(ValueError, OSError):
         signal.signal(signal.SIGINT, _leave)
     if pdeathsig and sys.platform.startswith("linux"):

@@ -91,11 +91,14 @@ def mt_segments(task: MTTask) -> tuple[list[str], list[list[str]], list[str] | N
     for what, path, lines in [*(("reference", r, x) for r, x in zip(task.mt.refs, refs)),
                               *([("source", task.mt.source, src)] if src is not None else [])]:
         if len(lines) != len(hyps):
-            raise UserError(
-                f"system {task.system}: hypothesis {task.hyp} has {len(hyps)} lines but {what} {path} has "
-                f"{len(lines)}; MT files must be line-aligned"
-            )
+            raise UserError(misaligned(task.system, task.hyp, len(hyps), what, path, len(lines)))
     return hyps, refs, src
+
+
+def misaligned(system: str, hyp: str, n_hyp: int, what: str, path: str, n: int) -> str:
+    """The error of an MT file not line-aligned with a system's hypotheses (run and validate give it)."""
+    return (f"system {system}: hypothesis {hyp} has {n_hyp} lines but {what} {path} has {n}; MT files must be "
+            "line-aligned")
 
 
 class SegmentStore:
@@ -211,15 +214,21 @@ def check_same_ids(task: RetrieveTask, got: str | None, english: str, english_id
     if got == english:
         return
 
-    have, want = set(read_documents(task.docs, fmt=task.format).ids), set(english_ids)
+    why = ids_differ(task.system, task.docs, read_documents(task.docs, fmt=task.format).ids, english_ids)
+    if why:
+        raise UserError(why)
+
+
+def ids_differ(system: str, docs: str, ids, english_ids) -> str | None:
+    """The error of a system's collection whose document ids are not the English side's (run and validate give
+    it); None when they are the same set."""
+    have, want = set(ids), set(english_ids)
     missing, extra = sorted(want - have), sorted(have - want)
     if not missing and not extra:
-        return
+        return None
     what = f"missing {len(missing)} id(s), e.g. {missing[0]!r}" if missing else f"{len(extra)} unknown id(s), e.g. {extra[0]!r}"
-    raise UserError(
-        f"system {task.system}: documents {task.docs} do not have the English side's ids ({what}); "
-        "every system must translate every document (keep empty translations as empty documents)"
-    )
+    return (f"system {system}: documents {docs} do not have the English side's ids ({what}); every system must "
+            "translate every document (keep empty translations as empty documents)")
 
 
 def run_file(task: RetrieveTask, cache: Cache) -> Path:

@@ -41,6 +41,7 @@ from ..errors import UserError
 from ..limits import RUN_SEED
 from .items import pool_items
 from .runs import Run, architecture, check_architectures, load_run, run_identity, shared_attr
+from .summary import summaries
 from .thresholds import threshold_rows
 
 POOLED_KIND = "pooled-perm-both"
@@ -89,7 +90,8 @@ def assign_weights(runs: Sequence[Run], attrs: Sequence[str], total: float = 1.0
 
 @dataclass
 class PoolResult:
-    """What :func:`pool` returns; ``to_dict()`` is the JSON of ``clir-eval pool --format json``."""
+    """What :func:`pool` returns; ``to_dict()`` is the JSON of ``clir-eval pool --format json`` (with its
+    ``summary``: the answer in short, per target)."""
 
     leaderboard: list[dict[str, Any]]
     pairs: list[dict[str, Any]]
@@ -102,7 +104,8 @@ class PoolResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {"leaderboard": self.leaderboard, "pairs": self.pairs, "thresholds": self.thresholds,
-                "tasks": self.tasks, "warnings": self.warnings, "notes": self.notes, "settings": self.settings}
+                "tasks": self.tasks, "warnings": self.warnings, "notes": self.notes, "settings": self.settings,
+                "summary": summaries(self)}
 
 
 def _sign(run: Run, metric: str) -> float:

@@ -22,21 +22,35 @@ def _questions(rows: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     return out
 
 
-def design_summary(results: Mapping[str, Any]) -> str | None:
-    """One first-screen sentence: at this size, how many questions reach the power goal for each assumed effect."""
+def design_counts(results: Mapping[str, Any]) -> tuple[float, list[tuple[float, int, int, int, int]]] | None:
+    """The power goal and, per assumed effect, (effect, targets' τ reaching it, targets' τ, metric pairs
+    reaching it, metric pairs) at the run's own size (targets flagged UNINFORMATIVE left out); None before
+    ``clir-eval design`` has run."""
     d = results.get("design")
     if not d or not d.get("observed_rows"):
         return None
     goal = d["settings"]["power"]
     uninf = set(uninformative_targets(results))
     rows = [r for r in _questions(d["observed_rows"]) if r["target"] not in uninf]
-    left_out = list(dict.fromkeys(r["target"] for r in d["observed_rows"] if r["target"] in uninf))
-    parts = []
+    out = []
     for e in d["settings"].get("effects", []):
         taus = [r for r in rows if r.get("b") is None and r.get("effect") == e]
         pairs = [r for r in rows if r.get("b") is not None and r.get("effect") == e]
-        parts.append(f"at {e:g}, {sum(r['power'] >= goal for r in taus)} of {len(taus)} targets' τ and "
-                     f"{sum(r['power'] >= goal for r in pairs)} of {len(pairs)} metric pairs")
+        out.append((e, sum(r["power"] >= goal for r in taus), len(taus), sum(r["power"] >= goal for r in pairs),
+                    len(pairs)))
+    return goal, out
+
+
+def design_summary(results: Mapping[str, Any]) -> str | None:
+    """One first-screen sentence: at this size, how many questions reach the power goal for each assumed effect."""
+    counts = design_counts(results)
+    if counts is None:
+        return None
+    d = results["design"]
+    goal, rows = counts
+    uninf = set(uninformative_targets(results))
+    left_out = list(dict.fromkeys(r["target"] for r in d["observed_rows"] if r["target"] in uninf))
+    parts = [f"at {e:g}, {t_ok} of {t_n} targets' τ and {p_ok} of {p_n} metric pairs" for e, t_ok, t_n, p_ok, p_n in rows]
     o = d["observed"]
     size = f"{o['n_systems']} systems" + (f" × {o['n_queries']} queries" if o.get("n_queries") else "")
     skipped = (f"; not counted: {', '.join(left_out)} (flagged UNINFORMATIVE: power for a target that barely "

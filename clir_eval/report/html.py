@@ -9,9 +9,9 @@ from typing import Any, Mapping
 
 from .analyses import analyses_blocks
 from .blocks import Bullets, Heading, Para, Table, fmt_num, fmt_p, fmt_tau, inline_spans, natural_key
-from .design import design_blocks, design_summary
+from .design import design_blocks
 from .glossary import glossary
-from .items import item_level_blocks, level_summary
+from .items import item_level_blocks
 from .svg import DOT, FIT, buckets_svg, esc, heatmap_svg, scatter_layout, scatter_svg
 from .tables import (
     KIND_TITLES,
@@ -22,6 +22,7 @@ from .tables import (
     direction_blocks,
     english_label,
     english_note,
+    first_screen_lines,
     kind_table,
     levels_guide,
     no_correlations,
@@ -339,7 +340,7 @@ def html_report(results: Mapping[str, Any], *, plots: bool = True) -> str:
             else f"<p class='note'>{len(results.get('systems', {}))} systems. Cells: {coef} between the systems' "
                  f"scores; × = not significant (p ≥ {alpha}); bold = highest τ in its row (a point estimate; the "
                  "verdicts say which differences are significant).</p>")
-    summary = " ".join(s for s in (level_summary(results), design_summary(results)) if s)
+    summary = first_screen_lines(results)
     # (anchor, Contents label, html): a section is linked only when it has content; html that carries its
     # own id gets no extra anchor
     sections = [("verdicts", "verdicts", _verdicts_html(vds)),
@@ -383,7 +384,7 @@ def html_report(results: Mapping[str, Any], *, plots: bool = True) -> str:
     parts = [f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>{name} — clir-eval</title>",
              f"<style>{_CSS}</style></head><body>", f"<h1>{name}</h1>", head, contents]
     if summary:
-        parts.append(_blocks_html([Para(summary)]))
+        parts.append(_blocks_html([Bullets(tuple(summary))]))
     parts.append(_first_screen_html(results))
     for anchor, _, body in sections:
         if body:

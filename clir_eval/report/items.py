@@ -87,12 +87,13 @@ def _mark(row: Mapping[str, Any], k: int) -> str:
     return " ×" if k and row.get("p_value") is not None and not row.get("significant") else ""
 
 
-def level_summary(results: Mapping[str, Any]) -> str | None:
-    """One paragraph for the first screen: which level (systems, items) answered, and with what power."""
+def level_summary_lines(results: Mapping[str, Any]) -> list[str]:
+    """The first screen's answer, one short line each: which level (systems, items) answered, with what power,
+    and each target where the levels disagree."""
     vds = results.get("verdicts") or []
     b = results.get("item_level") or {}
     if not vds and not b.get("verdicts"):
-        return None
+        return []
     parts = []
     if vds:
         won = [f"{v['target']} → {v['winner']}" for v in vds if v.get("winner")]
@@ -110,11 +111,16 @@ def level_summary(results: Mapping[str, Any]) -> str | None:
                      f"{': ' + ', '.join(won) if won else ''}"
                      + (f"; for {len(bounded)} the intervals bound every metric near 0" if bounded else "") + ".")
     clash = level_disagreements(results)
+    parts += [f"**The levels disagree**: {c}." for c in clash]
     if clash:
-        parts.append("**The levels disagree**: " + "; ".join(clash) + " (the item level's verdicts rank the metrics on "
-                     "which items a system does worse than its own average, a different question from the systems' "
-                     "overall ranking, so both can hold).")
-    return " ".join(parts)
+        parts.append("Both levels can hold: the item level's verdicts rank the metrics on which items a system does "
+                     "worse than its own average, a different question from the systems' overall ranking.")
+    return parts
+
+
+def level_summary(results: Mapping[str, Any]) -> str | None:
+    """:func:`level_summary_lines` as one paragraph (None when the run has no verdicts at either level)."""
+    return " ".join(level_summary_lines(results)) or None
 
 
 def level_disagreements(results: Mapping[str, Any]) -> list[str]:

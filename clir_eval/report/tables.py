@@ -10,6 +10,7 @@ from typing import Any, Collection, Mapping, Sequence
 from ..correlation.statistics import summarize
 from ..correlation.verdict import best_per_target, leaders
 from .analyses import analyses_blocks
+from .answer import answer_lines as answer_lines  # re-exported: cli.options prints it
 from .blocks import (
     Block,
     Bullets,
@@ -25,7 +26,7 @@ from .blocks import (
     table_block,
 )
 from .design import design_blocks, design_summary
-from .items import item_level_blocks, level_disagreements, level_summary
+from .items import item_level_blocks, level_disagreements, level_summary_lines
 from .latex import PDFTEX_MISSING_NOTE, PREAMBLE, blocks_latex, latex_escape, latex_tabular, pdftex_missing
 from .verdicts import ALPHA, UNINFORMATIVE_MARK, confound_blocks, correction_phrase, family_phrase, verdict_blocks
 
@@ -176,8 +177,14 @@ def signature_lines(sig: Mapping[str, Any], prefix: str = "") -> list[str]:
     return out
 
 
+def console_warnings(results: Mapping[str, Any]) -> list[str]:
+    """The WARNING and CAVEAT lines of a finished run (``run`` prints them on stderr)."""
+    lines = [f"WARNING {v['target']}: {w}" for v in results.get("verdicts") or [] for w in v.get("warnings", [])]
+    return lines + [f"CAVEAT {w.replace('**', '')}" for w in read_first(results) if w.startswith("**circularity**")]
+
+
 def console_summary(results: Mapping[str, Any], limit: int = 5) -> list[str]:
-    """The lines ``run`` prints: warnings, then per target the clusters (or, without verdicts, the leaders)."""
+    """The table ``run`` prints after its answer: per target the clusters (or, without verdicts, the leaders)."""
     vds = results.get("verdicts") or []
     none = no_correlations(results)
     if none:
@@ -188,8 +195,7 @@ def console_summary(results: Mapping[str, Any], limit: int = 5) -> list[str]:
             sig = "" if c.get("significant") else " (not significant)"
             lines.append(f"  {y:<24} highest tau: {x:<14} tau={fmt_tau(c['tau'])} p={fmt_p(c['p_value'])}{sig}")
         return lines
-    lines = [f"  WARNING {v['target']}: {w}" for v in vds for w in v.get("warnings", [])]
-    lines += [f"  CAVEAT {w.replace('**', '')}" for w in read_first(results) if w.startswith("**circularity**")]
+    lines: list[str] = []
     items = item_answers(results)
     names = [v["target"] + ("" if v.get("informative", True) else UNINFORMATIVE_MARK) for v in vds[:limit]]
     width = max(24, *map(len, names), *(len(t) + 2 for t, _ in items[:limit]))
@@ -227,6 +233,13 @@ def item_answers(results: Mapping[str, Any]) -> list[tuple[str, str]]:
     """The item level's answers as (``target (items)``, clusters text), one per item-level verdict."""
     return [(f"{w['target']} ({w.get('items', 'items')})", _clusters_text(w))
             for w in (results.get("item_level") or {}).get("verdicts") or []]
+
+
+def first_screen_lines(results: Mapping[str, Any]) -> list[str]:
+    """The report's answer under its title, one short line (a bullet) each: each level's answer, where they
+    disagree, the power at this size once ``clir-eval design`` has run."""
+    return [*filter(None, [architecture_summary(results)]), *level_summary_lines(results),
+            *filter(None, [design_summary(results)])]
 
 
 def levels_guide(results: Mapping[str, Any]) -> str | None:
@@ -352,10 +365,9 @@ def report_blocks(results: Mapping[str, Any]) -> list[Block]:
         + (f" Lower is better for {', '.join(sorted(lower))}: its τ counts negated when ranking."
            if lower else ""))]
 
-    summary = " ".join(s for s in (architecture_summary(results), level_summary(results), design_summary(results))
-                       if s)
+    summary = first_screen_lines(results)
     if summary:
-        blocks.append(Para(summary))
+        blocks.append(Bullets(tuple(summary)))
     guide, warn = levels_guide(results), read_first(results)
     blocks += ([Para(guide)] if guide else []) + ([Bullets(tuple(warn), lead="**Read this first:**")] if warn else [])
     if vds:

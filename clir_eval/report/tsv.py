@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from .blocks import fmt_num, tsv_float
-from .tables import score_columns
+from .tables import english_label, score_columns
 
 
 def tsv_records(records: Sequence[Mapping[str, Any]], columns: Sequence[str], cell=None) -> str:
@@ -26,6 +26,9 @@ def tsv_cell(v: Any) -> str:
 
 
 def scores_tsv(results: Mapping[str, Any]) -> str:
+    """One row per system; then, when the run scored the English side, its IR scores on one more line that
+    starts with ``# `` (a comment: ``correlate`` and pandas' ``comment="#"`` leave it out of the systems), the
+    first cell naming it as the report's score table does (``English side (ceiling: ...)`` under pseudo-qrels)."""
     cols = score_columns(results)
     taken = {"system"} | {n for _, n in cols}
     attrs = sorted({a for e in results.get("systems", {}).values() for a in e.get("attrs", {})
@@ -34,6 +37,10 @@ def scores_tsv(results: Mapping[str, Any]) -> str:
     for s, e in results.get("systems", {}).items():
         lines.append("\t".join([s, *(str(e.get("attrs", {}).get(a, "")) for a in attrs),
                                 *(fmt_num(e.get(k, {}).get(n), 6) for k, n in cols)]))
+    eng = (results.get("english") or {}).get("ir")
+    if eng:
+        lines.append("\t".join([f"# {english_label(results)}", *("" for _ in attrs),
+                                *(fmt_num(eng.get(n), 6) if k == "ir" else "" for k, n in cols)]))
     return "\n".join(lines) + "\n"
 
 

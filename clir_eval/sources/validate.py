@@ -15,13 +15,14 @@ from typing import Callable, TypeVar
 
 from ..config.schema import Config, SystemSpec
 from ..errors import UserError
-from ..io.files import READ_ERRORS, InputFile
+from ..io.files import READ_ERRORS, InputFile, read_lines
 from ..io.readers import guess_doc_format, read_documents
 from ..io.trec import read_qrels
 from ..mt.base import metric_spec
 from ..mt.rates import cpu_estimate
 from ..pipeline.inputs import read_config_queries
 from ..pipeline.item_level import item_metric_names
+from ..pipeline.stages import ids_differ, misaligned
 from ..retrieval.analysis import get_analyzer
 from .collection import read_distractors
 from .item_tables import describe_item_table
@@ -123,6 +124,7 @@ def dry_run(cfg: Config, facts: dict | None = None) -> list[str]:
         systems += [SystemSpec(n, attrs={"name": n, "lang": lang}) for n, lang in cfg.europarl.lang_systems.items()]
     if cfg.collection is not None:
         lines += _check_collection(cfg, systems, facts)
+    lines += _check_alignment(cfg)
     if cfg.queries is not None and cfg.queries.file:
         q = _at("queries.file", lambda: read_config_queries(cfg.queries))
         facts["queries"] = len(q)
@@ -341,6 +343,40 @@ def _check_collection(cfg: Config, systems: list[SystemSpec], facts: dict) -> li
             src = _at(d.where or f"collection.distractors[{i}]", lambda: read_distractors(d, i, systems, cfg.base_dir))
             lines.append(f"{d.where}: {src.describe()}")
     return lines
+
+
+def _local(path: str | None) -> bool:
+    return bool(path) and not str(path).startswith("irds:")
+
+
+def _check_alignment(cfg: Config) -> list[str]:
+    """What run checks of each system's files, with run's message: every MT file line-aligned with its
+    hypotheses, every translated collection holding the English side's document ids."""
+    refs = [r for r in (cfg.mt.refs if cfg.mt is not None else ()) if _local(r)]
+    source = cfg.mt.source if cfg.mt is not None and _local(cfg.mt.source) else None
+    others = [("reference", r, len(_at("mt.refs", lambda r=r: read_lines(r)))) for r in refs]
+    if source:
+        others.append(("source", source, len(_at("mt.source", lambda: read_lines(source)))))
+    c = cfg.collection
+    english = (_at("collection.english", lambda: read_documents(c.english, c.format, c.ids)).ids
+               if c is not None and _local(c.english) and any(s.docs for s in cfg.systems) else None)
+    for s in cfg.systems:
+        if s.hyp and others:
+            n = len(_at(f"systems[{s.name}].hyp", lambda s=s: read_lines(s.hyp)))
+            for what, path, m in others:
+                if m != n:
+                    raise UserError(misaligned(s.name, s.hyp, n, what, path, m))
+        if s.docs and english is not None:
+            why = ids_differ(s.name, s.docs, _at(f"systems[{s.name}].docs",
+                                                 lambda s=s: read_documents(s.docs, c.format).ids), english)
+            if why:
+                raise UserError(why)
+    out = []
+    if others and any(s.hyp for s in cfg.systems):
+        out.append(f"systems: every hypothesis file line-aligned with {', '.join(w for w, _, _ in others)}")
+    if english is not None:
+        out.append(f"systems: every translated collection has the English side's {len(english)} document ids")
+    return out
 
 
 def _check_external(cfg: Config, systems: list[SystemSpec], notes: list[str]) -> list[str]:
