@@ -251,9 +251,12 @@ def scatter_svg(points: Sequence[tuple[float, float, str, str]], *, title: str, 
             axis.set_major_locator(plt.MaxNLocator(nbins=5, steps=[1, 2, 2.5, 5, 10], min_n_ticks=3))
         ax.ticklabel_format(useOffset=False, style="plain")
         if len(points) >= 2 and max(xs) > min(xs):
-            mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
-            a = sum((u - mx) * (v - my) for u, v in zip(xs, ys)) / sum((u - mx) ** 2 for u in xs)
-            b = my - a * mx
+            # fitted in powers of two near the largest |x| and |y| (exact scalings): no square overflows
+            sx, sy = (math.ldexp(1.0, math.frexp(max(abs(v) for v in vals) or 1.0)[1]) for vals in (xs, ys))
+            us, vs = [u / sx for u in xs], [v / sy for v in ys]
+            mx, my = sum(us) / len(us), sum(vs) / len(vs)
+            a = sum((u - mx) * (v - my) for u, v in zip(us, vs)) / sum((u - mx) ** 2 for u in us)
+            a, b = a * (sy / sx), (my - a * mx) * sy
             lx0, lx1 = min(xs), max(xs)
             if a:  # keep the line inside the frame
                 ya, yb = sorted(((y0 - b) / a, (y1 - b) / a))
