@@ -422,12 +422,16 @@ def test_device_item_matrix_is_refused(two, tmp_path):
     assert_one_line_error(code, err, r"item_documents\.json is a character device")
 
 
-def test_oversized_item_matrix_is_refused_before_reading(two, tmp_path):
+def test_oversized_item_matrix_is_refused_before_reading(two, tmp_path, monkeypatch):
+    from clir_eval.io.item_matrix import read_documents_file
+
     d = _with_item_level(two[0], tmp_path / "big")
     with open(d / "item_documents.json", "wb") as fh:
-        fh.truncate(2 ** 20)  # sparse: a megabyte of zeros on disk only in name
-    code, _, err = _sub("pool", d, two[1], env={"CLIR_EVAL_MAX_MEMORY_BYTES": str(2 ** 20)})
-    assert_one_line_error(code, err, r"item_documents\.json: 1048576 bytes, over the bound .*CLIR_EVAL_MAX_MEMORY_BYTES")
+        fh.truncate(2 * 2 ** 20)  # sparse: two megabytes of zeros, on disk only in name
+    monkeypatch.setenv("CLIR_EVAL_MAX_MEMORY_BYTES", str(4 * 2 ** 20))  # a quarter of it: 1 MiB
+    with pytest.raises(UserError, match=r"item_documents\.json: 2097152 bytes, over the bound of 1048576 bytes "
+                                        r".*CLIR_EVAL_MAX_MEMORY_BYTES"):
+        read_documents_file(d, json.loads((d / "results.json").read_text()))
 
 
 @pytest.mark.parametrize("cell", ['"inf"', "true", "Infinity", "NaN", '"0.5"', "1e400"])
