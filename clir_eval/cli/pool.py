@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import List, Optional
@@ -54,18 +53,19 @@ def pool_cmd(
       clir-eval pool demo-out --margin 0.05 --format json
     """
     from ..pooling import pool
-    from ..pooling.report import markdown, summaries, to_json, write_reports
+    from ..pooling.report import json_text, markdown, summaries, write_reports
 
     if fmt not in ("text", "json", "md"):
         raise UserError(f"unknown --format {fmt!r}; use text, json or md")
     if out is not None:
         check_output_dir(out)
+        _check_out_is_not_a_run(out, runs)
     res = pool([str(r) for r in runs], weights=weights, margin=margin, correction=correction, bootstrap=bootstrap,
                seed=seed, plots=out is not None, two_sided=not one_sided, mix_architectures=mix_architectures)
     if out is not None:
         write_reports(res, out)
     if fmt == "json":
-        print(json.dumps(to_json(res), indent=1, ensure_ascii=False))
+        print(json_text(res), end="")
     elif fmt == "md":
         print(markdown(res))
     else:
@@ -99,8 +99,20 @@ def answer_lines(res, summary: list[dict]) -> list[str]:
     return lines
 
 
+def _check_out_is_not_a_run(out: Path, runs: List[Path]) -> None:
+    """--out must not be a run's own directory: the pool's report.md / report.html would replace the run's."""
+    target = out.resolve()
+    for r in runs:
+        if Path(r).resolve() == target:
+            raise UserError(f"--out {out} is the run directory {r} given to pool; its report.md and report.html "
+                            f"would be replaced: give a directory of its own (e.g. {out}/pooled)")
+    if (out / "results.json").exists():
+        raise UserError(f"--out {out} holds a run's results.json (a run's output directory); pool's reports would "
+                        f"replace that run's report.md and report.html: give a directory of its own (e.g. {out}/pooled)")
+
+
 def _text(res, summary, out: Optional[Path]) -> None:
-    from ..pooling.report import labels, pool_ci, pool_num
+    from ..pooling.report import labels, pool_ci, pool_delta, pool_num
 
     lab = labels(res)
     for line in answer_lines(res, summary):
@@ -122,9 +134,8 @@ def _text(res, summary, out: Optional[Path]) -> None:
     if pooled:
         print("\nCLIR thresholds (pooled): metric target pairs accuracy Δ80% Δ90% Δ95%")
         for r in pooled:
-            da = r["delta_at"]
             print(f"  {r['metric']} {r['target']} {r['n_pairs']} {pool_num(r['accuracy'])} {pool_ci(r['accuracy_ci'])} "
-                  f"{pool_num(da['0.8'], 2)} {pool_num(da['0.9'], 2)} {pool_num(da['0.95'], 2)}")
+                  f"{pool_delta(r, '0.8')} {pool_delta(r, '0.9')} {pool_delta(r, '0.95')}")
     if out is not None:
         print(f"\nreports: {out / 'report.html'}, {out / 'report.md'}, {out / 'report.json'}")
     sys.stdout.flush()

@@ -570,8 +570,16 @@ def verdicts(targets: Sequence[Target], lower: Sequence[str], s: StatsSettings, 
         cache: dict = {}
         pairwise = [_pair_row(t, tst, pos.get(k), adjusted, mc, s, v, lower, cache, map)
                     for k, tst in enumerate(tests) if tst["ti"] == ti]
-        groups = clusters(order, {(r["a"], r["b"]): r["p_adjusted"] for r in pairwise}, s.alpha)
+        against = [r for r in pairwise if r["delta"] is not None and r["delta"] < 0]  # see the note below
+        for r in against:  # "significant": a, ranked above, correlates better than b; its Δτ says it does not
+            r.update(significant=False, against_ranking=True)
+        groups = clusters(order, {(r["a"], r["b"]): (None if r in against else r["p_adjusted"]) for r in pairwise},
+                          s.alpha)
         ns, min_tau, why, informative, warnings, notes, disc = _target_caveats(t, s, v, disc_all.get(ti))
+        notes += [f"{r['a']} is ranked above {r['b']} (each metric's τ on the systems it has), but on the {r['n']} "
+                  f"systems both have its Δτ is {r['delta']:+.3f}: missing scores make the ranking and this Δτ use "
+                  "different systems, so the pair does not separate them in the clusters; read its Δτ and p"
+                  for r in against]
         n_sys = max(ns)
         resolution, w, nn = _family_resolution(fam, mc, pairwise, s, v)
         warnings += w
@@ -614,7 +622,7 @@ def _pair_tests(targets: Sequence[Target], lower: Sequence[str], s: StatsSetting
             for b in order[i + 1:]:
                 xa, xb = sign(a) * np.asarray(t.table.columns[a], float), sign(b) * np.asarray(t.table.columns[b], float)
                 keep = ~(np.isnan(xa) | np.isnan(xb) | np.isnan(y))
-                setup = perm_both_setup(xa, xb, y, s.method, s.variant)
+                setup = perm_both_setup(xa, xb, y, s.method, s.variant, (a, b))
                 tests.append({"ti": ti, "a": a, "b": b, "setup": setup, "keep": keep, "seed": s.seed + len(tests)})
     return tests, orders
 

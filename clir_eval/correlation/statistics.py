@@ -771,10 +771,34 @@ def permutation_sigdiff(x1: Sequence[float], x2: Sequence[float], y: Sequence[fl
     return float(delta), ((hits + 1) / (n_resamples + 1) if plus_one else hits / n_resamples)
 
 
-def perm_both_setup(x1: Sequence[float], x2: Sequence[float], y: Sequence[float], method: str, variant: str | None
-                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float] | None:
-    """PERM-BOTH's inputs: the systems with all three values, both metrics z-scored, and the
-    observed difference; None when either correlation is undefined."""
+def standardize(x: np.ndarray, name: str = "a metric") -> np.ndarray:
+    """``x`` z-scored as ``scipy.stats.zscore`` (population sd), after an exact rescaling by a power of two so that
+    no score up to the largest float overflows (the same floats as zscore(x) wherever that does not overflow).
+
+    Raises a :class:`UserError` naming ``name`` when z-scoring would tie scores that differ (by more than 1e-9 of
+    their size): scores so far apart (one at 1e100 beside others near 30) that floats cannot keep the others apart
+    in z units, so PERM-BOTH would test a different, tied metric."""
+    x = np.asarray(x, float)
+    top = float(np.max(np.abs(x))) if len(x) else 0.0
+    if top > 0 and math.isfinite(top):
+        x = np.ldexp(x, -math.frexp(top)[1])
+    z = lazylibs.scipy_stats().zscore(x)
+    order = np.argsort(x, kind="stable")
+    xs, zs = x[order], z[order]
+    lost = (zs[1:] == zs[:-1]) & (xs[1:] - xs[:-1] > 1e-9 * np.maximum(np.abs(xs[1:]), np.abs(xs[:-1])))
+    if lost.any():
+        raise UserError(
+            f"{name}: its scores span too wide a range for the pairwise test (PERM-BOTH z-scores the scores; largest "
+            f"|score| {top:.3g}, and {int(lost.sum())} pair(s) of distinct scores would become equal); rescale the "
+            "metric (e.g. take its logarithm) or leave out the system with the outlying score")
+    return z
+
+
+def perm_both_setup(x1: Sequence[float], x2: Sequence[float], y: Sequence[float], method: str, variant: str | None,
+                    names: tuple[str, str] = ("x1", "x2")) -> tuple[np.ndarray, np.ndarray, np.ndarray, float] | None:
+    """PERM-BOTH's inputs: the systems with all three values, both metrics z-scored (:func:`standardize`; the
+    error names the metric as ``names`` give it), and the observed difference; None when either correlation is
+    undefined."""
     a = np.asarray([np.nan if v is None else v for v in x1], dtype=float)
     b = np.asarray([np.nan if v is None else v for v in x2], dtype=float)
     g = np.asarray([np.nan if v is None else v for v in y], dtype=float)
@@ -784,8 +808,7 @@ def perm_both_setup(x1: Sequence[float], x2: Sequence[float], y: Sequence[float]
     a, b, g = a[keep], b[keep], g[keep]
     if _undefined_reason(a, g) or _undefined_reason(b, g):
         return None
-    a = lazylibs.scipy_stats().zscore(a)
-    b = lazylibs.scipy_stats().zscore(b)
+    a, b = standardize(a, names[0]), standardize(b, names[1])
     return a, b, g, float(pair_coef(a, g, method, variant) - pair_coef(b, g, method, variant))
 
 

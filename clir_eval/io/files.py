@@ -17,7 +17,7 @@ import tempfile
 import unicodedata
 import zlib
 from pathlib import Path
-from typing import IO, Iterator
+from typing import IO, Iterator, Sequence
 
 from .. import limits
 from ..errors import UserError, os_error_message
@@ -306,12 +306,14 @@ def atomic_write(path: PathLike, mode: str = "w", *, parents: bool = True) -> It
         raise
 
 
-def write_set(out_dir: PathLike, files: "dict[str, str | bytes]", *, last: str | None = None) -> None:
+def write_set(out_dir: PathLike, files: "dict[str, str | bytes]", *, last: str | None = None,
+              stale: Sequence[str] = ()) -> None:  # fmt: skip
     """Replace several files of ``out_dir`` as one unit: all are written into a staging
     directory inside ``out_dir`` first, so a failure (a full disk, an interrupt) leaves the
     previous files byte-identical; only then is each renamed into place (renames need no
     space), ``last`` (e.g. results.json, whose presence says the set is complete) removed
-    first and renamed last."""
+    first and renamed last. ``stale``: files of an earlier set that this one does not replace,
+    removed while ``last`` is absent (so a complete set never sits beside them)."""
     out = Path(out_dir)
     for name in files:
         check_target(out / name)
@@ -327,6 +329,10 @@ def write_set(out_dir: PathLike, files: "dict[str, str | bytes]", *, last: str |
         if last in files:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(out / last)
+        for name in stale:
+            if name not in files:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(out / name)
         for name in names:
             check_target(out / name)
             os.replace(stage / name, out / name)

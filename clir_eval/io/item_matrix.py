@@ -17,6 +17,9 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from ..errors import UserError
+from ..limits import memory_bytes
+from .files import read_bytes
+from .results import finite_number
 
 FILE = "item_documents.json"
 FORMAT = "clir-eval item-level documents 1"
@@ -78,12 +81,7 @@ def _read(out: Path, results: Mapping[str, Any], kind: str) -> dict[str, Any]:
         raise UserError(f"{out / 'results.json'}: item_level.{key}.file {entry['file']!r} is not a file name "
                         f"in the run directory; {fix}")
     path = out / entry["file"]
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise UserError(f"{path}: not found (results.json's item_level names it); {fix}") from None
-    except OSError as e:
-        raise UserError(f"{path}: cannot be read ({e.strerror}); {fix}") from None
+    data = _read_bytes(path, fix)
     if hashlib.sha256(data).hexdigest() != entry["sha256"]:
         raise UserError(f"{path}: its sha256 differs from the one results.json records (another run's file, or "
                         f"changed since); {fix}")
@@ -101,19 +99,45 @@ def _read(out: Path, results: Mapping[str, Any], kind: str) -> dict[str, Any]:
 
     def matrix(name: str, cells: Any) -> np.ndarray:
         ok = isinstance(cells, list) and len(cells) == S and all(isinstance(r, list) and len(r) == D for r in cells)
-        if ok:
-            try:
-                return np.array([[np.nan if v is None else float(v) for v in r] for r in cells], float)
-            except (TypeError, ValueError):
-                pass
-        raise UserError(f"{path}: {name} is not a {S} x {D} matrix of numbers (systems x {kind}); {fix}")
+        if ok and all(v is None or finite_number(v) for r in cells for v in r):
+            return np.array([[np.nan if v is None else float(v) for v in r] for r in cells], float)
+        raise UserError(f"{path}: {name} is not a {S} x {D} matrix of finite numbers or null (systems x {kind}); "
+                        f"{fix}")
 
     mats = {"metrics": {k: matrix(f"metrics.{k}", v) for k, v in (doc.get("metrics") or {}).items()},
             "targets": {k: matrix(f"targets.{k}", v) for k, v in (doc.get("targets") or {}).items()}}
     if kind == "queries":
         return {"systems": tuple(systems), "queries": tuple(documents), **mats}
     qpd = doc.get("queries_per_document")
-    if not isinstance(qpd, list) or len(qpd) != D or not all(isinstance(q, int) and q >= 1 for q in qpd):
+    if not isinstance(qpd, list) or len(qpd) != D or not all(type(q) is int and q >= 1 for q in qpd):
         raise UserError(f"{path}: queries_per_document is not {D} positive whole numbers; {fix}")
     return {"systems": tuple(systems), "documents": tuple(documents), "queries_per_document": np.array(qpd),
-            "n_queries": int(doc.get("n_queries") or 0), **mats}
+            "n_queries": _count(doc.get("n_queries"), path, fix), **mats}
+
+
+def _count(v: Any, path: Path, fix: str) -> int:
+    if v is None:
+        return 0
+    if type(v) is not int or v < 0:
+        raise UserError(f"{path}: n_queries is {v!r}, not a whole number; {fix}")
+    return v
+
+
+def _read_bytes(path: Path, fix: str) -> bytes:
+    """The file's bytes with the checks every input gets (a FIFO or device refused without blocking), and a bound on
+    its size: parsed, a matrix takes about twice its text in memory, so a file over a quarter of
+    :func:`clir_eval.limits.memory_bytes` is refused before it is read."""
+    if not path.exists() and not path.is_symlink():
+        raise UserError(f"{path}: not found (results.json's item_level names it); {fix}")
+    bound = memory_bytes() // 4
+    try:
+        size = path.stat().st_size
+    except OSError as e:
+        raise UserError(f"{path}: cannot be read ({e.strerror}); {fix}") from None
+    if size > bound:
+        raise UserError(f"{path}: {size} bytes, over the bound of {bound} bytes for an item matrix (a quarter of the "
+                        "memory bound); check the file, or raise the bound with CLIR_EVAL_MAX_MEMORY_BYTES")
+    try:
+        return read_bytes(path)
+    except UserError as e:
+        raise UserError(f"{e}; {fix}") from None

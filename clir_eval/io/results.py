@@ -21,12 +21,23 @@ def _kind(v: Any) -> str:
     return {dict: "an object", list: "a list", str: "a string", type(None): "null"}.get(type(v), type(v).__name__)
 
 
+def finite_number(x: Any) -> bool:
+    """``x`` is a JSON number (int or float, not a bool) that is finite as a float (not NaN, ±Infinity, or an
+    integer too large for a float)."""
+    if type(x) is float:
+        return math.isfinite(x)
+    return type(x) is int and abs(x) <= 2**1023
+
+
 def _number_map(where: str, v: Any, path: Path) -> None:
     if not isinstance(v, dict):
         raise UserError(f"{path}: {where} must be an object of score: number, found {_kind(v)}; {_FIX}")
     for k, x in v.items():
         if x is not None and (isinstance(x, bool) or not isinstance(x, (int, float))):
             raise UserError(f"{path}: {where}.{k} must be a number or null, found {_kind(x)}; {_FIX}")
+        if x is not None and not finite_number(x):
+            raise UserError(f"{path}: {where}.{k} is {str(x)[:30]} (not a finite number); a score must be finite or "
+                            f"null; {_FIX}")
 
 
 def check_results(results: Any, path: Path) -> dict:
@@ -44,8 +55,14 @@ def check_results(results: Any, path: Path) -> dict:
     for name, entry in results["systems"].items():
         if not isinstance(entry, dict):
             raise UserError(f"{path}: systems.{name} must be an object, found {_kind(entry)}; {_FIX}")
-        for part in ("mt", "ir"):
+        for part in ("mt", "ir", "human"):
             _number_map(f"systems.{name}.{part}", entry.get(part, {}), path)
+        pq = entry.get("ir_per_query")
+        if pq is not None:
+            if not isinstance(pq, dict):
+                raise UserError(f"{path}: systems.{name}.ir_per_query must be an object, found {_kind(pq)}; {_FIX}")
+            for q, scores in pq.items():
+                _number_map(f"systems.{name}.ir_per_query.{q}", scores, path)
     for i, c in enumerate(results["correlations"]):
         if not isinstance(c, dict) or not isinstance(c.get("x"), str) or not isinstance(c.get("y"), str):
             raise UserError(f"{path}: correlations[{i}] must be an object with x and y names; {_FIX}")

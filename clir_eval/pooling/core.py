@@ -20,7 +20,7 @@ import hashlib
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -38,9 +38,9 @@ from ..correlation.statistics import (
 from ..correlation.verdict import clusters as assign_clusters
 from ..correlation.verdict import ranking
 from ..errors import UserError
-from ..limits import RUN_SEED
+from ..limits import MAX_RESAMPLES, MAX_SEED, RUN_SEED, check_max, check_seed, memory_bytes
 from .items import pool_items
-from .runs import Run, architecture, check_architectures, load_run, run_identity, shared_attr
+from .runs import Run, architecture, check_architectures, directions, load_run, pooled_tau, run_identity, shared_attr
 from .summary import summaries
 from .thresholds import threshold_rows
 
@@ -220,7 +220,8 @@ def _run_pair(run: Run, target: str, a: str, b: str) -> tuple | None:
     x1 = _sign(run, first) * run.column(first)
     x2 = _sign(run, second) * run.column(second)
     y = run.column(target)
-    setup = perm_both_setup(x1, x2, y, run.stats.method, run.stats.variant)
+    setup = perm_both_setup(x1, x2, y, run.stats.method, run.stats.variant,
+                            (f"{run.path}: {first}", f"{run.path}: {second}"))
     if setup is None:
         return None
     keep = ~(np.isnan(x1) | np.isnan(x2) | np.isnan(y))
@@ -358,14 +359,29 @@ def pooled_interval(estimate: float, runs: list[tuple[float, dict, dict]], level
     return [max(-2.0, float(lo)), min(2.0, float(hi))]
 
 
-def _check_arguments(dirs: Sequence[str | Path], margin: float, correction: str, bootstrap: int) -> None:
-    """One error line for each bad argument of :func:`pool`, or for a run directory given twice."""
-    if correction not in CORRECTIONS:
+def _check_arguments(dirs: Any, weights: Any, margin: Any, correction: Any, bootstrap: Any, seed: Any) -> list:
+    """One error line for each bad argument of :func:`pool` (the CLI's checks, for the Python API too); the
+    run directories as a list."""
+    if isinstance(dirs, (str, bytes, Path)) or not isinstance(dirs, Iterable):
+        raise UserError(f"dirs: give a list of run directories, not {type(dirs).__name__} {str(dirs)[:80]!r} "
+                        "(pool(['out/a', 'out/b']))")
+    dirs = list(dirs)
+    for d in dirs:
+        if not isinstance(d, (str, Path)):
+            raise UserError(f"dirs: {d!r} is not a path; give run directories as strings or pathlib.Path")
+    if not isinstance(correction, str) or correction not in CORRECTIONS:
         raise UserError(f"--correction {correction!r}: use one of {', '.join(CORRECTIONS)}")
-    if not (isinstance(margin, (int, float)) and 0 < margin <= 2):
+    if not isinstance(weights, str):
+        raise UserError(f"--weights {weights!r}: give equal, or attribute names separated by commas")
+    if isinstance(margin, bool) or not (isinstance(margin, (int, float)) and 0 < margin <= 2):
         raise UserError(f"--margin {margin}: give a Δτ margin between 0 and 2 (e.g. 0.1)")
-    if bootstrap < 100:
-        raise UserError(f"--bootstrap {bootstrap}: use at least 100 draws (1000 or more for 95% intervals)")
+    if isinstance(bootstrap, bool) or not isinstance(bootstrap, (int, np.integer)) or bootstrap < 100:
+        raise UserError(f"--bootstrap {bootstrap!r}: give a whole number of draws, at least 100 (1000 or more for "
+                        "95% intervals)")
+    check_max(int(bootstrap), MAX_RESAMPLES, "--bootstrap")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise UserError(f"--seed {seed!r}: use an integer from 0 to {MAX_SEED}")
+    check_seed(int(seed))
     if not dirs:
         raise UserError("no run directories given; pass the output directories of finished runs")
     seen: dict[str, str] = {}
@@ -374,6 +390,40 @@ def _check_arguments(dirs: Sequence[str | Path], margin: float, correction: str,
         if key in seen:
             raise UserError(f"{d}: given twice (as {seen[key]}); pass each run once")
         seen[key] = str(d)
+    return dirs
+
+
+def pool_memory(n_systems: Sequence[int], bootstrap: int) -> int:
+    """Estimated peak bytes of pool's bootstrap: the thresholds' fit on the pooled pairs of one metric and target
+    (every run's pairs of systems x the draws: the draws' pair weights, their nonzero entries and the Newton
+    steps' arrays, six float64 copies), the draws' system counts, and 300 MiB of interpreter and libraries.
+    Measured on runs of 30, 30 and 60 systems (scripts/bench_pool_memory.py): peak RSS 217 MiB at 1000 draws and
+    1183 MiB at 10000 (estimates 422 and 1518 MiB)."""
+    pairs = sum(n * (n - 1) // 2 for n in n_systems)
+    return 300 * 2**20 + 8 * int(bootstrap) * (6 * pairs + sum(n_systems))
+
+
+def _check_memory(runs: Sequence[Run], bootstrap: int) -> None:
+    """Refuse up front, naming the bound, a pool whose bootstrap is estimated (:func:`pool_memory`) to need more
+    memory than :func:`clir_eval.limits.memory_bytes` (4 GiB unless raised)."""
+    ns = [len(r.systems) for r in runs]
+    need, bound = pool_memory(ns, bootstrap), memory_bytes()
+    if need > bound:
+        raise UserError(f"--bootstrap {bootstrap}: the thresholds' bootstrap over {len(runs)} runs of "
+                        f"{', '.join(map(str, ns))} systems would need about {need / 2**30:.1f} GiB, over the bound of "
+                        f"{bound / 2**30:.1f} GiB; lower --bootstrap, or raise the bound with CLIR_EVAL_MAX_MEMORY_BYTES")
+
+
+def _check_distinct(runs: Sequence[Run]) -> None:
+    """One error line when two runs hold the same content (:func:`clir_eval.pooling.runs.content_id`): a copy of a
+    run would enter the pool as a second, independent collection."""
+    seen: dict[str, Run] = {}
+    for r in runs:
+        if r.identity in seen:
+            raise UserError(f"{r.path}: the same systems with the same scores as {seen[r.identity].path} (a copy of "
+                            "that run, or a second run of the same systems); pooling it would count one collection "
+                            "twice: pass each run once")
+        seen[r.identity] = r
 
 
 def _pooled_targets(runs: list[Run], lab: dict[str, str], warnings: list[str], notes: list[str]) -> list[str]:
@@ -396,8 +446,8 @@ def _pooled_targets(runs: list[Run], lab: dict[str, str], warnings: list[str], n
     return pooled_targets
 
 
-def _plan_tests(runs: list[Run], pooled_targets: list[str], attrs: list[str], seed_of: Callable[[Run, int], int]
-                ) -> tuple[list[dict[str, Any]], list]:  # fmt: skip
+def _plan_tests(runs: list[Run], pooled_targets: list[str], attrs: list[str], lab: dict[str, str],
+                notes: list[str], seed_of: Callable[[Run, int], int]) -> tuple[list[dict[str, Any]], list]:  # fmt: skip
     """Each pooled target's weights, means and ranking (the plans), and its metric pairs' tests in ranking order;
     ``seed_of(run, its own seed for the test)`` is the seed the run's draws use."""
     tests: list[dict[str, Any]] = []
@@ -409,8 +459,9 @@ def _plan_tests(runs: list[Run], pooled_targets: list[str], attrs: list[str], se
         w = [x / wsum for x in w]
         metrics = list(dict.fromkeys(m for r in have for m in r.taus[t]))
         every = [m for m in metrics if all(r.taus[t].get(m) is not None for r in have)]
-        lower = sorted({m for r in have for m in r.lower})
-        mean = {m: float(sum(wi * r.taus[t][m] for wi, r in zip(w, have))) for m in every}  # type: ignore[operator]
+        lower, mixed = directions(have, metrics, lab, t, notes)
+        mean = {m: float(sum(wi * pooled_tau(r, r.taus[t][m], m, mixed) for wi, r in zip(w, have)))  # type: ignore[misc]
+                for m in every}
         order = ranking(mean, lower)
         first_test = len(tests)
         for i, a in enumerate(order):
@@ -428,7 +479,7 @@ def _plan_tests(runs: list[Run], pooled_targets: list[str], attrs: list[str], se
                     keeps.append(keep)
                 tests.append({"target": t, "a": a, "b": b, "parts": parts if ok else None, "obs": obs,
                               "keeps": keeps, "runs": have, "w": w})
-        plans.append((t, have, w, metrics, every, mean, order, lower, first_test, len(tests)))
+        plans.append((t, have, w, metrics, every, mean, order, lower, first_test, len(tests), mixed))
     return tests, plans
 
 
@@ -464,7 +515,7 @@ def _target_rows(plan: tuple, tests: list[dict[str, Any]], pos: dict[int, int], 
     """One pooled target's pair rows and leaderboard rows, appended to ``out`` (leaderboard, pair rows, warnings,
     notes) with its warnings and notes."""
     leaderboard, pair_rows, warnings, notes = out
-    (t, have, w, metrics, every, mean, order, lower, k0, k1) = plan
+    (t, have, w, metrics, every, mean, order, lower, k0, k1, mixed) = plan
     caches = [dict() for _ in have]
     p_better: dict[tuple[str, str], float | None] = {}
     for k in range(k0, k1):
@@ -500,7 +551,8 @@ def _target_rows(plan: tuple, tests: list[dict[str, Any]], pos: dict[int, int], 
         ws = sum(wi for wi, _ in got)
         leaderboard.append({
             "target": t, "metric": m, "level": "system",
-            "mean_tau": (float(sum(wi * r.taus[t][m] for wi, r in got) / ws) if got else None),  # type: ignore[operator]
+            "mean_tau": (float(sum(wi * pooled_tau(r, r.taus[t][m], m, mixed) for wi, r in got) / ws)  # type: ignore[misc]
+                         if got else None),
             "cluster": None, "n_tasks": len(got), "taus": {r.path: r.taus[t].get(m) for r in have},
             "missing": [r.path for r in have if r.taus[t].get(m) is None], "apart": True})
         notes.append(f"{t}: {m} is not in every run (missing or undefined in "
@@ -560,8 +612,11 @@ def pool(dirs: Sequence[str | Path], weights: str = "equal", margin: float = 0.1
     ranking chose (mt-metrics-eval's AverageCorrMatrix; rejects up to about 2α under the null); ``item_level``: pool
     the runs' item-level (within-item) component too, where they have one (:mod:`.items`; rows ``"level": "item"``);
     ``mix_architectures``: pool runs of document and of query translation together (else an error)."""
-    _check_arguments(dirs, margin, correction, bootstrap)
+    dirs = _check_arguments(dirs, weights, margin, correction, bootstrap, seed)
     runs = [load_run(d) for d in dirs]
+    _check_distinct(runs)
+    if thresholds:
+        _check_memory(runs, bootstrap)
     methods = {(r.stats.method, r.stats.variant) for r in runs}
     if len(methods) > 1:
         raise UserError("the runs use different coefficients (" + ", ".join(
@@ -577,7 +632,7 @@ def pool(dirs: Sequence[str | Path], weights: str = "equal", margin: float = 0.1
     warnings: list[str] = []
     notes: list[str] = []
     if len(alphas) > 1:
-        notes.append(f"the runs use different α ({', '.join(map(str, alphas))}); pooled tests use α = {alpha:g}")
+        notes.append(f"the runs use different α ({', '.join(f'{a:g}' for a in alphas)}); pooled tests use α = {alpha:g}")
     check_architectures(runs, lab, mix_architectures, notes, warnings)
     if len(runs) < 2:
         warnings.append(f"ONE RUN: nothing is pooled; the leaderboard is {lab[runs[0].path]}'s own ranking "
@@ -594,7 +649,7 @@ def pool(dirs: Sequence[str | Path], weights: str = "equal", margin: float = 0.1
     def seed_of(r: Run, own: int) -> int:
         return own if len(runs) < 2 else stream_seed(identity[r.path], seed, own)
 
-    tests, plans = _plan_tests(runs, pooled_targets, attrs, seed_of)
+    tests, plans = _plan_tests(runs, pooled_targets, attrs, lab, notes, seed_of)
     pos, families, mc, adjusted = _permutation_tests(tests, plans, two_sided, correction, alpha, first, sequential,
                                                      map)
     z90 = 0.90

@@ -35,7 +35,7 @@ from ..correlation.significance import Source, adjust, monte_carlo_family, p_flo
 from ..correlation.verdict import clusters as assign_clusters
 from ..correlation.verdict import ranking
 from ..io.item_matrix import read_documents_file, read_queries_file
-from .runs import Run
+from .runs import Run, directions, pooled_tau
 
 GROUPING = "within"
 TOL = 1e-12
@@ -245,9 +245,10 @@ def _item_plans(runs: Sequence[Run], have_runs: list, keys: list, weights_of, la
             continue
         w = weights_of([r for r, _ in have])
         metrics = list(dict.fromkeys(m for _, ir in have for m in ir.taus[key]))
-        lower = sorted({m for r, _ in have for m in r.lower})
+        lower, mixed = directions([r for r, _ in have], metrics, lab, f"{t} over {kind} (item level)", [])
         every = [m for m in metrics if all(ir.taus[key].get(m) is not None for _, ir in have)]
-        mean = {m: float(sum(wi * ir.taus[key][m] for wi, (_, ir) in zip(w, have))) for m in every}  # type: ignore[operator]
+        mean = {m: float(sum(wi * pooled_tau(r, ir.taus[key][m], m, mixed)  # type: ignore[misc]
+                             for wi, (r, ir) in zip(w, have))) for m in every}
         order = ranking(mean, lower)
         testable = all(kind in ir.mats and t in ir.mats[kind][1] for _, ir in have)
         if not testable:
@@ -275,7 +276,7 @@ def _item_plans(runs: Sequence[Run], have_runs: list, keys: list, weights_of, la
                 pair_list.append((a, b, len(tests) if parts is not None else None))
                 if parts is not None:
                     tests.append(parts)
-        plans.append((key, have, w, metrics, every, mean, order, lower, pair_list, range(first, len(tests))))
+        plans.append((key, have, w, metrics, every, mean, order, lower, pair_list, range(first, len(tests)), mixed))
     return plans, tests, untested_kinds
 
 
@@ -284,7 +285,7 @@ def _item_rows(plan: tuple, tests: list[list[SwapPart]], mc, adjusted: dict[int,
     """One pooled (item kind, target)'s pair rows and leaderboard rows, appended to ``out`` (leaderboard, pair rows,
     warnings, notes) with its warnings and notes."""
     lb, pair_rows, warnings, notes = out
-    (key, have, w, metrics, every, mean, order, lower, pair_list, _) = plan
+    (key, have, w, metrics, every, mean, order, lower, pair_list, _, mixed) = plan
     kind, t = key
     p_better: dict[tuple[str, str], float | None] = {}
     for a, b, j in pair_list:
@@ -315,10 +316,11 @@ def _item_rows(plan: tuple, tests: list[list[SwapPart]], mc, adjusted: dict[int,
     for m in metrics:
         if m in every:
             continue
-        got = [(wi, ir) for wi, (_, ir) in zip(w, have) if ir.taus[key].get(m) is not None]
-        ws = sum(wi for wi, _ in got)
+        got = [(wi, r, ir) for wi, (r, ir) in zip(w, have) if ir.taus[key].get(m) is not None]
+        ws = sum(wi for wi, _, _ in got)
         lb.append({"target": t, "items": kind, "metric": m, "level": "item",
-                   "mean_tau": (float(sum(wi * ir.taus[key][m] for wi, ir in got) / ws) if got else None),  # type: ignore[operator]
+                   "mean_tau": (float(sum(wi * pooled_tau(r, ir.taus[key][m], m, mixed)  # type: ignore[misc]
+                                          for wi, r, ir in got) / ws) if got else None),
                    "cluster": None, "n_tasks": len(got), "taus": {r.path: ir.taus[key].get(m) for r, ir in have},
                    "missing": [r.path for r, ir in have if ir.taus[key].get(m) is None], "apart": True})
         notes.append(f"{t} over {kind} (item level): {m} is not in every run's item level; listed apart, not "

@@ -32,6 +32,11 @@ def pool_ci(ci: Any, nd: int = 3) -> str:
     return f"[{pool_num(lo, nd)}, {'∞' if hi is None else pool_num(hi, nd)}]"
 
 
+def pool_delta(row: dict[str, Any], level: str) -> str:
+    """A threshold row's Δ at ``level`` ("0.8", ...): "separated" where the fit is degenerate (perfect separation)."""
+    return "separated" if row.get("fit") == "separated" else pool_num(row["delta_at"][level], 2)
+
+
 def labels(res: PoolResult) -> dict[str, str]:
     """Short run labels: the run's name when unique, else its directory."""
     names = [t["name"] for t in res.tasks]
@@ -88,13 +93,13 @@ def markdown(res: PoolResult, plots: dict[str, str] | None = None) -> str:
     if pooled:
         L += ["## CLIR thresholds (pooled)", "",
               "How often a metric's difference between two systems of a run points the way retrieval does, and the "
-              "difference needed for 80/90/95% (fit; — = not reached within the observed differences).", "",
+              "difference needed for 80/90/95% (fit; — = not reached within the observed differences; separated = every "
+              "pair the metric separates agrees, no finite fit: see the notes).", "",
               "| metric | target | pairs | accuracy (95% CI) | Δ 80% | Δ 90% | Δ 95% | Δ 90% CI |",
               "|---|---|---:|---|---:|---:|---:|---|"]
         for r in pooled:
-            da = r["delta_at"]
             L.append(f"| {r['metric']} | {r['target']} | {r['n_pairs']} | {pool_num(r['accuracy'])} {pool_ci(r['accuracy_ci'])} | "
-                     f"{pool_num(da['0.8'], 2)} | {pool_num(da['0.9'], 2)} | {pool_num(da['0.95'], 2)} | {pool_ci(r['delta_at_ci']['0.9'], 2)} |")
+                     f"{pool_delta(r, '0.8')} | {pool_delta(r, '0.9')} | {pool_delta(r, '0.95')} | {pool_ci(r['delta_at_ci']['0.9'], 2)} |")
         L.append("")
         for m, name in (plots or {}).items():
             L += [f"![{m}]({name})", ""]
@@ -102,9 +107,8 @@ def markdown(res: PoolResult, plots: dict[str, str] | None = None) -> str:
         L += ["### Per run", "", "| run | metric | target | pairs | accuracy | Δ 80% | Δ 90% | Δ 95% |",
               "|---|---|---|---:|---:|---:|---:|---:|"]
         for r in per:
-            da = r["delta_at"]
             L.append(f"| {lab[r['run']]} | {r['metric']} | {r['target']} | {r['n_pairs']} | {pool_num(r['accuracy'])} | "
-                     f"{pool_num(da['0.8'], 2)} | {pool_num(da['0.9'], 2)} | {pool_num(da['0.95'], 2)} |")
+                     f"{pool_delta(r, '0.8')} | {pool_delta(r, '0.9')} | {pool_delta(r, '0.95')} |")
         L.append("")
     return "\n".join(L)
 
@@ -203,7 +207,7 @@ def html_report(res: PoolResult, plots: dict[str, bytes] | None = None) -> str:
         H.append("<h2>CLIR thresholds (pooled)</h2>" + table(
             ["metric", "target", "pairs", "accuracy", "95% CI", "Δ 80%", "Δ 90%", "Δ 95%"],
             [[r["metric"], r["target"], r["n_pairs"], pool_num(r["accuracy"]), pool_ci(r["accuracy_ci"])]
-             + [pool_num(r["delta_at"][k], 2) for k in ("0.8", "0.9", "0.95")] for r in pooled], 2))
+             + [pool_delta(r, k) for k in ("0.8", "0.9", "0.95")] for r in pooled], 2))
         for m, png in (plots or {}).items():
             H.append(f"<figure><img alt='{e(m)}' src='data:image/png;base64,{base64.b64encode(png).decode()}'>"
                      f"<figcaption>{e(m)}</figcaption></figure>")
@@ -211,7 +215,7 @@ def html_report(res: PoolResult, plots: dict[str, bytes] | None = None) -> str:
         H.append("<details><summary>Per run</summary>" + table(
             ["run", "metric", "target", "pairs", "accuracy", "Δ 80%", "Δ 90%", "Δ 95%"],
             [[lab[r["run"]], r["metric"], r["target"], r["n_pairs"], pool_num(r["accuracy"])]
-             + [pool_num(r["delta_at"][k], 2) for k in ("0.8", "0.9", "0.95")] for r in per], 3) + "</details>")
+             + [pool_delta(r, k) for k in ("0.8", "0.9", "0.95")] for r in per], 3) + "</details>")
     H.append("</body></html>")
     return "".join(H)
 
@@ -226,7 +230,13 @@ def write_reports(res: PoolResult, out: Path) -> list[str]:
     files: dict[str, str | bytes] = {names[m]: png for m, png in res.plots.items()}
     files["report.md"] = markdown(res, names)
     files["report.html"] = html_report(res, res.plots)
-    files["report.json"] = json.dumps(to_json(res), indent=1, ensure_ascii=False) + "\n"
+    files["report.json"] = json_text(res)
     out.mkdir(parents=True, exist_ok=True)
-    write_set(out, files, last="report.json")
+    stale = [p.name for p in out.glob("thresholds_*.png") if p.name not in files]  # an earlier pool's plots
+    write_set(out, files, last="report.json", stale=stale)
     return list(files)
+
+
+def json_text(res: PoolResult) -> str:
+    """report.json's text (``--format json``): strict JSON, never NaN or Infinity."""
+    return json.dumps(to_json(res), indent=1, ensure_ascii=False, allow_nan=False) + "\n"

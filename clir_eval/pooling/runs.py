@@ -8,7 +8,7 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Collection, Mapping, Sequence
 
 import numpy as np
 
@@ -41,6 +41,7 @@ class Run:
     taus: dict[str, dict[str, float | None]]
     seeds: dict[tuple[str, str, str], int]
     informative: dict[str, bool] = field(default_factory=dict)
+    identity: str = ""
 
     @property
     def systems(self) -> tuple[str, ...]:
@@ -107,7 +108,43 @@ def load_run(out_dir: str | Path) -> Run:
     # a run without verdicts (permutation: 0) is re-drawn with the default number of draws
     vs = cc.verdicts() if cc.permutation > 0 else VerdictSettings(correction=cc.correction, resolution=cc.resolution)
     return Run(str(out), str(results["name"]), results, table, raw, kinds, lower, cc.stats(), vs, targets,
-               target_kind, taus, seeds, informative)
+               target_kind, taus, seeds, informative, content_id(results))
+
+
+def content_id(results: Mapping[str, Any]) -> str:
+    """A run's identity by its content, not its path: the sha256 of its ``systems`` block (every system's name,
+    attributes and scores) as canonical JSON. A byte copy of a run, or a second run of the same systems with the
+    same scores, has the same identity."""
+    text = json.dumps(results["systems"], sort_keys=True, ensure_ascii=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("ascii")).hexdigest()
+
+
+def directions(runs: Sequence[Run], metrics: Sequence[str], lab: Mapping[str, str], where: str,
+               notes: list[str]) -> tuple[list[str], set[str]]:  # fmt: skip
+    """(the metrics lower-is-better in every run of ``runs`` that has them, the metrics whose direction differs
+    between the runs). A metric of mixed direction is pooled with each run's τ oriented by that run's own
+    direction (:func:`pooled_tau`), so larger is better; a note says so."""
+    lower, mixed = [], set()
+    for m in metrics:
+        low = [r for r in runs if m in r.kinds.get("mt", []) and m in r.lower]
+        high = [r for r in runs if m in r.kinds.get("mt", []) and m not in r.lower]
+        if low and high:
+            mixed.add(m)
+            notes.append(f"{where}: {m} is lower-is-better in {', '.join(lab[r.path] for r in low)} and higher-is-"
+                         f"better in {', '.join(lab[r.path] for r in high)}; each run's τ is oriented by its own "
+                         f"direction (sign flipped where lower is better) before pooling, so {m}'s mean τ and Δτ are "
+                         "oriented (larger is better)")
+        elif low:
+            lower.append(m)
+    return sorted(lower), mixed
+
+
+def pooled_tau(run: Run, tau: float | None, metric: str, mixed: Collection[str]) -> float | None:
+    """The τ of ``metric`` in ``run`` as the pool averages it: oriented by the run's own direction where the
+    metric's direction differs between the runs (``mixed``), else as the run reports it."""
+    if tau is None or metric not in mixed:
+        return tau
+    return -tau if metric in run.lower else tau
 
 
 def shared_attr(run: Run, attr: str) -> str:

@@ -28,6 +28,7 @@ from .runs import Run
 LEVELS = (0.8, 0.9, 0.95)
 NEWTON_STEPS = 60
 SCALE_RATIO = 10  # a metric whose largest |score| differs this much between runs is on different scales
+UNIT_SPAN = 2.0  # ... as is one whose scores stay within ±1 in one run (0-1) and pass ±2 in another (0-100)
 BETA_MAX = 1e12
 
 
@@ -128,11 +129,10 @@ def _newton(beta: np.ndarray, moving: np.ndarray, idx: np.ndarray, g: np.ndarray
 
 
 def delta_at(beta: float, p: float) -> float | None:
-    """The delta at which the fit reaches accuracy p; None when it never does (β ≤ 0)."""
-    if not beta > 0:
+    """The delta at which the fit reaches accuracy p; None when it never does (β ≤ 0) or when the fit is
+    degenerate (β = +inf, perfect separation: every delta observed reaches it, so it is below the smallest one)."""
+    if not beta > 0 or math.isinf(beta):
         return None
-    if math.isinf(beta):
-        return 0.0
     return math.log(p / (1 - p)) / beta
 
 
@@ -150,8 +150,12 @@ def _row(metric: str, target: str, dx: np.ndarray, dy: np.ndarray, W: np.ndarray
     row: dict[str, Any] = {"metric": metric, "target": target, "n_pairs": int(len(dx)), "accuracy": acc,
                            "beta": beta if math.isfinite(beta) else (None if math.isnan(beta) else
                                                                      ("inf" if beta > 0 else "-inf")),
-                           "max_delta": max_d, "delta_at": {}, "delta_at_fit": {}, "delta_at_ci": {},
-                           "accuracy_ci": [None, None]}
+                           "max_delta": max_d, "delta_at": {}, "delta_at_fit": {},
+                           "delta_at_ci": {f"{p:g}": [None, None] for p in LEVELS}, "accuracy_ci": [None, None]}
+    if beta == math.inf:  # perfect separation: the smallest delta already agrees; no finite threshold
+        pos = x[x > 0]
+        row["fit"] = "separated"
+        row["min_delta"] = float(np.min(pos)) if len(pos) else None
     for p in LEVELS:
         d = delta_at(beta, p) if len(x) else None
         row["delta_at_fit"][f"{p:g}"] = d
@@ -163,7 +167,7 @@ def _row(metric: str, target: str, dx: np.ndarray, dy: np.ndarray, W: np.ndarray
         if len(accs):
             row["accuracy_ci"] = [float(v) for v in np.percentile(accs, [tail, 100 - tail])]
         betas = fit_beta(x, y, W, start=beta if math.isfinite(beta) else 0.0)
-        for p in LEVELS:
+        for p in LEVELS if "fit" not in row else ():  # a separated fit has no interval either
             with np.errstate(divide="ignore", invalid="ignore"):
                 ds = np.where(betas > 0, math.log(p / (1 - p)) / betas, np.inf)
             ds = ds[~np.isnan(ds)]
@@ -199,10 +203,9 @@ def threshold_rows(runs: Sequence[Run], bootstrap: int = 1000, seed: int = RUN_S
                     continue
                 x = (-1.0 if m in r.lower else 1.0) * r.column(m, raw=True)
                 i, j, dx, dy = pair_deltas(x, y)
-                W = C[:, i] * C[:, j]
-                row = _row(m, t, dx, dy, W)
+                row = _row(m, t, dx, dy, C[:, i] * C[:, j])
                 rows.append({"run": r.path, **row})
-                pooled.setdefault((m, t), []).append((dx, dy, W))
+                pooled.setdefault((m, t), []).append((dx, dy, C, i, j))  # weights made again when pooled
                 vals = np.abs(x[~np.isnan(x)])
                 if len(vals):
                     scale.setdefault(m, {})[r.path] = float(np.max(vals))
@@ -210,14 +213,15 @@ def threshold_rows(runs: Sequence[Run], bootstrap: int = 1000, seed: int = RUN_S
     for (m, t), parts in pooled.items():
         dx = np.concatenate([p[0] for p in parts])
         dy = np.concatenate([p[1] for p in parts])
-        W = np.concatenate([p[2] for p in parts], axis=1)
+        W = np.concatenate([C[:, i] * C[:, j] for _, _, C, i, j in parts], axis=1)
         row = _row(m, t, dx, dy, W)
+        del W
         row["n_tasks"] = len(parts)
         out.append(row)
     mixed = set()
     for m, by_run in scale.items():
         vals = [v for v in by_run.values() if v > 0]
-        if len(vals) > 1 and max(vals) / min(vals) > SCALE_RATIO:
+        if len(vals) > 1 and _scales_differ(vals):
             mixed.add(m)
             hi = max(by_run, key=by_run.get)  # type: ignore[arg-type]
             lo = min(by_run, key=by_run.get)  # type: ignore[arg-type]
@@ -233,15 +237,29 @@ def threshold_rows(runs: Sequence[Run], bootstrap: int = 1000, seed: int = RUN_S
                        and row["target"] in r.targets]
         vals = [scale.get(m, {}).get(p, 0) for p in pooled_runs]
         vals = [v for v in vals if v > 0]
-        if m in mixed and len(vals) > 1 and max(vals) / min(vals) > SCALE_RATIO:
+        if m in mixed and len(vals) > 1 and _scales_differ(vals):
             row["units"] = "mixed"
             for key in ("delta_at", "delta_at_fit"):
                 row[key] = {k: None for k in row[key]}
             row["delta_at_ci"] = {k: [None, None] for k in row["delta_at_ci"]}
             row["beta"] = None
+    for row in out:
+        if row.get("fit") == "separated":
+            notes.append(f"thresholds: {row['metric']} / {row['target']} (pooled): the fit is degenerate (perfect "
+                         "separation: every pair the metric separates agrees with retrieval), so no Δ80/90/95 or its "
+                         f"interval is estimated; the smallest observed difference, {row['min_delta']:.3g}, already "
+                         "agrees: any threshold lies below it")
     notes.append("thresholds: pairs tied on the target are left out; a metric tie counts as a disagreement")
     figs = _plots(out, pooled) if plots else {}
     return out + rows, notes, figs
+
+
+def _scales_differ(vals: Sequence[float]) -> bool:
+    """Whether a metric's largest |score| in each run (``vals``, > 0) says the runs use different units: they differ
+    more than :data:`SCALE_RATIO` times, or one run's scores all lie within ±1 (a 0-1 scale) while another's reach
+    past ±:data:`UNIT_SPAN` (a 0-100 scale), whatever the ratio."""
+    lo, hi = min(vals), max(vals)
+    return hi / lo > SCALE_RATIO or (lo <= 1.0 and hi > UNIT_SPAN)
 
 
 def _plots(pooled_rows: list[dict[str, Any]], pooled: dict) -> dict[str, bytes]:
