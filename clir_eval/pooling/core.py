@@ -397,8 +397,8 @@ def pool_memory(n_systems: Sequence[int], bootstrap: int) -> int:
     """Estimated peak bytes of pool's bootstrap: the thresholds' fit on the pooled pairs of one metric and target
     (every run's pairs of systems x the draws: the draws' pair weights, their nonzero entries and the Newton
     steps' arrays, six float64 copies), the draws' system counts, and 300 MiB of interpreter and libraries.
-    Measured on runs of 30, 30 and 60 systems (scripts/bench_pool_memory.py): peak RSS 217 MiB at 1000 draws and
-    1183 MiB at 10000 (estimates 422 and 1518 MiB)."""
+    Measured on runs of 30, 30 and 60 systems (scripts/bench_pool_memory.py): peak RSS 217 MiB at 1000 draws,
+    1183 MiB at 10000 and 3426 MiB at 31100, the largest accepted under 4 GiB (estimates 422, 1518, 4087 MiB)."""
     pairs = sum(n * (n - 1) // 2 for n in n_systems)
     return 300 * 2**20 + 8 * int(bootstrap) * (6 * pairs + sum(n_systems))
 
