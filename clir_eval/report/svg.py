@@ -250,9 +250,12 @@ def _fit_line(points: Sequence[tuple[float, float, str, str]], limits, sx, sy) -
     if len(points) < 2 or max(xs) <= min(xs):
         return ""
     _, _, y0, y1 = limits
-    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
-    a = sum((u - mx) * (v - my) for u, v in zip(xs, ys)) / sum((u - mx) ** 2 for u in xs)
-    b = my - a * mx
+    # fitted in powers of two near the largest |x| and |y| (exact scalings): no square overflows
+    kx, ky = (math.ldexp(1.0, math.frexp(max(abs(v) for v in vals) or 1.0)[1]) for vals in (xs, ys))
+    us, vs = [u / kx for u in xs], [v / ky for v in ys]
+    mu, mv = sum(us) / len(us), sum(vs) / len(vs)
+    a = sum((u - mu) * (v - mv) for u, v in zip(us, vs)) / sum((u - mu) ** 2 for u in us)
+    a, b = a * (ky / kx), (mv - a * mu) * ky
     lx0, lx1 = min(xs), max(xs)
     if a:
         ya, yb = sorted(((y0 - b) / a, (y1 - b) / a))
