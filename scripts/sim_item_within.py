@@ -14,6 +14,8 @@ items), at α = 0.05, the share ± its Monte Carlo standard error of data sets i
 - pair: the verdict between two metrics of the scenario, equally (un)related to the target, names the pair
   significant (the run's verdict, Holm);
 - with ``--power``: the ``within`` row at a true within-item correlation of 0.3 (additive scenario) per size;
+- with ``--joint``: the ``within`` row's earlier test instead (the target's system labels permuted jointly across
+  items, :func:`joint_permutation_tests`, 999 permutations above 7 systems), for comparison;
 - with ``--definitions``: the choice of the ``within`` values, per scenario at the first size: mean τ and the crossed
   test's rejections for plain system-centring, per-system (row) ranks, and the run's normal scores then centring.
 Each row is computed by the run's own functions (:func:`clir_eval.correlation.items.correlate_matrix`,
@@ -39,6 +41,7 @@ from clir_eval.correlation.items import (  # noqa: E402
     crossed_item_test,
     grouped,
     item_verdicts,
+    joint_permutation_tests,
 )
 
 SIZES = "4x50,6x300,8x3000,12x50,16x300,4x3000,6x50,8x300,12x3000,16x50,4x300,6x3000,8x50,12x300,16x3000"
@@ -99,6 +102,21 @@ def definitions(scenarios, S: int, I: int, n: int, seed: int, s: ItemSettings) -
 ALPHA = 0.05
 
 
+def joint(scenarios, sizes, n: int, seed: int) -> None:
+    """Rejections of the ``within`` row by the earlier joint permutation test (sharp null: no association in any
+    system) under the null scenarios."""
+    s = ItemSettings(bootstrap=0, permutation=999)
+    print("| scenario | joint permutation test of `within` rejects |\n|---|---|")
+    for sc in scenarios:
+        rng = np.random.default_rng([seed, 9, *map(ord, sc)])
+        hits = 0
+        for k in range(n):
+            Xs, Y = generate(rng, *sizes[k % len(sizes)], sc)
+            [(p, _)] = joint_permutation_tests(Xs, Y, [grouped(Xs[0], Y, "within")[0]], s, (seed, k), "within")
+            hits += p < ALPHA
+        print(f"| {sc} | {rate(hits, n)} |", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=400)
@@ -107,11 +125,14 @@ def main() -> None:
     ap.add_argument("--scenarios", default=",".join(SCENARIOS))
     ap.add_argument("--power", action="store_true", help="also power at a within-item correlation of 0.3")
     ap.add_argument("--definitions", action="store_true", help="only the comparison of within definitions")
+    ap.add_argument("--joint", action="store_true", help="only the earlier joint permutation test of the within row")
     a = ap.parse_args()
     sizes = [tuple(map(int, z.split("x"))) for z in a.sizes.split(",")]
     s = ItemSettings(bootstrap=0)
     if a.definitions:
         return definitions(a.scenarios.split(","), *sizes[0], a.n, a.seed, s)
+    if a.joint:
+        return joint(a.scenarios.split(","), sizes, a.n, a.seed)
     t0 = time.perf_counter()
     print("| scenario | `within` rejects | sig & ci∋0 | mean within τ | `item` rejects | pair verdict |")
     print("|---|---|---|---|---|---|")

@@ -95,9 +95,14 @@ def test_readme_first_experiment_runs_as_written(tmp_path, page):
         for v in vds:
             assert v["ranking"][0] == m.group(1) and v["winner"] is None
             assert set(v["clusters"][0]) == {m.group(1), m.group(4), m.group(5)}
-        (item,) = re.findall(r"The item level names (\w+) for the queries' measures", text)
+        ((item, named, total, other, tie),) = re.findall(
+            r"The item level names (\w+) for (\w+) of the queries' (\w+) measures \(for (\w+) it cannot separate \w+ "
+            r"from (\w+)\)", text)
+        words = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5}
         iv = [v for v in results["item_level"]["verdicts"] if v["items"] == "queries"]
-        assert iv and all(v["winner"] == item for v in iv)
+        assert len(iv) == words[total] and sum(v["winner"] == item for v in iv) == words[named]
+        [rest] = [v for v in iv if v["winner"] != item]
+        assert rest["target"].lower().startswith(other.lower()) and set(rest["clusters"][0]) == {item, tie.lower()}
         assert any(c.startswith("circularity") for c in results["confounds"]["notes"])
     else:
         assert page == "README.md"  # the README stays short; getting-started tells the story
