@@ -66,7 +66,7 @@ def main() -> int:
         print(f"| | CPU s (tree) | wall s | {' | '.join(seen['this'][0][2])} |")
         print("|---|---:|---:|" + "---:|" * len(seen["this"][0][2]))
         for name, runs in seen.items():
-            keys = runs[0][2]
+            keys = seen["this"][0][2]  # one column order for every row (another checkout may time other stages)
             med = {k: statistics.median(r[2].get(k, 0.0) for r in runs) for k in keys}
             print(f"| {name} | {statistics.median(r[0] for r in runs):.2f} | {statistics.median(r[1] for r in runs):.2f} | "
                   + " | ".join(f"{v:.2f}" for v in med.values()) + " |")

@@ -43,7 +43,10 @@ def write_data(work: Path, n_queries: int, depth: int, seed: int) -> tuple[Path,
         for i in range(n_queries):
             qid = str(701 + i)
             docs = rng.choice(2_000_000, size=depth, replace=False)
-            scores = np.sort(rng.random(depth) * 30)[::-1]
+            scores = np.unique((rng.random(depth) * 30).astype(np.float32))  # distinct as float32, the precision
+            while len(scores) < depth:  # trec_eval orders a run by (pytrec_eval and clir-eval then agree)
+                scores = np.unique(np.concatenate([scores, (rng.random(depth - len(scores)) * 30).astype(np.float32)]))
+            scores = scores[::-1].astype(np.float64)
             r.writelines(f"{qid} Q0 doc{d} {k} {s!r} bm25\n" for k, (d, s) in enumerate(zip(docs, scores.tolist()), 1))
             rel = rng.choice(docs, size=100, replace=False)
             q.writelines(f"{qid} 0 doc{d} {int(rng.integers(1, 3))}\n" for d in rel)

@@ -15,6 +15,9 @@ printed.
 
     python scripts/bench_pool.py [--runs 10] [--repeat 3] [--systems 30]
     python scripts/bench_pool.py --before ../main
+    python scripts/bench_pool.py --dirs out/study/{wmt21-ru-en,wmt21-is-en,...} --before OLD  # given finished runs
+
+With ``--dirs`` the given finished runs are pooled instead of generated ones (the reference is then not timed).
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ def arguments():
     ap = benchlib.parser(__doc__, repeat=3, before=True)
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--systems", type=int, default=30, help="systems in the largest run (runs have 8 to this)")
+    ap.add_argument("--dirs", type=Path, nargs="+", help="pool these finished runs instead of generated ones")
     return ap
 
 
@@ -49,11 +53,15 @@ def main() -> None:
     metrics = ("bleu", "chrf1", "macrof1", "microf1", "ter_neg", "bleurt")
     with tempfile.TemporaryDirectory() as tmp:
         t = Path(tmp)
-        sizes = np.linspace(8, args.systems, args.runs).astype(int)
-        runs = [make_run(t, f"r{i:02d}", 100 + i, n=int(n), metrics=metrics, targets=("map", "rbo", "ndcg"),
-                         rseed=13 + i) for i, n in enumerate(sizes)]
-        print(f"{args.runs} runs, {sizes.min()}-{sizes.max()} systems, {len(metrics)} metrics, 3 targets; "
-              f"load {benchlib.load()}")
+        if args.dirs:
+            runs = [d.resolve() for d in args.dirs]
+            print(f"{len(runs)} finished runs: {' '.join(d.name for d in runs)}; load {benchlib.load()}")
+        else:
+            sizes = np.linspace(8, args.systems, args.runs).astype(int)
+            runs = [make_run(t, f"r{i:02d}", 100 + i, n=int(n), metrics=metrics, targets=("map", "rbo", "ndcg"),
+                             rseed=13 + i) for i, n in enumerate(sizes)]
+            print(f"{args.runs} runs, {sizes.min()}-{sizes.max()} systems, {len(metrics)} metrics, 3 targets; "
+                  f"load {benchlib.load()}")
         checkouts = benchlib.checkouts(args.before)
         seen: dict[str, list[tuple[float, float]]] = {who: [] for who in checkouts}
         for k in range(args.repeat):
@@ -63,6 +71,13 @@ def main() -> None:
                                    check=True, stdout=subprocess.DEVNULL, env=benchlib.env(path), cwd=path)
                 seen[who].append((tree.wall, tree.cpu))
         wall, cpu = (statistics.median(x[i] for x in seen["this"]) for i in (0, 1))
+        if args.dirs:
+            print(f"clir-eval pool --out: {wall:.2f} s wall, {cpu:.2f} CPU-s (median of {args.repeat})")
+            if args.before:
+                ow, oc = (statistics.median(x[i] for x in seen["before"]) for i in (0, 1))
+                print(f"the same command from {args.before}: {ow:.2f} s wall, {oc:.2f} CPU-s; this one / that one: "
+                      f"{benchlib.ratio(wall, ow)} wall, {benchlib.ratio(cpu, oc)} CPU")
+            return
         # reference: mt-metrics-eval's AverageCorrMatrix on precomputed draws (one target)
         rl = [load_run(d) for d in runs]
         draws = []
