@@ -178,3 +178,16 @@ def test_the_same_results_give_the_same_bytes():
                            check=True).stdout
     assert other == page
     assert "<dc:date>" not in page and "<?xml" not in page
+
+
+@pytest.mark.parametrize("big", [1e155, 1.7e308])
+def test_extreme_scores_draw_a_well_formed_panel(big):
+    """Scores near the ends of the float range (whose squares overflow) still give a panel: every dot placed
+    inside it, labelled, the fit line drawn, no NaN or infinite coordinate."""
+    svg, unlabelled = scatter_svg([(big, 0.5, "a", ""), (1.0, 0.6, "b", ""), (-big, 0.7, "c", "")], title="t",
+                                  xlabel="x", ylabel="y")
+    ET.fromstring(svg)
+    assert unlabelled == 0 and sorted(lbl for lbl, _ in label_boxes(svg)) == ["a", "b", "c"]
+    assert 'class="fit"' in svg and not re.search(r'"[^"]*(nan|inf)[^"]*"', svg)
+    w, h = (float(v) for v in re.search(r'width="(\d+)" height="(\d+)"', svg).groups())
+    assert all(0 < x < w and 0 < y < h for x, y in dots(svg)) and len(dots(svg)) == 3

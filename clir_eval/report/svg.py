@@ -13,6 +13,7 @@ from __future__ import annotations
 import html
 import math
 import re
+import sys
 from typing import Any, Iterable, Mapping, Sequence
 
 DOT = "#2b6cb0"
@@ -48,7 +49,7 @@ def nice_ticks(lo: float, hi: float, n: int = 5) -> list[float]:
 
 
 def _ticks(lo: float, hi: float, n: int) -> list[float]:
-    raw = (hi - lo) / max(n - 1, 1)
+    raw = (hi / 2 - lo / 2) / max(n - 1, 1) * 2  # halves: no overflow at the ends of the float range
     mag = 10 ** math.floor(math.log10(raw))
     step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
     k0, k1 = math.ceil(lo / step - 1e-9), math.floor(hi / step + 1e-9)
@@ -57,7 +58,9 @@ def _ticks(lo: float, hi: float, n: int) -> list[float]:
 
 def tick_text(v: float, ticks: Sequence[float]) -> str:
     """A tick value with as many decimals as the step needs (plain notation: no offset, no exponent)."""
-    step = abs(ticks[1] - ticks[0]) if len(ticks) > 1 else abs(v) or 1.0
+    step = abs(ticks[1] / 2 - ticks[0] / 2) * 2 if len(ticks) > 1 else abs(v) or 1.0
+    if step >= 1e6:
+        return f"{v:.6g}"
     d = max(0, min(6, -math.floor(math.log10(step) + 1e-9))) if step > 0 else 0
     scaled = step * 10 ** d
     if abs(scaled - round(scaled)) > 1e-6:  # 2.5, 0.25 ...
@@ -66,9 +69,15 @@ def tick_text(v: float, ticks: Sequence[float]) -> str:
 
 
 def _padded(vals: Sequence[float], frac: float = 0.08) -> tuple[float, float]:
+    """The data's range widened by ``frac`` of it on each side (kept finite at the ends of the float range)."""
     lo, hi = min(vals), max(vals)
-    span = hi - lo or (abs(hi) * 0.1 or 1.0)
-    return lo - span * frac, hi + span * frac
+    half = hi / 2 - lo / 2 or (abs(hi) * 0.05 or 0.5)  # half the span: finite for any finite values
+    return max(lo - 2 * half * frac, -sys.float_info.max), min(hi + 2 * half * frac, sys.float_info.max)
+
+
+def _unit(v: float, lo: float, hi: float) -> float:
+    """v's position in [lo, hi] as a fraction (halves: no overflow for values near the float range's ends)."""
+    return (v / 2 - lo / 2) / (hi / 2 - lo / 2)
 
 
 # --------------------------------------------------------------------------- label geometry
@@ -211,7 +220,7 @@ def scatter_layout(points: Sequence[tuple[float, float, str, str]], width: int, 
     ys = [p[1] for p in points]
     x0, x1 = _padded(xs)
     y0, y1 = _padded(ys)
-    dots = [(ml + (u - x0) / (x1 - x0) * (area[2] - ml), area[3] - (v - y0) / (y1 - y0) * (area[3] - mt))
+    dots = [(ml + _unit(u, x0, x1) * (area[2] - ml), area[3] - _unit(v, y0, y1) * (area[3] - mt))
             for u, v in zip(xs, ys)]
     groups = coincident(dots)  # dots drawn on top of each other share one label "3,7"
     gdots = [dots[g[0]] for g in groups]
@@ -232,36 +241,38 @@ def _axes(parts: list[str], scope: str, area: Box, limits: tuple[float, float, f
         for k, v in enumerate(ticks):
             label = esc(tick_text(v, ticks))
             if axis == "x":
-                X = _f(ml + (v - lo) / (hi - lo) * (right - ml))
+                X = _f(ml + _unit(v, lo, hi) * (right - ml))
                 parts.append(f'<g id="{scope}-xtick_{k}"><line x1="{X}" y1="{mt}" x2="{X}" y2="{bottom}" '
                              f'stroke="#edf2f7"/><text x="{X}" y="{bottom + 12}" font-size="9" text-anchor="middle" '
                              f'fill="#4a5568">{label}</text></g>')
             else:
-                yv = bottom - (v - lo) / (hi - lo) * (bottom - mt)
+                yv = bottom - _unit(v, lo, hi) * (bottom - mt)
                 parts.append(f'<g id="{scope}-ytick_{k}"><line x1="{ml}" y1="{_f(yv)}" x2="{right}" y2="{_f(yv)}" '
                              f'stroke="#edf2f7"/><text x="{ml - 4}" y="{_f(yv + 3)}" font-size="9" text-anchor="end" '
                              f'fill="#4a5568">{label}</text></g>')
 
 
-def _fit_line(points: Sequence[tuple[float, float, str, str]], limits, sx, sy) -> str:
-    """The least-squares line over the dots' x range, kept inside the frame; empty with fewer than two x values."""
-    xs = [p[0] for p in points]
-    ys = [p[1] for p in points]
-    if len(points) < 2 or max(xs) <= min(xs):
+def _fit_line(points: Sequence[tuple[float, float, str, str]], dots: Sequence[tuple[float, float]], top: float,
+              bottom: float) -> str:
+    """The least-squares line of y on x over the dots' x range, kept inside the frame (``top`` to ``bottom``);
+    empty with fewer than two x values. Fitted on the dots' positions, an affine image of the data's (the same
+    line, and no overflow for extreme scores)."""
+    if len(points) < 2 or max(p[0] for p in points) <= min(p[0] for p in points):
         return ""
-    _, _, y0, y1 = limits
-    # fitted in powers of two near the largest |x| and |y| (exact scalings): no square overflows
-    kx, ky = (math.ldexp(1.0, math.frexp(max(abs(v) for v in vals) or 1.0)[1]) for vals in (xs, ys))
-    us, vs = [u / kx for u in xs], [v / ky for v in ys]
-    mu, mv = sum(us) / len(us), sum(vs) / len(vs)
-    a = sum((u - mu) * (v - mv) for u, v in zip(us, vs)) / sum((u - mu) ** 2 for u in us)
-    a, b = a * (ky / kx), (mv - a * mu) * ky
+    xs = [d[0] for d in dots]
+    ys = [d[1] for d in dots]
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    sxx = sum((u - mx) ** 2 for u in xs)
+    if not sxx:
+        return ""
+    a = sum((u - mx) * (v - my) for u, v in zip(xs, ys)) / sxx
+    b = my - a * mx
     lx0, lx1 = min(xs), max(xs)
     if a:
-        ya, yb = sorted(((y0 - b) / a, (y1 - b) / a))
+        ya, yb = sorted(((top - b) / a, (bottom - b) / a))
         lx0, lx1 = max(lx0, ya), min(lx1, yb)
-    return (f'<line class="fit" x1="{_f(sx(lx0))}" y1="{_f(sy(a * lx0 + b))}" x2="{_f(sx(lx1))}" '
-            f'y2="{_f(sy(a * lx1 + b))}" stroke="{FIT}" stroke-width="1.2" stroke-dasharray="5 3"/>')
+    return (f'<line class="fit" x1="{_f(lx0)}" y1="{_f(a * lx0 + b)}" x2="{_f(lx1)}" y2="{_f(a * lx1 + b)}" '
+            f'stroke="{FIT}" stroke-width="1.2" stroke-dasharray="5 3"/>')
 
 
 def scatter_svg(points: Sequence[tuple[float, float, str, str]], *, title: str, xlabel: str, ylabel: str,
@@ -277,16 +288,8 @@ def scatter_svg(points: Sequence[tuple[float, float, str, str]], *, title: str, 
     unlabelled = 0
     if points:
         layout = scatter_layout(points, width, height)
-        x0, x1, y0, y1 = layout["limits"]
-
-        def sx(v):
-            return ml + (v - x0) / (x1 - x0) * (area[2] - ml)
-
-        def sy(v):
-            return area[3] - (v - y0) / (y1 - y0) * (area[3] - mt)
-
         _axes(parts, scope, area, layout["limits"])
-        parts.append(_fit_line(points, layout["limits"], sx, sy))
+        parts.append(_fit_line(points, layout["dots"], mt, area[3]))
         groups, texts, placed, dots = layout["groups"], layout["texts"], layout["placed"], layout["dots"]
         for g, pl in zip(groups, placed):
             if pl is not None and pl[3] is not None:
