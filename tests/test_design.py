@@ -464,7 +464,13 @@ def test_design_item_level_rows_and_a_run_without_item_level_unchanged(demo_run,
     assert {"target", "a", "n_systems", "n_queries", "effect", "power", "mc_se", "level"} <= set(item[0])
     assert any("b" in r for r in item) and any("b" not in r for r in item)
     assert {r["n_queries"] for r in item} <= {40, 298}  # the pilot's documents whose target varies, or --items
-    assert all(r["power"] == 0 for r in item if "b" in r and r["n_systems"] == 5)  # Holm over 6 pairs, 1/16 floor
+    assert all(0 <= r["power"] <= 1 for r in item)
+    # the crossed test has no permutation floor: more systems never lose power (beyond Monte Carlo error)
+    by = {(r["a"], r.get("b"), r["n_queries"], r["n_systems"]): r for r in item}
+    for (a, b, n, s), r in by.items():
+        big = by.get((a, b, n, 12))
+        if s == 5 and big is not None:
+            assert big["power"] >= r["power"] - 3 * max(big["mc_se"], r["mc_se"], 0.05), (r, big)
     system = [r for r in rows if r.get("level") != "item"]
     p_sys = _clir("design", full, "--targets", "map", "--level", "system", *grid)
     p_bare = _clir("design", bare, "--targets", "map", *grid)

@@ -68,7 +68,7 @@ def test_design_notes_the_change_in_text_and_json(tmp_path, cli):
     code, out, err = cli(*args)
     assert code == 0, err
     c = changed[0]
-    note = [line for line in out.splitlines() if "nearest valid one is simulated" in line]
-    assert len(note) == 1, out
+    note = [line for line in err.splitlines() if "nearest valid one is simulated" in line]  # a note: on stderr
+    assert len(note) == 1, err
     assert f"{c['assumed']:.3f} assumed → {c['simulated']:.3f} simulated" in note[0]
     assert "Δτ 0.6" in note[0] and "m0 above m1" in note[0]

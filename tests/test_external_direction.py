@@ -149,6 +149,6 @@ def test_design_on_a_run_of_table_scores_says_per_query_values_are_missing(tmp_p
     assert code == 0, err
     code, out, err = cli("design", tmp_path / "out", "--reps", "20", "--jobs", "1", "--systems", "6,12")
     assert code == 0, err
-    assert "no per-query values whose mean is its score; designed over systems only" in out
+    assert "no per-query values whose mean is its score; designed over systems only" in err  # a note: stderr
     rows = json.loads((tmp_path / "out" / "design.json").read_text())["rows"]
     assert rows and all(r["n_queries"] is None for r in rows)

@@ -62,7 +62,7 @@ def test_not_local_is_an_error_and_nothing_is_downloaded(tmp_path, monkeypatch):
 
 def test_config_reads_irds_inputs(tiny, tmp_path, cli):
     for i in range(3):
-        (tmp_path / f"s{i}.jsonl").write_text('{"id": "d1", "text": "treasure"}\n')
+        (tmp_path / f"s{i}.jsonl").write_text("".join(f'{{"id": "d{k}", "text": "treasure"}}\n' for k in (1, 2, 3)))
     cfg = {"name": "t", "systems": [{"name": f"s{i}", "docs": f"s{i}.jsonl"} for i in range(3)],
            "collection": {"english": f"irds:{tiny}"},
            "queries": {"file": f"irds:{tiny}", "fields": ["text"]},

@@ -10,12 +10,17 @@ from .items import level_disagreements
 from .verdicts import UNINFORMATIVE_MARK
 
 MAX_NAMES = 4  # targets named on one line; the rest counted
+MAX_WIDTH = 70  # characters of names on one line (the answer's lines stay under ~110)
 
 
-def names(items: Sequence[str], limit: int = MAX_NAMES) -> str:
-    """``a, b, c`` (at most ``limit`` named, then ``and N more``)."""
-    shown = ", ".join(items[:limit])
-    return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
+def names(items: Sequence[str], limit: int = MAX_NAMES, width: int = MAX_WIDTH) -> str:
+    """``a, b, c`` (at most ``limit`` named and at most ``width`` characters of them, at least one; then
+    ``and N more``)."""
+    k = 1
+    while k < min(limit, len(items)) and len(", ".join(items[:k + 1])) <= width:
+        k += 1
+    shown = ", ".join(items[:k])
+    return shown + (f" and {len(items) - k} more" if len(items) > k else "")
 
 
 def _label(v: Mapping[str, Any]) -> str:
