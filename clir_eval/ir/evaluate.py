@@ -19,6 +19,7 @@ Policy (the same for every measure)
 
 from __future__ import annotations
 
+from operator import itemgetter
 from typing import Any, Iterable, Sequence
 
 from ..errors import UserError
@@ -102,9 +103,10 @@ class Evaluator:
         docs: dict[str, list[str]] = {}
         rank_scores: dict[str, dict[str, int]] = {}
         for q in self._setup.qids:
-            d = run_docids(run, q)
-            docs[q] = d
+            d = docs[q] = list(map(itemgetter(0), run.ranking.get(q, ())))
             rank_scores[q] = dict(zip(d, range(len(d), 0, -1)))
+            if len(rank_scores[q]) != len(d):  # a document twice: run_docids names it
+                run_docids(run, q)
         return RunContext(run, docs, rank_scores)
 
     def evaluate(self, run: Run) -> dict[str, Any]:
