@@ -156,3 +156,26 @@ def test_design_table_item_level(tmp_path, cli):
     both[args.index("--level") + 1] = "both"
     code, out, err = cli(*both)
     assert_one_line_error(code, err, "--level both")
+
+
+def test_power_is_zero_where_the_run_leaves_within_untested():
+    """A metric that, like the target, takes few values (steps of 0.1) on the pilot: the run does not test its
+    within τ nor its pairs (both scales step-valued), so the design gives it power 0 with a note saying why; the
+    continuous metric's single τ is simulated as before."""
+    rng = np.random.default_rng(7)
+    x, y = _crossed(rng, 8, 60, r=0.6)
+    step = lambda v: np.round(10 * (v - v.min()) / np.ptp(v)) / 10  # noqa: E731
+    X, Y = {"cont": x, "step": step(x + 0.3 * rng.standard_normal(x.shape))}, step(y)
+    s = ItemSettings(bootstrap=0)
+    assert "untested_reason" in crossed_row(X["step"], Y, "within", s)
+    assert "untested_reason" not in crossed_row(X["cont"], Y, "within", s)
+    fit = di.fit_items(X, "y", Y)
+    assert fit.step_valued == ("step",)
+    pilot = di.ItemPilot({"y": fit}, 0.05, "holm", "target", 1000, {}, ())
+    out = di.analyse(pilot, [8], [60], [0.5], pairs="adjacent", reps=40, seed=1, goal=0.8)
+    single = {r["a"]: r for r in out["rows"] if "b" not in r}
+    assert single["step"]["power"] == 0.0 and single["step"]["note"] == di.UNTESTED
+    assert single["cont"]["power"] > 0.5 and "note" not in single["cont"]
+    [pair] = [r for r in out["rows"] if "b" in r]
+    assert pair["power"] == 0.0 and pair["note"] == di.UNTESTED
+    assert any("power 0 for step against y" in n and "step-valued" in n for n in out["notes"]), out["notes"]

@@ -45,9 +45,11 @@ from ..limits import RUN_SEED
 from . import design as dz
 from .items import (
     CROSSED_MIN_SYSTEMS,
+    DISCRETE_LEVELS,
     ItemSettings,
     crossed_moments_full,
     crossed_p,
+    discrete_scales,
     grouped,
     loo_tau_b_full,
     within_full,
@@ -86,6 +88,7 @@ class ItemFit:
     corr_system: np.ndarray  # (M+1, M+1) correlations of the system effects
     variances: Mapping[str, Mapping[str, float]] = field(default_factory=dict)  # per variable: system, item, within
     notes: tuple[str, ...] = ()
+    step_valued: tuple[str, ...] = ()  # metrics that, like the target, take few values: their within τ is not tested
 
 
 def _components(V: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -163,7 +166,8 @@ def fit_items(metrics: Mapping[str, np.ndarray], target: str, Y: np.ndarray, ite
     variances = {n: {"system": float(max(cov_a[k, k], 0.0)), "item": float(max(cov_b[k, k], 0.0)),
                      "within": float(cov_e[k, k])} for k, n in enumerate(names)}
     return ItemFit(target, items, S, I, tuple(order), tuple(float(taus[m]) for m in order), r, C, sd_b / sd_e,
-                   sd_a / sd_e, corr_b, corr_a, variances, tuple(notes))
+                   sd_a / sd_e, corr_b, corr_a, variances, tuple(notes),
+                   tuple(m for m in order if discrete_scales(Xk[m], Yk)))
 
 
 # --------------------------------------------------------------------------- simulation
@@ -287,6 +291,9 @@ def _chunks(reps: int, cells: int) -> list[int]:
     return [min(per, reps - s) for s in range(0, reps, per)]
 
 
+UNTESTED = "untested: both scales step-valued"
+
+
 def tau_power(q: ItemQuestion, S: int, I: int, effect: float) -> tuple[float, float, str | None]:
     """(power, Monte Carlo se, note) of the single within τ at population within τ ``effect`` with S systems and I
     items. Only the within parts enter the test (centring removes system effects, an item effect is a constant
@@ -341,7 +348,10 @@ def run_question(fits: Mapping[str, ItemFit], q: ItemQuestion) -> list[dict[str,
     out = []
     for e in q.effects:
         for S, I in q.sizes:
-            p, se, note = pair_power(fit, q, S, I, e) if q.b else tau_power(q, S, I, e)
+            if q.b and {q.a, q.b} & set(fit.step_valued):  # the run does not test this pair
+                p, se, note = 0.0, 0.0, UNTESTED
+            else:
+                p, se, note = pair_power(fit, q, S, I, e) if q.b else tau_power(q, S, I, e)
             row = {"target": q.target, "a": q.a, **({"b": q.b} if q.b else {}), "n_systems": S, "n_queries": I,
                    "effect": e, "power": p, "mc_se": se, "level": LEVEL, "items": fit.items}
             if note:
@@ -530,8 +540,15 @@ def analyse(pilot: ItemPilot, systems: Sequence[int], items: Sequence[int], effe
         notes.append("item level: along each axis, sizes larger than one where every simulated study answered "
                      "(power 1.00) are not simulated (power only grows with systems and items); item counts are of "
                      "items whose target varies across the systems (the items the run's tests use)")
-    # a single τ's power is every metric's (it depends only on τ and the size): one row per metric, as the system level
-    shown = [dict(r, a=m) for r in rows for m in (fits[r["target"]].metrics if "b" not in r else [r["a"]])]
+    # a single τ's power is every metric's (it depends only on τ and the size): one row per metric, as the system
+    # level; 0 for a metric that the run does not test against this target (both scales step-valued)
+    shown = [dict(r, a=m) if m not in fits[r["target"]].step_valued or "b" in r
+             else dict(r, a=m, power=0.0, mc_se=0.0, note=UNTESTED)
+             for r in rows for m in (fits[r["target"]].metrics if "b" not in r else [r["a"]])]
+    notes += [f"item level: power 0 for {', '.join(f.step_valued)} against {n} (single τ and every pair with it): "
+              f"in the pilot both scales are step-valued (each at most {DISCRETE_LEVELS} distinct values), where system-centring "
+              "cannot remove overall quality, so the run reports that within τ as descriptive, untested"
+              for n, f in fits.items() if f.step_valued]
     return {"rows": shown, "answers": answers(rows, fits, goal, pilot.observed), "notes": notes,
             "settings": {"alpha": pilot.alpha, "correction": pilot.correction, "family": pilot.family,
                          "permutation": pilot.permutation, "method": METHOD},
