@@ -154,9 +154,11 @@ def fit_items(metrics: Mapping[str, np.ndarray], target: str, Y: np.ndarray, ite
             t = grouped(Xk[order[i]], Xk[order[j]], "within", method, variant)[0]
             C[i, j] = C[j, i] = _sin(t or 0.0)
     r = np.array([_sin(taus[m]) for m in order])
-    if dz.residual_correlation(r, C)[1]:
+    change = dz.corr_change(tuple(order), r, C)
+    if change is not None:
         notes.append(f"{target} over {items}: the metrics' within-item correlations, less what their loadings on the "
-                     "target's explain, are not a valid correlation matrix; the nearest valid one is simulated")
+                     "target's explain, are not a valid correlation matrix; the nearest valid one is simulated: "
+                     + dz.change_text(change))
     V = np.stack([Xk[m] for m in order] + [Yk], axis=2)
     cov_a, cov_b, cov_e = _components(V)
     sd_e = np.sqrt(np.maximum(np.diag(cov_e), 1e-300))
@@ -356,6 +358,11 @@ def run_question(fits: Mapping[str, ItemFit], q: ItemQuestion) -> list[dict[str,
                    "effect": e, "power": p, "mc_se": se, "level": LEVEL, "items": fit.items}
             if note:
                 row["note"] = note
+            if q.b and note != UNTESTED:  # the assumed within correlations, where the pair's loadings made them invalid
+                change = dz.corr_change(fit.metrics, _pair_loadings(fit, fit.metrics.index(q.a),
+                                                                    fit.metrics.index(q.b), e)[0], fit.corr)
+                if change is not None:
+                    row["corr_change"] = change
             out.append(row)
             if p == 1.0:
                 break
@@ -533,6 +540,14 @@ def analyse(pilot: ItemPilot, systems: Sequence[int], items: Sequence[int], effe
     if any(r.get("note") == "cannot reject" for r in rows):
         notes.append(f"item level: power 0 where the run's test cannot reject at that size (the crossed tests need "
                      f"{CROSSED_MIN_SYSTEMS} systems)")
+    changed = [r for r in rows if r.get("corr_change")]
+    if changed:
+        w = max(changed, key=lambda r: r["corr_change"]["max_change"])
+        notes.append(f"item level: {len({(r['target'], r['a'], r['b'], r['effect']) for r in changed})} pair "
+                     "question(s): the assumed Δτ's within loadings do not fit the pilot's within-item correlations "
+                     "between the metrics (not a valid correlation matrix); the nearest valid one is simulated (each "
+                     "row's corr_change): " + dz.change_text(w["corr_change"]) + f", at {w['target']}: {w['a']} above "
+                     f"{w['b']}, Δτ {w['effect']:g}")
     if any(r.get("note") == "shifted" for r in rows):
         notes.append("item level: some pairs' assumed Δτ do not fit around the pair's pilot within τ; both shifted "
                      "down by the excess")
