@@ -14,6 +14,8 @@ import pytest
 from item_scenarios import SCENARIOS, generate
 
 from clir_eval.correlation.items import ItemMatrix, ItemSettings, correlate_matrix, crossed_row, grouped, item_verdicts
+from clir_eval.report.blocks import blocks_markdown
+from clir_eval.report.items import item_level_blocks
 
 ALPHA = 0.05
 SIZES = [(4, 3000), (6, 300), (8, 100), (12, 50), (16, 150)]  # (systems, items), cycled over the data sets
@@ -99,3 +101,11 @@ def test_within_is_untested_when_both_scales_are_discrete():
     assert pair["p_value"] is None and not pair["significant"] and "step-valued" in pair["untested_reason"], pair
     assert "not tested for m0: both scales are step-valued" in v["answer"], v["answer"]
     assert "m1" not in v["answer"].split("not tested for")[1].split(":")[0], v["answer"]
+    block = {"settings": {"method": "kendall", "variant": "b", "ties": "τ-b", "alpha": 0.05, "bootstrap": 0,
+                          "permutation": s.permutation, "level": 0.95, "seed": 1, "correction": "holm"},
+             "items": {"documents": {"n": 200}, "queries": {"n": 0}}, "systems": list(m.systems),
+             "correlations": rows, "verdicts": [v]}
+    md = blocks_markdown(item_level_blocks({"item_level": block}))
+    marked = [line for line in md.splitlines() if line.startswith("| t ")]
+    assert [("‡" in line) for line in marked] == [True, False], marked  # m0's within τ, not m1's
+    assert "‡ = not tested: both scales are step-valued" in md, md
