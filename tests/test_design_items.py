@@ -156,3 +156,64 @@ def test_design_table_item_level(tmp_path, cli):
     both[args.index("--level") + 1] = "both"
     code, out, err = cli(*both)
     assert_one_line_error(code, err, "--level both")
+
+
+def test_power_is_zero_where_the_run_leaves_within_untested():
+    """A metric that, like the target, takes few values (steps of 0.1) on the pilot: the run does not test its
+    within τ nor its pairs (both scales step-valued), so the design gives it power 0 with a note saying why; the
+    continuous metric's single τ is simulated as before."""
+    rng = np.random.default_rng(7)
+    x, y = _crossed(rng, 8, 60, r=0.6)
+    step = lambda v: np.round(10 * (v - v.min()) / np.ptp(v)) / 10  # noqa: E731
+    X, Y = {"cont": x, "step": step(x + 0.3 * rng.standard_normal(x.shape))}, step(y)
+    s = ItemSettings(bootstrap=0)
+    assert "untested_reason" in crossed_row(X["step"], Y, "within", s)
+    assert "untested_reason" not in crossed_row(X["cont"], Y, "within", s)
+    fit = di.fit_items(X, "y", Y)
+    assert fit.step_valued == ("step",)
+    pilot = di.ItemPilot({"y": fit}, 0.05, "holm", "target", 1000, {}, ())
+    out = di.analyse(pilot, [8], [60], [0.5], pairs="adjacent", reps=40, seed=1, goal=0.8)
+    single = {r["a"]: r for r in out["rows"] if "b" not in r}
+    assert single["step"]["power"] == 0.0 and single["step"]["note"] == di.UNTESTED
+    assert single["cont"]["power"] > 0.5 and "note" not in single["cont"]
+    [pair] = [r for r in out["rows"] if "b" in r]
+    assert pair["power"] == 0.0 and pair["note"] == di.UNTESTED
+    assert any("power 0 for step against y" in n and "step-valued" in n for n in out["notes"]), out["notes"]
+
+
+def _close_pair_fit():
+    """Two metrics whose within-item parts agree closely (about .9) and load about .5 on the target's: a within Δτ
+    of .1 around their mean τ fits the pilot's correlation between them, one of .6 does not."""
+    rng = np.random.default_rng(11)
+    f = rng.standard_normal((10, 80))
+    u = 0.55 * f + rng.standard_normal((10, 80))
+    X = {"m0": u + 0.3 * rng.standard_normal((10, 80)), "m1": u + 0.3 * rng.standard_normal((10, 80))}
+    return di.fit_items(X, "y", f + rng.standard_normal((10, 1)) + rng.standard_normal((1, 80)))
+
+
+def test_item_corr_change_is_what_the_simulated_studies_show():
+    """Where a pair's assumed within Δτ gives loadings that do not fit the pilot's within correlation of the two
+    metrics, ``corr_change`` says the assumed and the simulated correlation, and the simulated studies' within parts
+    (double-centred) correlate as it says (within .01); the rows carry it and a note says by how much."""
+    fit = _close_pair_fit()
+    assert not fit.notes
+    assert _change(fit, 0.1) is None
+    change = _change(fit, 0.6)
+    assert change is not None and change["metrics"] == ["m0", "m1"]
+    assert change["assumed"] == pytest.approx(fit.corr[0, 1], abs=0)
+    X, _ = di.simulate_items(fit, di._pair_loadings(fit, 0, 1, 0.6)[0], 20, 200, 40, np.random.default_rng(1))
+    R = X - X.mean(axis=1, keepdims=True) - X.mean(axis=2, keepdims=True) + X.mean(axis=(1, 2), keepdims=True)
+    observed = float(np.corrcoef(R[..., 0].ravel(), R[..., 1].ravel())[0, 1])
+    assert abs(observed - change["simulated"]) < 0.01, (observed, change)
+    assert abs(observed - change["assumed"]) > 0.1
+    pilot = di.ItemPilot({"y": fit}, 0.05, "holm", "target", 1000, {}, ())
+    out = di.analyse(pilot, [10], [80], [0.1, 0.6], pairs="adjacent", reps=20, seed=1, goal=0.8)
+    pairs = [r for r in out["rows"] if "b" in r]
+    assert pairs and all(("corr_change" in r) == (r["effect"] == 0.6) for r in pairs), pairs
+    assert all(r["corr_change"] == change for r in pairs if r["effect"] == 0.6)
+    [note] = [n for n in out["notes"] if "nearest valid one is simulated" in n]
+    assert f"{change['assumed']:.3f} assumed → {change['simulated']:.3f} simulated" in note and "Δτ 0.6" in note
+
+
+def _change(fit, effect):
+    return di.dz.corr_change(fit.metrics, di._pair_loadings(fit, 0, 1, effect)[0], fit.corr)

@@ -14,6 +14,8 @@ import pytest
 from item_scenarios import SCENARIOS, generate
 
 from clir_eval.correlation.items import ItemMatrix, ItemSettings, correlate_matrix, crossed_row, grouped, item_verdicts
+from clir_eval.report.blocks import blocks_markdown
+from clir_eval.report.items import item_level_blocks
 
 ALPHA = 0.05
 SIZES = [(4, 3000), (6, 300), (8, 100), (12, 50), (16, 150)]  # (systems, items), cycled over the data sets
@@ -50,7 +52,10 @@ def test_rows_and_verdicts_hold_their_level(scenario):
         w = crossed_row(Xs[0], Y, "within", s)
         lo, hi = w["ci_crossed"]
         assert not (w["significant"] and lo <= 0 <= hi), w
-        assert w["significant"] == (not lo <= 0 <= hi), w  # at level 1 − α the interval and the test agree
+        if "untested_reason" in w:  # both scales step-valued: descriptive, never significant
+            assert w["p_value"] is None and w["significant"] is False, w
+        else:
+            assert w["significant"] == (not lo <= 0 <= hi), w  # at level 1 − α the interval and the test agree
         rej["within"] += w["significant"]
         m = _matrix(Xs, Y)
         [v] = item_verdicts([m], _rows(m), [], s, k)
@@ -76,15 +81,31 @@ def _pair(rng, S, I):
     return Xs[0], Y
 
 
-def test_the_answer_says_what_within_counts_when_both_scales_are_discrete():
+def test_within_is_untested_when_both_scales_are_discrete():
     """Both the metric and the target with few distinct values (P@10-like): the normal scores cannot undo the
-    steps, so the answer says next to it that the within τ can also count the systems' overall quality; a
-    continuous metric against the same target gets no such sentence."""
+    steps, so the ``within`` row and every pair with that metric are not tested (no p-value, not significant, the
+    reason in the row and pair) and the answer says so next to it, even with a strong within-item association; a
+    continuous metric against the same target is tested and gets no such sentence."""
     rng = np.random.default_rng(5)
-    Xs, Y = generate(rng, 8, 200, "P@10 both", n_metrics=1)
+    Xs, Y = generate(rng, 8, 200, "P@10 both", n_metrics=1, rho=0.5)
     Xc, _ = generate(rng, 8, 200, "additive", n_metrics=1)
     s = ItemSettings(bootstrap=0)
-    for X, said in ((Xs[0], True), (Xc[0], False)):
-        m = _matrix([X], Y)
-        [v] = item_verdicts([m], correlate_matrix(m, s, 1), [], s, 1)
-        assert ("overall quality" in v["answer"]) == said, v["answer"]
+    m = _matrix([Xs[0], Xc[0]], Y)
+    rows = correlate_matrix(m, s, 1)
+    within = {r["mt_metric"]: r for r in rows if r["grouping"] == "within"}
+    assert within["m0"]["p_value"] is None and within["m0"]["significant"] is False, within["m0"]
+    assert "step-valued" in within["m0"]["untested_reason"]
+    assert within["m1"]["p_value"] is not None and "untested_reason" not in within["m1"], within["m1"]
+    [v] = item_verdicts([m], rows, [], s, 1)
+    [pair] = v["pairwise"]
+    assert pair["p_value"] is None and not pair["significant"] and "step-valued" in pair["untested_reason"], pair
+    assert "not tested for m0: both scales are step-valued" in v["answer"], v["answer"]
+    assert "m1" not in v["answer"].split("not tested for")[1].split(":")[0], v["answer"]
+    block = {"settings": {"method": "kendall", "variant": "b", "ties": "τ-b", "alpha": 0.05, "bootstrap": 0,
+                          "permutation": s.permutation, "level": 0.95, "seed": 1, "correction": "holm"},
+             "items": {"documents": {"n": 200}, "queries": {"n": 0}}, "systems": list(m.systems),
+             "correlations": rows, "verdicts": [v]}
+    md = blocks_markdown(item_level_blocks({"item_level": block}))
+    marked = [line for line in md.splitlines() if line.startswith("| t ")]
+    assert [("‡" in line) for line in marked] == [True, False], marked  # m0's within τ, not m1's
+    assert "‡ = not tested: both scales are step-valued" in md, md

@@ -45,9 +45,11 @@ from ..limits import RUN_SEED
 from . import design as dz
 from .items import (
     CROSSED_MIN_SYSTEMS,
+    DISCRETE_LEVELS,
     ItemSettings,
     crossed_moments_full,
     crossed_p,
+    discrete_scales,
     grouped,
     loo_tau_b_full,
     within_full,
@@ -86,6 +88,7 @@ class ItemFit:
     corr_system: np.ndarray  # (M+1, M+1) correlations of the system effects
     variances: Mapping[str, Mapping[str, float]] = field(default_factory=dict)  # per variable: system, item, within
     notes: tuple[str, ...] = ()
+    step_valued: tuple[str, ...] = ()  # metrics that, like the target, take few values: their within τ is not tested
 
 
 def _components(V: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -151,9 +154,11 @@ def fit_items(metrics: Mapping[str, np.ndarray], target: str, Y: np.ndarray, ite
             t = grouped(Xk[order[i]], Xk[order[j]], "within", method, variant)[0]
             C[i, j] = C[j, i] = _sin(t or 0.0)
     r = np.array([_sin(taus[m]) for m in order])
-    if dz.residual_correlation(r, C)[1]:
+    change = dz.corr_change(tuple(order), r, C)
+    if change is not None:
         notes.append(f"{target} over {items}: the metrics' within-item correlations, less what their loadings on the "
-                     "target's explain, are not a valid correlation matrix; the nearest valid one is simulated")
+                     "target's explain, are not a valid correlation matrix; the nearest valid one is simulated: "
+                     + dz.change_text(change))
     V = np.stack([Xk[m] for m in order] + [Yk], axis=2)
     cov_a, cov_b, cov_e = _components(V)
     sd_e = np.sqrt(np.maximum(np.diag(cov_e), 1e-300))
@@ -163,7 +168,8 @@ def fit_items(metrics: Mapping[str, np.ndarray], target: str, Y: np.ndarray, ite
     variances = {n: {"system": float(max(cov_a[k, k], 0.0)), "item": float(max(cov_b[k, k], 0.0)),
                      "within": float(cov_e[k, k])} for k, n in enumerate(names)}
     return ItemFit(target, items, S, I, tuple(order), tuple(float(taus[m]) for m in order), r, C, sd_b / sd_e,
-                   sd_a / sd_e, corr_b, corr_a, variances, tuple(notes))
+                   sd_a / sd_e, corr_b, corr_a, variances, tuple(notes),
+                   tuple(m for m in order if discrete_scales(Xk[m], Yk)))
 
 
 # --------------------------------------------------------------------------- simulation
@@ -287,6 +293,9 @@ def _chunks(reps: int, cells: int) -> list[int]:
     return [min(per, reps - s) for s in range(0, reps, per)]
 
 
+UNTESTED = "untested: both scales step-valued"
+
+
 def tau_power(q: ItemQuestion, S: int, I: int, effect: float) -> tuple[float, float, str | None]:
     """(power, Monte Carlo se, note) of the single within τ at population within τ ``effect`` with S systems and I
     items. Only the within parts enter the test (centring removes system effects, an item effect is a constant
@@ -341,11 +350,19 @@ def run_question(fits: Mapping[str, ItemFit], q: ItemQuestion) -> list[dict[str,
     out = []
     for e in q.effects:
         for S, I in q.sizes:
-            p, se, note = pair_power(fit, q, S, I, e) if q.b else tau_power(q, S, I, e)
+            if q.b and {q.a, q.b} & set(fit.step_valued):  # the run does not test this pair
+                p, se, note = 0.0, 0.0, UNTESTED
+            else:
+                p, se, note = pair_power(fit, q, S, I, e) if q.b else tau_power(q, S, I, e)
             row = {"target": q.target, "a": q.a, **({"b": q.b} if q.b else {}), "n_systems": S, "n_queries": I,
                    "effect": e, "power": p, "mc_se": se, "level": LEVEL, "items": fit.items}
             if note:
                 row["note"] = note
+            if q.b and note != UNTESTED:  # the assumed within correlations, where the pair's loadings made them invalid
+                change = dz.corr_change(fit.metrics, _pair_loadings(fit, fit.metrics.index(q.a),
+                                                                    fit.metrics.index(q.b), e)[0], fit.corr)
+                if change is not None:
+                    row["corr_change"] = change
             out.append(row)
             if p == 1.0:
                 break
@@ -523,6 +540,14 @@ def analyse(pilot: ItemPilot, systems: Sequence[int], items: Sequence[int], effe
     if any(r.get("note") == "cannot reject" for r in rows):
         notes.append(f"item level: power 0 where the run's test cannot reject at that size (the crossed tests need "
                      f"{CROSSED_MIN_SYSTEMS} systems)")
+    changed = [r for r in rows if r.get("corr_change")]
+    if changed:
+        w = max(changed, key=lambda r: r["corr_change"]["max_change"])
+        notes.append(f"item level: {len({(r['target'], r['a'], r['b'], r['effect']) for r in changed})} pair "
+                     "question(s): the assumed Δτ's within loadings do not fit the pilot's within-item correlations "
+                     "between the metrics (not a valid correlation matrix); the nearest valid one is simulated (each "
+                     "row's corr_change): " + dz.change_text(w["corr_change"]) + f", at {w['target']}: {w['a']} above "
+                     f"{w['b']}, Δτ {w['effect']:g}")
     if any(r.get("note") == "shifted" for r in rows):
         notes.append("item level: some pairs' assumed Δτ do not fit around the pair's pilot within τ; both shifted "
                      "down by the excess")
@@ -530,8 +555,15 @@ def analyse(pilot: ItemPilot, systems: Sequence[int], items: Sequence[int], effe
         notes.append("item level: along each axis, sizes larger than one where every simulated study answered "
                      "(power 1.00) are not simulated (power only grows with systems and items); item counts are of "
                      "items whose target varies across the systems (the items the run's tests use)")
-    # a single τ's power is every metric's (it depends only on τ and the size): one row per metric, as the system level
-    shown = [dict(r, a=m) for r in rows for m in (fits[r["target"]].metrics if "b" not in r else [r["a"]])]
+    # a single τ's power is every metric's (it depends only on τ and the size): one row per metric, as the system
+    # level; 0 for a metric that the run does not test against this target (both scales step-valued)
+    shown = [dict(r, a=m) if m not in fits[r["target"]].step_valued or "b" in r
+             else dict(r, a=m, power=0.0, mc_se=0.0, note=UNTESTED)
+             for r in rows for m in (fits[r["target"]].metrics if "b" not in r else [r["a"]])]
+    notes += [f"item level: power 0 for {', '.join(f.step_valued)} against {n} (single τ and every pair with it): "
+              f"in the pilot both scales are step-valued (each at most {DISCRETE_LEVELS} distinct values), where system-centring "
+              "cannot remove overall quality, so the run reports that within τ as descriptive, untested"
+              for n, f in fits.items() if f.step_valued]
     return {"rows": shown, "answers": answers(rows, fits, goal, pilot.observed), "notes": notes,
             "settings": {"alpha": pilot.alpha, "correction": pilot.correction, "family": pilot.family,
                          "permutation": pilot.permutation, "method": METHOD},

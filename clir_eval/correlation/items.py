@@ -69,8 +69,10 @@ from .verdict import clusters, oriented, ranking
 # whole-system swaps (two-sided, exact or sequential Monte Carlo), the family and resolution of the correlation section;
 # 10: ``ci_crossed`` on the tested groupings (systems and items both random), the answers' bound read from it;
 # 11: ``within`` on normal scores (then system-centred); ``item``/``within`` p-values and the verdicts' pair p-values
-# from the crossed statistic of ``ci_crossed`` (null: the expected coefficient is 0), no permutations or swaps
-ITEM_PROCEDURE = "11"
+# from the crossed statistic of ``ci_crossed`` (null: the expected coefficient is 0), no permutations or swaps;
+# 12: a ``within`` row whose metric and target are both step-valued (:func:`discrete_scales`), and every pair with
+# such a metric, is not tested (``untested_reason``)
+ITEM_PROCEDURE = "12"
 GROUPINGS = ("none", "item", "system", "within")
 TESTED_GROUPINGS = ("item", "within")  # groupings whose p-value holds its level for the crossed design
 VERDICT_GROUPING = "within"
@@ -946,6 +948,8 @@ def crossed_row(X: np.ndarray, Y: np.ndarray, grouping: str, s: ItemSettings) ->
     out: dict[str, Any] = {"ci_crossed": ci, "p_method": "crossed", "df": df if df is None or math.isfinite(df) else None}
     if s.permutation < 1:
         return {**out, "p_value": None, "significant": None, "p_test": NOT_TESTED}
+    if grouping == VERDICT_GROUPING and discrete_scales(X, Y):
+        return {**out, "p_value": None, "significant": False, "p_test": STEP_UNTESTED, "untested_reason": STEP_UNTESTED}
     return {**out, "p_value": p, "p_test": crossed_test_text(grouping, df),
             "significant": bool(p < s.alpha and not ci[0] <= 0 <= ci[1])}
 
@@ -1030,7 +1034,7 @@ def plan_verdicts(mats: Sequence[ItemMatrix], rows: Sequence[Mapping[str, Any]],
             verdicts.append((m, y, order))
             for i, a in enumerate(order):
                 for b in order[i + 1:]:
-                    if s.permutation > 0:
+                    if s.permutation > 0 and not (discrete_scales(m.x[a], Y) or discrete_scales(m.x[b], Y)):
                         jobs.append((len(pairs), (crossed_pair_test, sign(a) * m.x[a], sign(b) * m.x[b], Y, s)))
                     pairs.append((len(verdicts) - 1, a, b))
     return PairPlan(verdicts, pairs, max((len(m.systems) for m in mats), default=0)), jobs
@@ -1100,7 +1104,9 @@ def finish_verdicts(plan: PairPlan, jobs: list[tuple], results: Sequence[tuple],
             holds0 = ci[k] is not None and ci[k][0] <= 0 <= ci[k][1]
             pairwise.append({"a": a, "b": b, "delta": delta[k], "p_value": p[k], "p_adjusted": pa,
                              "significant": pa is not None and pa < s.alpha and not holds0, "ci_crossed": ci[k],
-                             "draws": 0, "settled": True})
+                             "draws": 0, "settled": True,
+                             **({"untested_reason": STEP_UNTESTED} if s.permutation > 0 and any(
+                                 discrete_scales(m.x[x], m.y[y]) for x in (a, b)) else {})})
         groups = clusters(order, {(r["a"], r["b"]): r["p_adjusted"] if r["significant"] or r["p_adjusted"] is None
                                   or r["p_adjusted"] >= s.alpha else 1.0 for r in pairwise}, s.alpha)
         mine = {r["mt_metric"]: r for r in rows
@@ -1119,9 +1125,12 @@ def finish_verdicts(plan: PairPlan, jobs: list[tuple], results: Sequence[tuple],
 
 
 DISCRETE_LEVELS = 20  # a matrix with at most this many distinct values is a discrete scale (e.g. P@10)
-DISCRETE_NOTE = ("; both the metric and the target take few values here ({which}), which normal scores cannot undo: "
-                 "the within τ can then also count the systems' overall quality (about +0.01 to +0.02 in simulations "
-                 "with none within items), so read a small one as no evidence")
+STEP_UNTESTED = ("not tested: both scales are step-valued (the metric and the target each take at most "
+                 f"{DISCRETE_LEVELS} distinct values): system-centring cannot remove overall quality; the within τ "
+                 "is descriptive here")
+DISCRETE_NOTE = ("; not tested for {which}: both scales are step-valued, so system-centring cannot remove overall "
+                 "quality (about +0.01 to +0.02 of within τ in simulations with none within items); the within τ is "
+                 "descriptive here, and so is any comparison with it")
 
 
 def discrete_scales(X: np.ndarray, Y: np.ndarray) -> bool:

@@ -68,6 +68,10 @@ def item_level_blocks(results: Mapping[str, Any]) -> list[Block]:
                           (_t(g.get("none", {}).get("tau")), ""), (_t(g.get("system", {}).get("tau")), "")))
         tested = (f"× = not significant at {st['alpha']:g} (crossed test: systems and items both random)" if k else
                   "not tested (item_level.permutation: 0)")
+        why = next((g["within"]["untested_reason"] for g in by.values() if g.get("within", {}).get("untested_reason")),
+                   None)
+        if why:
+            tested += f"; {UNTESTED_MARK.strip()} = {why}"
         blocks.append(Heading(f"Item level over {kind}", 3))
         blocks.append(table_block(["target", "MT metric", "τ within [CI]", "τ item [CI]",
                                    "τ item: CI items only / systems only (descriptive)",
@@ -82,8 +86,14 @@ def item_level_blocks(results: Mapping[str, Any]) -> list[Block]:
     return blocks
 
 
+UNTESTED_MARK = " ‡"
+
+
 def _mark(row: Mapping[str, Any], k: int) -> str:
-    """× where the row's test did not reject; nothing where it was not tested (permutation 0) or rejected."""
+    """× where the row's test did not reject; nothing where it was not tested (permutation 0) or rejected;
+    :data:`UNTESTED_MARK` where the row is untested (both scales step-valued)."""
+    if row.get("untested_reason"):
+        return UNTESTED_MARK
     return " ×" if k and row.get("p_value") is not None and not row.get("significant") else ""
 
 
