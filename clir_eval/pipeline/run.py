@@ -109,6 +109,9 @@ def _run(cfg: Config, out: Path, ex: Executor, quiet: bool, log: Callable[[str],
     timing: dict[str, float] = {}  # seconds per stage, in the order they ran (written by this function only)
     t_start = time.perf_counter()
     res = resolve_inputs(cfg, cache)
+    # the collection's language (a WMT file's target side) sets the analyzer's unless the config names one:
+    # indexing, searching, the cache keys and the signature all read this cfg
+    cfg = replace(cfg, retrieval=cfg.retrieval.for_collection(res.language))
     timing["resolve"] = time.perf_counter() - t_start
     _check_unique_names(res.systems)
     ext_items = external_items(cfg, res)  # read and checked before any stage runs
