@@ -105,6 +105,7 @@ def test_the_run_says_its_architecture_and_language(wmt_run):
     _, r = wmt_run
     assert r["signature"]["architecture"] == {"translate": "queries", "name": "query translation", "language": "en"}
     assert r["config"]["translate"] == "queries"
+    assert "relevance comes from the English reference side" in " ".join(r["confounds"]["notes"])
     assert any(n.startswith("Query translation: each system's translation of the headline of 12 documents")
                for n in r["notes"])
     report = (wmt_run[0] / "out" / "report.md").read_text(encoding="utf-8")
@@ -180,6 +181,9 @@ def test_any_direction_takes_the_collection_language_from_the_file(tmp_path, src
     assert r["systems"]["S3"]["ir"]["recip_rank"] == pytest.approx((N_DOCS - 3) / N_DOCS)
     report = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
     assert f"*reference side, {tgt}*" in report and "*English reference*" not in report
+    notes = " ".join(r["confounds"]["notes"])
+    assert f"relevance comes from the reference side ({tgt}) of the same documents" in notes
+    assert "English" not in notes
 
 
 FRENCH = ("maison", "voiture", "fleur", "chanson", "jardin", "bateau")  # plural: + s (bateau: + x)

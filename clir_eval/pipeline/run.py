@@ -544,11 +544,14 @@ def assemble_systems(
     return sys_results, stage_times, signature
 
 
-def correlation_inputs(cfg: Config):
-    """The correlation stage's record: the config's correlation: section and where relevance comes from."""
+def correlation_inputs(cfg: Config, language: str | None = None):
+    """The correlation stage's record: the config's correlation: section and where relevance comes from
+    (``language``: the collection's, as the source names it; English or None: en)."""
     rel = cfg.relevance
+    lang = None if language is None or language.strip().lower() in ("", "en", "eng", "english") else language
     return CorrelationInputs(cfg.correlation, qrels=bool(rel is not None and rel.qrels),
-                             pseudo_qrels=bool(rel is not None and rel.pseudo_top_k), wmt=cfg.wmt is not None)
+                             pseudo_qrels=bool(rel is not None and rel.pseudo_top_k), wmt=cfg.wmt is not None,
+                             reference_language=lang)
 
 
 def score_tables(cfg: Config, res: Resolved, sys_results: dict, cache: Cache,
@@ -564,7 +567,7 @@ def score_tables(cfg: Config, res: Resolved, sys_results: dict, cache: Cache,
     ext_kinds = join_external(cfg, res.systems, sys_results, res)
     timing = {"external": time.perf_counter() - t0}
     t0 = time.perf_counter()
-    inputs = correlation_inputs(cfg)
+    inputs = correlation_inputs(cfg, res.language)
     entry = cache.entry(CorrelationTask(inputs, sys_results, ext_kinds, resample_block=RESAMPLE_BLOCK,
                                         procedure=VERDICT_PROCEDURE))
     corr = entry.load_json()
