@@ -35,7 +35,8 @@ class IndexSettings(Settings):
     stem: str | None = setting(None, "Snowball language for PyStemmer, e.g. english, or none (default: the "
                                      "language's stemmer; en: none).")
     language: str | None = setting(None, "Collection language, an ISO 639-1 code: its stopwords, stemmer and CJK "
-                                         "bigrams (en: exactly the analyzer, stopwords and stem set). Unset: en.")
+                                         "bigrams (en: exactly the analyzer, stopwords and stem set). Unset: a WMT file's "
+                                         "target language, else en.")
     variant: str = setting("okapi", "BM25 variant: okapi, l, plus (rank-bm25 classes), lucene (Lucene's BM25, exact "
                                     "lengths) or lucene-byte (Lucene's one-byte lengths, float32).",
                            choices=VARIANTS, label="BM25 variant")
