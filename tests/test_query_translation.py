@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import json
 import random
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -103,6 +105,7 @@ def test_the_run_says_its_architecture_and_language(wmt_run):
     _, r = wmt_run
     assert r["signature"]["architecture"] == {"translate": "queries", "name": "query translation", "language": "en"}
     assert r["config"]["translate"] == "queries"
+    assert "relevance comes from the English reference side" in " ".join(r["confounds"]["notes"])
     assert any(n.startswith("Query translation: each system's translation of the headline of 12 documents")
                for n in r["notes"])
     report = (wmt_run[0] / "out" / "report.md").read_text(encoding="utf-8")
@@ -178,6 +181,46 @@ def test_any_direction_takes_the_collection_language_from_the_file(tmp_path, src
     assert r["systems"]["S3"]["ir"]["recip_rank"] == pytest.approx((N_DOCS - 3) / N_DOCS)
     report = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
     assert f"*reference side, {tgt}*" in report and "*English reference*" not in report
+    notes = " ".join(r["confounds"]["notes"])
+    assert f"relevance comes from the reference side ({tgt}) of the same documents" in notes
+    assert "English" not in notes
+
+
+FRENCH = ("maison", "voiture", "fleur", "chanson", "jardin", "bateau")  # plural: + s (bateau: + x)
+SAME = "arbre"  # one more document whose headline word is its body's, unchanged
+
+
+def _french_config(tmp: Path, **body) -> Path:
+    """A generated de-fr set whose headlines (queries) name a plural that each body has in the singular only:
+    a match only through French stemming (and one headline that matches as it is). The one system copies the
+    reference."""
+    rng = random.Random(7)
+    seen: set[str] = set(FRENCH)
+    ref = {f"doc{i}": [w + ("x" if w.endswith("au") else "s"), " ".join(_unique_words(6, rng, seen) + [w])]
+           for i, w in enumerate(FRENCH)}
+    ref["doc_same"] = [SAME, " ".join(_unique_words(6, rng, seen) + [SAME])]
+    xml = write_xml(tmp / "fr.xml", {"A": ref}, {"S": ref}, src_lang="de", tgt_lang="fr")
+    return _write_config(tmp, {"wmt": {"xml": str(xml), "reference": "A"}, "queries": {"generate": "headline"},
+                               **body})
+
+
+def test_the_collection_language_sets_the_analyzer_unless_configured(tmp_path):
+    r = _run(_french_config(tmp_path), tmp_path / "out")
+    assert r["signature"]["retrieval_settings"]["language"] == "fr"
+    assert r["english"]["ir"]["recip_rank"] == pytest.approx(1.0)  # maisons -> maison: French stemming
+    assert r["systems"]["S"]["ir"]["recip_rank"] == pytest.approx(1.0)
+    cfg = _french_config(tmp_path, retrieval={"depth": 20, "language": "en"})
+    r = _run(cfg, tmp_path / "out_en")  # a configured language wins: no stemmer, no headline matches its body
+    assert r["signature"]["retrieval_settings"]["language"] == "en"
+    assert r["english"]["ir"]["recip_rank"] == pytest.approx(1 / (len(FRENCH) + 1))  # the unchanged headline only
+
+
+def test_validate_says_the_language_it_will_use(tmp_path):
+    cfg = _french_config(tmp_path)
+    p = subprocess.run([sys.executable, "-m", "clir_eval", "validate", str(cfg)], capture_output=True, text=True,
+                       cwd=Path(__file__).resolve().parents[1])
+    assert p.returncode == 0, p.stderr
+    assert "retrieval.language: fr (wmt.xml's target language" in p.stdout + p.stderr
 
 
 def _bad(tmp: Path, body: dict, match: str) -> None:
@@ -270,7 +313,7 @@ def test_real_en_is_reciprocal_ranks_match_rank_bm25_by_hand(tmp_path):
                                       "retrieval": {"depth": 1000, "backend": "rank_bm25"}}), tmp_path / "out")
     assert r["signature"]["architecture"]["language"] == "is"
     ts = read_wmt_xml(xml).without_testsuites()
-    tokenize = get_analyzer("default").tokenize
+    tokenize = get_analyzer("default", language="is").tokenize  # the file's target language: Icelandic analysis
     ids = list(ts.docids)
     bm25 = BM25Okapi([tokenize(" ".join(" ".join(ts.references["A"][d][1:]).split())) for d in ids])
     checked = 0

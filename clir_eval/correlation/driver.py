@@ -292,7 +292,9 @@ def confounds(inputs: CorrelationInputs, sys_results: Mapping[str, Any], kinds: 
     has_qrels = inputs.qrels
     circular = bool(mt and kinds.get("ir")) and not has_qrels  # between MT metrics and IR measures: both needed
     if circular and inputs.wmt:
-        notes.append("circularity: relevance comes from the English reference side of the same documents (pseudo-qrels "
+        lang = inputs.reference_language
+        side = "English reference side" if lang is None else f"reference side ({lang})"
+        notes.append(f"circularity: relevance comes from the {side} of the same documents (pseudo-qrels "
                      "from its run, or queries generated from it) that the MT metrics score the translations against; "
                      "both the MT metrics and the IR measures reward closeness to that one reference, so part of "
                      "their correlation is built in")

@@ -77,6 +77,7 @@ class CorrelationInputs:
     qrels: bool = False  # relevance from human qrels
     pseudo_qrels: bool = False  # relevance from the English side's own top-k
     wmt: bool = False  # documents and references from a WMT test set
+    reference_language: str | None = None  # the reference side's language, when not English (None: en)
 
 
 @dataclass(frozen=True)

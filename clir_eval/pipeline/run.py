@@ -109,6 +109,9 @@ def _run(cfg: Config, out: Path, ex: Executor, quiet: bool, log: Callable[[str],
     timing: dict[str, float] = {}  # seconds per stage, in the order they ran (written by this function only)
     t_start = time.perf_counter()
     res = resolve_inputs(cfg, cache)
+    # the collection's language (a WMT file's target side) sets the analyzer's unless the config names one:
+    # indexing, searching, the cache keys and the signature all read this cfg
+    cfg = replace(cfg, retrieval=cfg.retrieval.for_collection(res.language))
     timing["resolve"] = time.perf_counter() - t_start
     _check_unique_names(res.systems)
     ext_items = external_items(cfg, res)  # read and checked before any stage runs
@@ -541,11 +544,14 @@ def assemble_systems(
     return sys_results, stage_times, signature
 
 
-def correlation_inputs(cfg: Config):
-    """The correlation stage's record: the config's correlation: section and where relevance comes from."""
+def correlation_inputs(cfg: Config, language: str | None = None):
+    """The correlation stage's record: the config's correlation: section and where relevance comes from
+    (``language``: the collection's, as the source names it; English or None: en)."""
     rel = cfg.relevance
+    lang = None if language is None or language.strip().lower() in ("", "en", "eng", "english") else language
     return CorrelationInputs(cfg.correlation, qrels=bool(rel is not None and rel.qrels),
-                             pseudo_qrels=bool(rel is not None and rel.pseudo_top_k), wmt=cfg.wmt is not None)
+                             pseudo_qrels=bool(rel is not None and rel.pseudo_top_k), wmt=cfg.wmt is not None,
+                             reference_language=lang)
 
 
 def score_tables(cfg: Config, res: Resolved, sys_results: dict, cache: Cache,
@@ -561,7 +567,7 @@ def score_tables(cfg: Config, res: Resolved, sys_results: dict, cache: Cache,
     ext_kinds = join_external(cfg, res.systems, sys_results, res)
     timing = {"external": time.perf_counter() - t0}
     t0 = time.perf_counter()
-    inputs = correlation_inputs(cfg)
+    inputs = correlation_inputs(cfg, res.language)
     entry = cache.entry(CorrelationTask(inputs, sys_results, ext_kinds, resample_block=RESAMPLE_BLOCK,
                                         procedure=VERDICT_PROCEDURE))
     corr = entry.load_json()

@@ -7,7 +7,7 @@ options, the index and run tasks and the BM25 engine all read these records.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 
 from ..limits import MAX_DEPTH
 from ..settings import SettingError, Settings, setting
@@ -35,7 +35,8 @@ class IndexSettings(Settings):
     stem: str | None = setting(None, "Snowball language for PyStemmer, e.g. english, or none (default: the "
                                      "language's stemmer; en: none).")
     language: str | None = setting(None, "Collection language, an ISO 639-1 code: its stopwords, stemmer and CJK "
-                                         "bigrams (en: exactly the analyzer, stopwords and stem set). Unset: en.")
+                                         "bigrams (en: exactly the analyzer, stopwords and stem set). Unset: a WMT file's "
+                                         "target language, else en.")
     variant: str = setting("okapi", "BM25 variant: okapi, l, plus (rank-bm25 classes), lucene (Lucene's BM25, exact "
                                     "lengths) or lucene-byte (Lucene's one-byte lengths, float32).",
                            choices=VARIANTS, label="BM25 variant")
@@ -62,6 +63,19 @@ class IndexSettings(Settings):
         if self.delta is not None and self.variant not in DEFAULT_DELTA:
             raise SettingError("delta", self.delta, "delta applies to the BM25L and BM25Plus variants only "
                                "(variant l or plus)", shows_value=True)
+
+    def for_collection(self, code: str | None):
+        """These settings with ``language`` filled from the collection's language ``code`` (a source that knows
+        it: a WMT file's target side) when the config left it unset. A configured language always wins; English,
+        a code that is not ISO 639 and a non-default analyzer leave it unset (None is en: the same analyzer and
+        signature as before)."""
+        if self.language is not None or code is None or self.analyzer != "default":
+            return self
+        try:
+            lang = language_code(code)
+        except ValueError:
+            return self
+        return self if lang == "en" else replace(self, language=lang)
 
     @property
     def bm25_delta(self) -> float | None:

@@ -10,6 +10,7 @@ are returned as report lines, the notes in ``facts["notes"]``.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Callable, TypeVar
 
@@ -62,17 +63,22 @@ def check_settings(cfg: Config) -> list[str]:
     ir_names: list[str] = []
     if cfg.has_retrieval:
         ir_names = [m.name for m in cfg.ir.parsed]  # parsed and checked when the record was made (IRSettings.check)
-        r = cfg.retrieval
-        _at("retrieval.analyzer", lambda: get_analyzer(r.analyzer, language=r.language))
-        if r.stopwords:
-            _at("retrieval.stopwords", lambda: get_analyzer(r.analyzer, stopwords=r.stopwords, language=r.language))
-        if r.stem:
-            an = _at("retrieval.stem", lambda: get_analyzer(r.analyzer, stopwords=r.stopwords, stem=r.stem, language=r.language))
-        else:
-            an = get_analyzer(r.analyzer, stopwords=r.stopwords, language=r.language)
-        lines.append(f"ir.measures: {', '.join(cfg.ir.measures)}; retrieval: {an.signature}")
+        lines.append(_retrieval_line(cfg))
     _check_score_names(cfg, mt_names + ir_names)
     return lines
+
+
+def _retrieval_line(cfg: Config) -> str:
+    """The analyzer ``cfg.retrieval`` builds (each of its settings checked, naming the field), as a report line."""
+    r = cfg.retrieval
+    _at("retrieval.analyzer", lambda: get_analyzer(r.analyzer, language=r.language))
+    if r.stopwords:
+        _at("retrieval.stopwords", lambda: get_analyzer(r.analyzer, stopwords=r.stopwords, language=r.language))
+    if r.stem:
+        an = _at("retrieval.stem", lambda: get_analyzer(r.analyzer, stopwords=r.stopwords, stem=r.stem, language=r.language))
+    else:
+        an = get_analyzer(r.analyzer, stopwords=r.stopwords, language=r.language)
+    return f"ir.measures: {', '.join(cfg.ir.measures)}; retrieval: {an.signature}"
 
 
 def _check_metrics(cfg: Config) -> list[str]:
@@ -117,7 +123,13 @@ def dry_run(cfg: Config, facts: dict | None = None) -> list[str]:
     lines = check_settings(cfg)
     systems = list(cfg.systems)
     if cfg.wmt is not None:
-        wlines, labels = _check_wmt(cfg, facts)
+        wlines, labels, lang = _check_wmt(cfg, facts)
+        filled = replace(cfg, retrieval=cfg.retrieval.for_collection(lang))
+        if filled.retrieval != cfg.retrieval:  # run uses the WMT file's target language (the config names none)
+            cfg = filled
+            lines = [_retrieval_line(cfg) if ln.startswith("ir.measures: ") else ln for ln in lines]
+            lines.append(f"retrieval.language: {cfg.retrieval.language} (wmt.xml's target language; "
+                         "retrieval.language: sets another)")
         lines += wlines
         systems = [SystemSpec(n, attrs={"name": n, "label": lb}) for n, lb in labels] + systems
     if cfg.europarl is not None:
@@ -294,7 +306,8 @@ def _cost(cfg: Config, facts: dict, n_systems: int, metrics: list[str]) -> str:
             "(within a few times) from rates measured on one machine, before caching")
 
 
-def _check_wmt(cfg: Config, facts: dict) -> tuple[list[str], list[tuple[str, str]]]:
+def _check_wmt(cfg: Config, facts: dict) -> tuple[list[str], list[tuple[str, str]], str | None]:
+    """The WMT file's report lines, its systems (name, label) and its target language (the collection's)."""
     w = cfg.wmt
     ts = _at("wmt.xml", lambda: read_wmt_xml(w.xml))
     notes: list[str] = []
@@ -324,7 +337,7 @@ def _check_wmt(cfg: Config, facts: dict) -> tuple[list[str], list[tuple[str, str
         human = _at("wmt.human", lambda: read_wmt_human_scores(w.human, rename=rename))
         if not check_join("wmt.human", w.human, {n: n for n in names}, list(human), facts.setdefault("notes", [])):
             lines.append(f"wmt.human: every system has a row of {Path(w.human).name}")
-    return lines, labels
+    return lines, labels, ts.tgt_lang
 
 
 def _check_collection(cfg: Config, systems: list[SystemSpec], facts: dict) -> list[str]:
