@@ -390,7 +390,7 @@ def pool_items(runs: Sequence[Run], weights_of, lab: Mapping[str, str], correcti
             warnings.append(f"item level: NO POOLED RESULT CAN BE SIGNIFICANT AT THIS RESOLUTION: at most "
                             f"{mc.max_draws} draws per test over {m_max} tests give a smallest adjusted p of "
                             f"{floor:.3g} ≥ α = {alpha:g}")
-    notes.append("item level (within-item τ: each system's item scores minus its own mean, τ across the systems per "
+    notes.append("item level (within-item τ: each system's item scores on normal scores minus its own mean, τ across the systems per "
                  "item, averaged over the items): on which items a system does worse than its own average, pooled "
                  "over the runs; a question apart from the system level's (which metric ranks the systems)")
     return lb, pair_rows, warnings, notes, settings

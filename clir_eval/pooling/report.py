@@ -113,7 +113,7 @@ def markdown(res: PoolResult, plots: dict[str, str] | None = None) -> str:
     return "\n".join(L)
 
 
-ITEM_INTRO = ("Within-item τ (each run's item-level within grouping): every system's item scores minus its own mean, "
+ITEM_INTRO = ("Within-item τ (each run's item-level within grouping): every system's item scores on normal scores minus its own mean, "
               "τ across the systems per item, averaged over the items — on which items a system does worse than its "
               "own average, not which metric ranks the systems. Pooled over the runs that have an item level.")
 
