@@ -247,39 +247,66 @@ class _System:
                        "sentences": 0, "sent_dropped": 0, "docs": 0, "docs_truncated": 0,
                        "docs_empty": 0}
 
-    def _content(self, w: int) -> str | None:
-        p, lex, cnt = self.p, self.lex, self.counts
-        cnt["content"] += 1
-        st = self.state.get(w)
-        if st is None:
-            u = self.r.random()
-            st = ("copy" if u < p.tok_copy else "del" if u < p.tok_copy + p.tok_del
-                  else "syn" if u < p.tok_copy + p.tok_del + p.tok_syn else None)
-        if st is None:
-            return lex.words[w]
-        cnt[st] += 1
-        return lex.foreign[w] if st == "copy" else None if st == "del" else lex.synonyms[w]
-
     def _sentence(self, sent: list[Phrase]) -> list[str]:
-        p, r, lex, cnt = self.p, self.r, self.lex, self.counts
+        """One sentence's output tokens. The generator's draws, in order: per function word one (and
+        two more on an error), per content word without a type decision one, then the phrase's order
+        and insertion draws; last the adjacent swaps. (The counts are kept in locals and added once.)"""
+        p, lex, cnt, state = self.p, self.lex, self.counts, self.state
+        rand = self.r.random
+        words, foreign, synonyms = lex.words, lex.foreign, lex.synonyms
+        func_ids, func_cum = lex.func_ids, lex.func_cum
+        func_err, src_order, func_ins, swap = p.func_err, p.src_order, p.func_ins, p.swap
+        t_copy = p.tok_copy
+        t_del = t_copy + p.tok_del
+        t_syn = t_del + p.tok_syn
+        n_func = n_err = n_content = n_copy = n_del = n_syn = 0
         out: list[str] = []
         for funcs, conts in sent:
             fo = []
             for w in funcs:
-                cnt["func"] += 1
-                if r.random() < p.func_err:
-                    cnt["func_err"] += 1
-                    if r.random() < 0.5:
-                        fo.append(lex.words[_pick(r, lex.func_ids, lex.func_cum)])
+                n_func += 1
+                if rand() < func_err:
+                    n_err += 1
+                    if rand() < 0.5:
+                        fo.append(words[func_ids[bisect(func_cum, rand() * func_cum[-1])]])
                 else:
-                    fo.append(lex.words[w])
-            co = [t for t in (self._content(w) for w in conts) if t is not None]
-            out.extend(co[::-1] + fo if r.random() < p.src_order else fo + co)
-            if r.random() < p.func_ins:
-                out.append(lex.words[_pick(r, lex.func_ids, lex.func_cum)])
-        i = 0
-        while i < len(out) - 1:
-            if r.random() < p.swap:
+                    fo.append(words[w])
+            co = []
+            for w in conts:
+                n_content += 1
+                st = state.get(w)
+                if st is None:
+                    u = rand()
+                    if u >= t_syn:
+                        co.append(words[w])
+                        continue
+                    st = "copy" if u < t_copy else "del" if u < t_del else "syn"
+                if st == "copy":
+                    n_copy += 1
+                    co.append(foreign[w])
+                elif st == "del":
+                    n_del += 1
+                else:
+                    n_syn += 1
+                    co.append(synonyms[w])
+            if rand() < src_order:
+                co.reverse()
+                out.extend(co)
+                out.extend(fo)
+            else:
+                out.extend(fo)
+                out.extend(co)
+            if rand() < func_ins:
+                out.append(words[func_ids[bisect(func_cum, rand() * func_cum[-1])]])
+        cnt["func"] += n_func
+        cnt["func_err"] += n_err
+        cnt["content"] += n_content
+        cnt["copy"] += n_copy
+        cnt["del"] += n_del
+        cnt["syn"] += n_syn
+        i, last = 0, len(out) - 1
+        while i < last:
+            if rand() < swap:
                 out[i], out[i + 1] = out[i + 1], out[i]
                 i += 1
             i += 1
