@@ -658,3 +658,81 @@ def test_answers_name_only_the_pairs_that_are_significant():
     got = _answer("queries", "map", order, [["chrf1"], ["microf1", "macrof1", "bleu"]], "chrf1", mine, [], s, pw)
     assert "chrf1 tells best on which queries" in got and "significantly above microf1;" in got
     assert "not separated from 2 other metric(s)" in got
+
+
+def _demo_config(data, **item_level):
+    """The demo's config (correlation.bootstrap 1000) on its data ``data`` with ``item_level`` set as given."""
+    from clir_eval.config.load import config_from_dict
+
+    cfg = yaml.safe_load(files("clir_eval").joinpath("data/demo.yaml").read_text(encoding="utf-8"))
+    if item_level:
+        cfg["item_level"] = item_level
+    return config_from_dict(cfg, base_dir=data, data_root=str(data))
+
+
+def test_descriptive_bootstraps_are_off_by_default_and_the_same_when_asked_for(tmp_path):
+    """A run computes no ci_items/ci_systems unless item_level.bootstrap asks (correlation.bootstrap does not);
+    without them every other field of every row is what it is with them; with them they are the percentile
+    intervals of a plain loop over scipy: items resampled (their τ averaged), then systems resampled (each item's
+    τ recomputed), from the row's own generator ``[seed, row]`` in that order."""
+    from clir_eval.correlation.statistics import percentile_ci
+    from clir_eval.pipeline.item_level import run_item_settings
+    from clir_eval.sources.demo import generate_demo
+
+    generate_demo(tmp_path / "data", seed=13)
+    data = tmp_path / "data"
+    assert _demo_config(data).correlation.bootstrap == 1000
+    assert run_item_settings(_demo_config(data)).bootstrap == 0 == ItemSettings().bootstrap
+    assert run_item_settings(_demo_config(data, bootstrap=300)).bootstrap == 300
+
+    r = np.random.default_rng(8)
+    S, I = 6, 9
+    X = r.integers(0, 5, (S, I)).astype(float)
+    Y = (X + r.integers(0, 3, (S, I))).astype(float)
+    m = ItemMatrix("documents", tuple(f"s{i}" for i in range(S)), tuple(f"d{j}" for j in range(I)), {"chrf": X},
+                   {"retrievability": Y})
+    off = correlate_matrix(m, ItemSettings(permutation=50), 4)
+    on = correlate_matrix(m, ItemSettings(permutation=50, bootstrap=40), 4)
+    assert not any("ci_items" in row or "ci_systems" in row for row in off)
+    assert [{k: v for k, v in row.items() if k not in ("ci_items", "ci_systems")} for row in on] == off
+    row = GROUPINGS.index("item")
+    got = on[row]
+    rng = np.random.default_rng([4, row])
+    taus = np.array([scipy.stats.kendalltau(X[:, j], Y[:, j]).statistic for j in range(I)])
+    items = [np.nanmean(taus[rng.integers(0, I, I)]) for _ in range(40)]
+    systems = []
+    for idx in rng.integers(0, S, (40, S)):
+        with np.errstate(invalid="ignore"):
+            t = [scipy.stats.kendalltau(X[idx, j], Y[idx, j]).statistic for j in range(I)]
+        systems.append(np.nanmean(t) if not np.isnan(t).all() else np.nan)
+    assert got["ci_items"] == pytest.approx(list(percentile_ci(items, 0.95)), abs=1e-12)
+    assert got["ci_systems"] == pytest.approx(list(percentile_ci(systems, 0.95)), abs=1e-12)
+
+
+def test_the_report_drops_the_descriptive_column_when_the_bootstraps_are_off():
+    """Rows without ci_items/ci_systems: no column for them, no empty brackets, and the caption says they were not
+    computed and how to add them; with them the column is there."""
+    from clir_eval.report.blocks import blocks_markdown
+    from clir_eval.report.items import item_level_blocks
+
+    r = np.random.default_rng(2)
+    X = r.normal(size=(6, 12))
+    m = ItemMatrix("documents", tuple(f"s{i}" for i in range(6)), tuple(f"d{j}" for j in range(12)), {"chrf1": X},
+                   {"retrievability": X + r.normal(size=(6, 12))})
+
+    def markdown(bootstrap: int) -> str:
+        rows = correlate_matrix(m, ItemSettings(permutation=50, bootstrap=bootstrap), 1)
+        block = {"settings": {"method": "kendall", "variant": "b", "ties": "τ-b", "alpha": 0.05, "bootstrap": bootstrap,
+                              "permutation": 50, "level": 0.95, "seed": 1, "correction": "holm"},
+                 "items": {"documents": {"n": 12}, "queries": {"n": 0}}, "systems": list(m.systems),
+                 "correlations": rows, "verdicts": []}
+        return blocks_markdown(item_level_blocks({"item_level": block}))
+
+    off, on = markdown(0), markdown(30)
+    head_off = next(ln for ln in off.splitlines() if ln.startswith("| target |"))
+    head_on = next(ln for ln in on.splitlines() if ln.startswith("| target |"))
+    assert "items only" not in head_off and "items only" in head_on
+    assert head_off.count("|") == head_on.count("|") - 1
+    line = next(ln for ln in off.splitlines() if ln.startswith("| retrievability | chrf1 |"))
+    assert line.count("|") == head_off.count("|") and "[]" not in off and "| |" not in line.replace("  ", " ")
+    assert "not computed (item_level.bootstrap: 0" in off and "not computed" not in on

@@ -28,7 +28,8 @@ level"):
   statistic, so a row is significant only where ``ci_crossed`` excludes 0. ``none`` and ``system`` are
   descriptive (no p-value).
 - ``ci_items`` / ``ci_systems``: percentile bootstrap resampling only items (columns) or only systems (rows),
-  descriptive (each ignores the other factor). When every metric's ``ci_crossed`` lies within ±x and contains 0,
+  descriptive (each ignores the other factor); only with ``bootstrap`` > 0 (the default 0 leaves them out: no
+  answer, test or verdict uses them). When every metric's ``ci_crossed`` lies within ±x and contains 0,
   "no metric predicts it beyond ±x" is an answer.
 - Metric comparisons (``within`` grouping): the crossed test of the per-item Δτ (:func:`crossed_pair_test`), two-sided,
   adjusted per family; clusters as mt-metrics-eval's ``AssignRanks`` (:mod:`.verdict`).
@@ -50,7 +51,7 @@ from .. import lazylibs
 from ..settings import default
 from .kendall_rows import kendall_rows
 from .pairsums import group_sums, quad_forms, tau_draws
-from .settings import CorrelationSettings, StatsSettings
+from .settings import CorrelationSettings, ItemLevelSettings, StatsSettings
 from .significance import adjust
 from .statistics import check_method, coef_batch, percentile_ci
 from .verdict import clusters, oriented, ranking
@@ -95,12 +96,13 @@ class ItemMatrix:
 @dataclass(frozen=True)
 class ItemSettings:
     """The item-level statistics' settings; their defaults are the ``correlation:`` section's (level: the
-    driver's)."""
+    driver's), but ``bootstrap``: the draws of each row's descriptive ``ci_items``/``ci_systems``, 0 (none) as
+    ``item_level.bootstrap``'s."""
 
     method: str = default(CorrelationSettings, "method")
     variant: str | None = default(CorrelationSettings, "variant")
     alpha: float = default(CorrelationSettings, "alpha")
-    bootstrap: int = default(CorrelationSettings, "bootstrap")
+    bootstrap: int = default(ItemLevelSettings, "bootstrap")
     permutation: int = default(CorrelationSettings, "permutation")
     seed: int = default(CorrelationSettings, "seed")
     level: float = default(StatsSettings, "level")
@@ -948,7 +950,7 @@ def correlate_matrix(m: ItemMatrix, s: ItemSettings, seed: int, map: Mapper | No
 def plan_rows(m: ItemMatrix, s: ItemSettings, seed: int) -> tuple[list[dict[str, Any]], list[tuple]]:
     """The rows of one item kind with their coefficients (``none`` and ``system`` descriptive, without a
     p-value), one job (:func:`run_jobs`) per row for its descriptive bootstrap CIs from the row's own generator
-    (seed ``[seed, i]``, i the row's number), and one job per tested row (``item``, ``within``) for its crossed
+    (seed ``[seed, i]``, i the row's number; only with ``s.bootstrap`` > 0), and one job per tested row (``item``, ``within``) for its crossed
     test and interval (:func:`crossed_row`, no random draws)."""
     rows: list[dict[str, Any]] = []
     jobs: list[tuple] = []
