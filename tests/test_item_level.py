@@ -736,3 +736,20 @@ def test_the_report_drops_the_descriptive_column_when_the_bootstraps_are_off():
     line = next(ln for ln in off.splitlines() if ln.startswith("| retrievability | chrf1 |"))
     assert line.count("|") == head_off.count("|") and "[]" not in off and "| |" not in line.replace("  ", " ")
     assert "not computed (item_level.bootstrap: 0" in off and "not computed" not in on
+
+
+def test_a_verdicts_pair_tests_reuse_each_metrics_coefficients_only_on_the_same_cells():
+    """crossed_pair_tests (one job per verdict) gives every pair what crossed_pair_test gives it alone, also where
+    the metrics miss different cells (so a metric's within-item coefficients differ from pair to pair)."""
+    from clir_eval.correlation.items import crossed_pair_test, crossed_pair_tests
+
+    r = np.random.default_rng(6)
+    S, I = 8, 30
+    Y = r.normal(size=(S, I)).round(1)
+    Xs = {f"m{k}": (Y + r.normal(size=(S, I)) * (k + 1)).round(2) for k in range(4)}
+    Xs["m1"][2, 3] = Xs["m2"][5, 7] = Xs["m3"][0, 0] = np.nan
+    pairs = [(a, b) for i, a in enumerate(Xs) for b in list(Xs)[i + 1:]]
+    s = ItemSettings(permutation=100)
+    got = crossed_pair_tests(Xs, pairs, Y, s)
+    want = [crossed_pair_test(Xs[a], Xs[b], Y, s) for a, b in pairs]
+    assert got == want and len({g[0] for g in got}) == len(pairs)

@@ -1078,8 +1078,9 @@ class PairPlan:
 
 def plan_verdicts(mats: Sequence[ItemMatrix], rows: Sequence[Mapping[str, Any]], lower: Sequence[str],
                   s: ItemSettings, seed: int) -> tuple[PairPlan, list[tuple]]:  # fmt: skip
-    """The metrics' ranking per (item kind, target) from the ``within`` rows' coefficients, and one job per pair:
-    its crossed test (:func:`crossed_pair_test`, no random draws; ``seed`` is not used by it)."""
+    """The metrics' ranking per (item kind, target) from the ``within`` rows' coefficients, and one job per (item
+    kind, target) with tested pairs (``(pair indices, job)``): their crossed tests (:func:`crossed_pair_tests`, no
+    random draws; ``seed`` is not used by them)."""
     sign = lambda name: -1.0 if name in lower else 1.0  # noqa: E731
     verdicts, pairs, jobs = [], [], []
     for m in mats:
@@ -1088,11 +1089,16 @@ def plan_verdicts(mats: Sequence[ItemMatrix], rows: Sequence[Mapping[str, Any]],
                     if r["items"] == m.items and r["target"] == y and r["grouping"] == VERDICT_GROUPING}
             order = ranking(taus, lower)
             verdicts.append((m, y, order))
+            tested: list[int] = []
             for i, a in enumerate(order):
                 for b in order[i + 1:]:
                     if s.permutation > 0 and not (discrete_scales(m.x[a], Y) or discrete_scales(m.x[b], Y)):
-                        jobs.append((len(pairs), (crossed_pair_test, sign(a) * m.x[a], sign(b) * m.x[b], Y, s)))
+                        tested.append(len(pairs))
                     pairs.append((len(verdicts) - 1, a, b))
+            if tested:  # one job per verdict: each metric's coefficients computed once for its pairs
+                used = dict.fromkeys(x for k in tested for x in pairs[k][1:])
+                jobs.append((tested, (crossed_pair_tests, {x: sign(x) * m.x[x] for x in used},
+                                      [pairs[k][1:] for k in tested], Y, s)))
     return PairPlan(verdicts, pairs, max((len(m.systems) for m in mats), default=0)), jobs
 
 
@@ -1104,11 +1110,38 @@ def crossed_pair_test(Xa: np.ndarray, Xb: np.ndarray, Y: np.ndarray, s: ItemSett
     or items is not taken for an effect), t = Δτ / se with Satterthwaite's degrees of freedom; the interval is
     Δτ ± t·se, so it holds 0 exactly when p ≥ 1 − level. (Δτ, None, None) with fewer than 4 systems."""
     keep = ~(np.isnan(Xa) | np.isnan(Xb) | np.isnan(Y))
+    return _pair_result(*_within_loo(Xa, Y, keep, s), *_within_loo(Xb, Y, keep, s), s)
+
+
+def crossed_pair_tests(Xs: Mapping[str, np.ndarray], pairs: Sequence[tuple[str, str]], Y: np.ndarray,
+                       s: ItemSettings) -> list[tuple[float | None, float | None, list[float] | None]]:  # fmt: skip
+    """:func:`crossed_pair_test` of each pair (a, b) of the metrics ``Xs`` (oriented: higher = better) against
+    ``Y``, in order: each metric's per-item coefficients (and those with each system left out) are computed once
+    per set of cells a pair uses, not once per pair (the same numbers)."""
+    memo: dict[tuple[str, bytes], tuple[np.ndarray, np.ndarray]] = {}
+
+    def coefs(x: str, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        key = (x, keep.tobytes())
+        if key not in memo:
+            memo[key] = _within_loo(Xs[x], Y, keep, s)
+        return memo[key]
+
+    out = []
+    for a, b in pairs:
+        keep = ~(np.isnan(Xs[a]) | np.isnan(Xs[b]) | np.isnan(Y))
+        out.append(_pair_result(*coefs(a, keep), *coefs(b, keep), s))
+    return out
+
+
+def _within_loo(X: np.ndarray, Y: np.ndarray, keep: np.ndarray, s: ItemSettings) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`loo_system_coefs` of the ``within`` values (:func:`system_centred`) of X against Y on the cells ``keep``."""
     Yk = np.where(keep, Y, np.nan)
-    ra, ry = system_centred(np.where(keep, Xa, np.nan), Yk)
-    rb, _ = system_centred(np.where(keep, Xb, np.nan), Yk)
-    ca, la = loo_system_coefs(ra, ry, s.method, s.variant)
-    cb, lb = loo_system_coefs(rb, ry, s.method, s.variant)
+    return loo_system_coefs(*system_centred(np.where(keep, X, np.nan), Yk), s.method, s.variant)
+
+
+def _pair_result(ca: np.ndarray, la: np.ndarray, cb: np.ndarray, lb: np.ndarray, s: ItemSettings
+                 ) -> tuple[float | None, float | None, list[float] | None]:  # fmt: skip
+    """:func:`crossed_pair_test`'s result from the two metrics' per-item coefficients and leave-one-system-out ones."""
     ta, tb = _mean(ca), _mean(cb)
     if ta is None or tb is None:
         return None, None, None
@@ -1140,7 +1173,7 @@ def finish_verdicts(plan: PairPlan, jobs: list[tuple], results: Sequence[tuple],
     per family with ``s.correction``, a pair significant where its adjusted p is below α (and its interval
     excludes 0), clusters (mt-metrics-eval's ``AssignRanks``) and answers. ``map`` is unused (no second round)."""
     n = len(plan.pairs)
-    res: dict[int, tuple] = {k: r for (k, _), r in zip(jobs, results)}
+    res: dict[int, tuple] = {k: r for (ks, _), rs in zip(jobs, results) for k, r in zip(ks, rs)}
     delta = [res[k][0] if k in res else None for k in range(n)]
     p = [res[k][1] if k in res else None for k in range(n)]
     ci = [res[k][2] if k in res else None for k in range(n)]
