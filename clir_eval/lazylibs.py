@@ -4,7 +4,7 @@
 A command's start-up is what its imports cost: ``clir-eval --help`` must not pay for scipy's
 statistics, sacrebleu, pytrec_eval or matplotlib, and reading a config must not load a stage's
 libraries. Every other import sits at the top of its module; these libraries are reached through the
-functions here, called where the library is used (``lazylibs.scipy_stats().kendalltau(...)``), so
+functions here, called where the library is used (``lazylibs.scipy_stats().pearsonr(...)``), so
 which library a code path loads is visible at the call and decided in one place.
 ``tests/test_imports_at_top.py`` checks that no other module imports inside a function.
 

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import clir_eval
-from clir_eval.correlation.statistics import _pair_stats
+from clir_eval.correlation.kendall import pair_stats as _pair_stats
 from clir_eval.errors import UserError
 
 ROOT = Path(__file__).resolve().parents[1]
