@@ -305,20 +305,22 @@ def joint_sample(pq: np.ndarray, rng: np.random.Generator, size: int) -> tuple[n
 
 
 def query_means(pq: np.ndarray, idx: np.ndarray) -> np.ndarray:
-    """Each system's mean over each draw's queries, NaN ignored: row d is
-    ``np.nanmean(pq[:, idx[d]], axis=1)`` bit for bit (the same sums, each over one draw's queries
-    in order, then divided by the count), computed for many draws at once (about 2M cells at a
-    time); NaN where a system has no drawn query."""
+    """Each system's mean over each draw's queries, NaN ignored: row d is ``np.nanmean(pq[:, idx[d]], axis=1)``
+    bit for bit (the drawn queries' values added one after another in draw order, as nanmean adds them, then
+    divided by the count of values not NaN), computed for many draws at once (about 2M cells at a time); NaN
+    where a system has no drawn query."""
     known = ~np.isnan(pq)
-    filled = np.where(known, pq, 0.0)
-    out = np.empty((idx.shape[0], pq.shape[0]))
-    chunk = max(1, 2_000_000 // max(1, pq.shape[0] * idx.shape[1]))
+    filled = np.ascontiguousarray(np.where(known, pq, 0.0).T)  # (queries, systems)
+    has = known.T.astype(np.intp)
+    draws, q = idx.shape
+    out = np.empty((draws, pq.shape[0]))
+    chunk = max(1, 2_000_000 // max(1, pq.shape[0] * q))
     with np.errstate(invalid="ignore", divide="ignore"):
-        for s in range(0, idx.shape[0], chunk):
+        for s in range(0, draws, chunk):
             rows = idx[s:s + chunk]
-            tot = filled[:, rows].sum(axis=2)  # (systems, draws): the drawn queries innermost, as nanmean sums
-            cnt = known[:, rows].sum(axis=2, dtype=np.intp)
-            out[s:s + chunk] = (tot / cnt).T
+            tot = filled[rows].sum(axis=1)  # (draws, systems): a sum over the middle axis adds query by query
+            times = np.bincount((np.arange(len(rows))[:, None] * q + rows).ravel(), minlength=len(rows) * q)
+            out[s:s + chunk] = tot / (times.reshape(len(rows), q) @ has)  # whole numbers: exact
     return out
 
 
@@ -597,6 +599,18 @@ def _chunks(blocks: list[ResampleBlock], n: int) -> list[tuple[ResampleBlock, ..
     return [tuple(blocks[lo:hi]) for lo, hi in zip(bounds, bounds[1:])]
 
 
+def _once_map() -> Mapper:
+    """An in-process map that computes a block asked for again (the same :func:`block_key`: the same data,
+    settings and seed, so the same draws) once, as :func:`batched`'s passes through an executor do: a run's
+    intervals and its verdicts resample the same (metric, target) pairs."""
+    done: dict[tuple, Any] = {}
+
+    def once(fn: Callable[[Any], Any], tasks: list) -> list:
+        return [done[k] if (k := (fn, *block_key(t))) in done else done.setdefault(k, fn(t)) for t in tasks]
+
+    return once
+
+
 MAX_PASSES = 64  # rounds of a sequential computation sent through ``map`` before the rest runs here
 
 
@@ -619,7 +633,7 @@ def batched(compute: Callable[[Mapper], T], map: Mapper | None = None, chunks: i
     When a later pass's new blocks cost less than it, a last pass computes them in this process.
     """
     if map is None:
-        return compute(serial_map)
+        return compute(_once_map())
     budget = MIN_BATCH_COST if min_cost is None else min_cost
     done: dict[tuple, np.ndarray] = {}
     eager = [0.0]  # cost computed in this process as asked; -1 once a block did not fit
