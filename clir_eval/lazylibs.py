@@ -20,6 +20,22 @@ from types import ModuleType
 # Libraries used by the stages (dependencies of clir-eval).
 
 
+def numpy() -> ModuleType:
+    """numpy where a light command's imports reach it: the run reader (``io.trec``, which ``retrieve --help``
+    imports) parses with numpy only when it reads a run."""
+    import numpy
+
+    return numpy
+
+
+def importlib_metadata() -> ModuleType:
+    """The standard library's package metadata reader (≈ 10-20 ms to import), for a library without a
+    ``__version__``."""
+    import importlib.metadata
+
+    return importlib.metadata
+
+
 def scipy() -> ModuleType:
     """scipy itself (its version); its submodules load on first attribute access."""
     import scipy
