@@ -17,7 +17,7 @@ from typing import Any, Iterable, Mapping
 
 from ..errors import UserError
 from .files import BOM, READ_ERRORS, PathLike, atomic_write, iter_lines, open_binary
-from .run_columns import FileRanking, Malformed, parse_run_bytes
+from .trec_columns import FileRanking, Malformed, parse_qrels_bytes, parse_run_bytes
 
 _REL_MIN, _REL_MAX = -(2**31), 2**31 - 1  # trec_eval stores labels as C ints
 
@@ -191,7 +191,7 @@ def read_run(path: PathLike, *, sort: bool = False) -> Run:
 
     Lines keep file order per query unless ``sort`` (trec_eval order). Duplicate
     (qid, docid) pairs are an error. The whole file is parsed at once, column by column where it
-    can be (:mod:`.run_columns`: scores are converted when first used); when any line is wrong it is
+    can be (:mod:`.trec_columns`: scores are converted when first used); when any line is wrong it is
     read again line by line, which names the first bad line (``file:line``).
     """
     data = _read_whole(path)
@@ -272,9 +272,15 @@ def _parse_qrels(lines: list[str]) -> Qrels:
 
 
 def read_qrels(path: PathLike) -> Qrels:
-    """Read TREC qrels (``qid iter docid rel``), the whole file at once; when any line is wrong
-    it is read again line by line, which names the first bad line (``file:line``)."""
-    qrels = _bulk(_read_whole(path), _parse_qrels)
+    """Read TREC qrels (``qid iter docid rel``), the whole file at once (column by column where it can be,
+    :mod:`.trec_columns`); when any line is wrong it is read again line by line, which names the first bad
+    line (``file:line``)."""
+    data = _read_whole(path)
+    try:
+        columns = parse_qrels_bytes(data, _REL_MIN, _REL_MAX) if data is not None else None
+    except Malformed:
+        return _read_qrels_lines(path)
+    qrels = Qrels(columns) if columns is not None else _bulk(data, _parse_qrels)
     return _read_qrels_lines(path) if qrels is None else qrels
 
 

@@ -23,7 +23,7 @@ from typing import Any, Iterator, Mapping
 
 from .. import lazylibs
 
-BLOCK = 1 << 22
+BLOCK = 1 << 20
 """Bytes per block (whole lines): bounds the temporary arrays to a few times this."""
 MAX_TOKEN = 128
 """The longest token (document id, query id, rank, score) the column parse takes; a file with a longer one is
@@ -89,18 +89,15 @@ def _rows_with(np, mask) -> list[int]:
     return sorted(set((np.flatnonzero(mask) // mask.shape[1]).tolist()))
 
 
-def _check_ranks(np, m, data, lo, starts, ends):
-    """Every rank is an integer: all digits at once, others by ``int()`` (as the line parse)."""
-    for i in _rows_with(np, ((m - 48) >= 10) & (m != 0)):
-        try:
-            int(data[lo + starts[i]:lo + ends[i]])
-        except ValueError:
-            raise Malformed from None
+def _not_digits(np, m):
+    """Where a token's byte (zero after its end) is not a digit."""
+    return ((m - 48) >= 10) & (m != 0)
 
 
-def _check_scores(np, m, data, lo, starts, ends):
-    """Every score is a finite number: ``[+-]digits[.digits]`` at once (finite: at most MAX_TOKEN digits, no
-    exponent), others by ``float()`` (as the line parse)."""
+def _unusual_scores(np, m, column) -> list[int]:
+    """The rows whose score is not ``[+-]digits[.digits]`` (any such is a finite number: at most MAX_TOKEN
+    digits, no exponent); ``float()`` decides those."""
+    starts, ends = column
     digit = (m - 48) < 10
     dot = m == 46
     other = ~(digit | dot) & (m != 0)
@@ -109,13 +106,7 @@ def _check_scores(np, m, data, lo, starts, ends):
     two_dots = at[1:][at[1:] == at[:-1]]
     # with only digits, one dot and a leading sign, a score without a digit has at most 2 characters
     no_digit = np.flatnonzero(~digit[:, 0] & ~digit[:, min(1, m.shape[1] - 1)] & (ends - starts < 3))
-    for i in sorted({*_rows_with(np, other), *two_dots.tolist(), *no_digit.tolist()}):
-        try:
-            value = float(data[lo + starts[i]:lo + ends[i]])
-        except ValueError:
-            raise Malformed from None
-        if not math.isfinite(value):
-            raise Malformed
+    return sorted({*_rows_with(np, other), *two_dots.tolist(), *no_digit.tolist()})
 
 
 def _repeated(np, docs, heads) -> bool:
@@ -143,41 +134,85 @@ def _blocks(data: bytes) -> Iterator[tuple[int, int]]:
         lo = hi
 
 
-def _block(np, data: bytes, lo: int, hi: int):
-    """One block's rows: (query id change points, query ids, document ids, score bytes, tag, whether a
-    document may be repeated) or None (no rows)."""
-    a = np.frombuffer(data, np.uint8, count=hi - lo, offset=lo)
-    if ((a < 9) | ((a - 14) < 14)).any():  # control bytes that str.split() does not take for whitespace
-        raise _NotHere
-    starts, ends = _tokens(np, a)
-    if len(starts) % 6:
-        raise Malformed
-    if not len(starts):
-        return None
-    nl = np.flatnonzero(a == 10)
-    first = nl.searchsorted(starts[0::6])
-    if (first != nl.searchsorted(ends[5::6])).any() or (first[1:] <= first[:-1]).any():
-        raise Malformed  # a line with fewer or more than six tokens
-    if int((ends - starts).max()) > MAX_TOKEN:
-        raise _NotHere
-    padded = np.full(len(a) + MAX_TOKEN + 8, 32, np.uint8)
-    padded[:len(a)] = a
-    window = np.lib.stride_tricks.sliding_window_view(padded, MAX_TOKEN + 8)
-    cols = [(starts[c::6], ends[c::6]) for c in range(6)]
-    _check_ranks(np, _matrix(np, window, *cols[3], 0), data, lo, *cols[3])
-    scores = _matrix(np, window, *cols[4], 0)
-    _check_scores(np, scores, data, lo, *cols[4])
-    qids = _matrix(np, window, *cols[0], 0, words=True).view(np.uint64)
-    heads = np.flatnonzero(np.concatenate(([True], (qids[1:] != qids[:-1]).any(axis=1))))
-    qid_text = qids[heads].view(np.uint8).tobytes().decode().replace("\0", " ").split()
-    docs = _matrix(np, window, *cols[2], 32, words=True)
-    tag = data[lo + cols[5][0][-1]:lo + cols[5][1][-1]].decode()
-    return heads, qid_text, docs.tobytes().decode().split(), scores.view(f"S{scores.shape[1]}").ravel(), tag, \
-        _repeated(np, docs, heads)
-
-
 class _NotHere(Exception):
     """The file is valid, perhaps, but not of the kind this parse takes."""
+
+
+class _Block:
+    """The lines of ``data[lo:hi]`` as ``width`` columns of tokens: ``column(c)`` the c-th tokens' (starts, ends),
+    offsets in the block; ``matrix`` the tokens as rows of bytes. ``rows == 0`` for a block of blank lines."""
+
+    def __init__(self, np, data: bytes, lo: int, hi: int, width: int):
+        a = np.frombuffer(data, np.uint8, count=hi - lo, offset=lo)
+        if ((a < 9) | ((a - 14) < 14)).any():  # control bytes that str.split() does not take for whitespace
+            raise _NotHere
+        starts, ends = _tokens(np, a)
+        if len(starts) % width:
+            raise Malformed
+        self.np, self.data, self.lo, self.width, self.rows = np, data, lo, width, len(starts) // width
+        if not self.rows:
+            return
+        nl = np.flatnonzero(a == 10)
+        first = nl.searchsorted(starts[0::width])
+        if (first != nl.searchsorted(ends[width - 1::width])).any() or (first[1:] <= first[:-1]).any():
+            raise Malformed  # a line with fewer or more tokens
+        if int((ends - starts).max()) > MAX_TOKEN:
+            raise _NotHere
+        padded = np.full(len(a) + MAX_TOKEN + 8, 32, np.uint8)
+        padded[:len(a)] = a
+        self._window = np.lib.stride_tricks.sliding_window_view(padded, MAX_TOKEN + 8)
+        self._starts, self._ends = starts, ends
+
+    def column(self, c: int):
+        return self._starts[c::self.width], self._ends[c::self.width]
+
+    def matrix(self, c: int, fill: int, words: bool = False):
+        return _matrix(self.np, self._window, *self.column(c), fill, words)
+
+    def text(self, c: int, row: int) -> bytes:
+        starts, ends = self.column(c)
+        return self.data[self.lo + starts[row]:self.lo + ends[row]]
+
+    def groups(self, c: int = 0):
+        """Where each run of rows with the same token in column ``c`` starts, and that token as text."""
+        np = self.np
+        qids = self.matrix(c, 0, words=True).view(np.uint64)
+        heads = np.flatnonzero(np.concatenate(([True], (qids[1:] != qids[:-1]).any(axis=1))))
+        return heads, qids[heads].view(np.uint8).tobytes().decode().replace("\0", " ").split()
+
+
+def _is_int(token: bytes) -> bool:
+    int(token)
+    return True
+
+
+def _is_finite(token: bytes) -> bool:
+    return math.isfinite(float(token))
+
+
+def _check(block: _Block, c: int, rows, accept) -> None:
+    """``accept(token)`` (:func:`_is_int`, :func:`_is_finite`: ValueError or False for a bad one) of each of
+    these rows' tokens in column ``c``."""
+    for i in rows:
+        try:
+            if not accept(block.text(c, i)):
+                raise Malformed
+        except ValueError:
+            raise Malformed from None
+
+
+def _run_block(block: _Block):
+    """A run block's (query id change points, query ids, document ids, score bytes, tag, whether a document may
+    be repeated)."""
+    np = block.np
+    _check(block, 3, _rows_with(np, _not_digits(np, block.matrix(3, 0))), _is_int)
+    scores = block.matrix(4, 0)
+    _check(block, 4, _unusual_scores(np, scores, block.column(4)), _is_finite)
+    heads, qids = block.groups()
+    docs = block.matrix(2, 32, words=True)
+    tag = block.text(5, block.rows - 1).decode()
+    return heads, qids, docs.tobytes().decode().split(), scores.view(f"S{scores.shape[1]}").ravel(), tag, \
+        _repeated(np, docs, heads)
 
 
 def parse_run_bytes(data: bytes) -> tuple[FileRanking, str | None] | None:
@@ -192,10 +227,10 @@ def parse_run_bytes(data: bytes) -> tuple[FileRanking, str | None] | None:
     tag = None
     try:
         for lo, hi in _blocks(data):
-            rows = _block(np, data, lo, hi)
-            if rows is None:
+            block = _Block(np, data, lo, hi, 6)
+            if not block.rows:
                 continue
-            heads, qids, docs, score_bytes, tag, repeated = rows
+            heads, qids, docs, score_bytes, tag, repeated = _run_block(block)
             bounds = heads.tolist() + [len(docs)]
             for qid, i, j in zip(qids, bounds, bounds[1:]):
                 if repeated:
@@ -214,3 +249,55 @@ def parse_run_bytes(data: bytes) -> tuple[FileRanking, str | None] | None:
             raise Malformed  # a document twice for a query
     joined = {q: s[0] if len(s) == 1 else np.concatenate(s) for q, s in scores.items()}
     return FileRanking(docids, joined), tag
+
+
+def _labels(block: _Block, lo: int, hi: int) -> list[int]:
+    """Column 3 of a qrels block as integers in ``lo..hi``: digits at once (up to 9: below 2**31), others by
+    ``int()`` (as the line parse)."""
+    np = block.np
+    m = block.matrix(3, 0)
+    value = np.zeros(block.rows, np.int64)
+    for j in range(min(m.shape[1], 9)):
+        digit = m[:, j].astype(np.int64) - 48
+        value = np.where(m[:, j] != 0, value * 10 + digit, value)
+    labels = value.tolist()
+    for i in _rows_with(np, _not_digits(np, m[:, :9])) + np.flatnonzero(m[:, 9:].any(axis=1)).tolist():
+        try:
+            labels[i] = int(block.text(3, i))
+        except ValueError:
+            raise Malformed from None
+        if not lo <= labels[i] <= hi:
+            raise Malformed
+    return labels
+
+
+def parse_qrels_bytes(data: bytes, lo: int, hi: int) -> dict[str, dict[str, int]] | None:
+    """``{qid: {docid: label}}`` of a qrels file's bytes (labels integers in ``lo..hi``; a document judged twice
+    for a query with the same label once), or None when the file is not of the kind this parse takes;
+    :class:`Malformed` when a line is wrong."""
+    if not data.isascii():
+        return None
+    np = lazylibs.numpy()
+    judgements: dict[str, dict[str, int]] = {}
+    try:
+        for b_lo, b_hi in _blocks(data):
+            block = _Block(np, data, b_lo, b_hi, 4)
+            if not block.rows:
+                continue
+            labels = _labels(block, lo, hi)
+            heads, qids = block.groups()
+            docs = block.matrix(2, 32, words=True).tobytes().decode().split()
+            bounds = heads.tolist() + [len(docs)]
+            for qid, i, j in zip(qids, bounds, bounds[1:]):
+                got = judgements.get(qid)
+                fresh = dict(zip(docs[i:j], labels[i:j]))
+                if got is None and len(fresh) == j - i:
+                    judgements[qid] = fresh
+                    continue
+                got = judgements.setdefault(qid, {})
+                for d, rel in zip(docs[i:j], labels[i:j]):
+                    if got.setdefault(d, rel) != rel:
+                        raise Malformed  # judged twice with different labels
+    except _NotHere:
+        return None
+    return judgements

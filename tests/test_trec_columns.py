@@ -1,4 +1,4 @@
-"""The column-wise run parse (``clir_eval/io/run_columns.py``) reads every run file as the line-by-line parse
+"""The column-wise run parse (``clir_eval/io/trec_columns.py``) reads every run file as the line-by-line parse
 does (the same rankings, scores, order and tag; the same one-line error at the same line), across the
 whitespace, number and layout variants the TREC run format allows, with queries cut across blocks; it agrees
 with pytrec_eval's own parser; and ``ir-score`` prints the same bytes whichever parse read the run."""
@@ -10,8 +10,8 @@ import random
 import pytest
 
 from clir_eval.errors import UserError
-from clir_eval.io import run_columns
-from clir_eval.io.trec import Run, read_run
+from clir_eval.io import trec_columns
+from clir_eval.io.trec import Run, read_qrels, read_run
 
 SEPARATORS = [" ", "\t", "  ", " \t ", "\x0b", "\x0c", "\x1c", "\x1f", "\r", " \r "]
 ENDINGS = ["\n", "\r\n", " \n", "\t\r\n", "\x0c\n"]
@@ -54,7 +54,7 @@ def _run_text(rng: random.Random) -> tuple[str, str | None]:
     elif fault == "control":
         lines[i][2] += "\x01z"
     elif fault == "long":
-        lines[i][2] = "d" * (run_columns.MAX_TOKEN + rng.randint(1, 9))
+        lines[i][2] = "d" * (trec_columns.MAX_TOKEN + rng.randint(1, 9))
     elif fault == "unicode":
         lines[i][2] = rng.choice(["d\u00e9", "d\u00a0e", "d\u3000e"])  # U+00A0 and U+3000 split a column
     out = [rng.choice(BLANKS)] if rng.random() < 0.2 else []
@@ -64,6 +64,18 @@ def _run_text(rng: random.Random) -> tuple[str, str | None]:
             out.append(rng.choice(BLANKS))
     text = "".join(out)
     return (text.rstrip("\r\n") if rng.random() < 0.2 else text), fault  # the last line without its newline
+
+
+def _generated(tmp_path, monkeypatch, block: int, make):
+    """150 files written by ``make(rng)`` (seeded by ``block``), read with ``block`` bytes per block: (path, text,
+    fault) of each."""
+    monkeypatch.setattr(trec_columns, "BLOCK", block)
+    rng = random.Random(block)
+    for k in range(150):
+        text, fault = make(rng)
+        path = tmp_path / f"file{k}.txt"
+        path.write_bytes(text.encode("utf-8"))
+        yield path, text, fault
 
 
 def _outcome(fn, path):
@@ -80,23 +92,71 @@ def test_column_parse_reads_as_the_line_parse(tmp_path, monkeypatch, block):
     (1: every line is a block of its own; 40, 200: queries and lines cut across blocks)."""
     from clir_eval.io.trec import _read_run_lines
 
-    monkeypatch.setattr(run_columns, "BLOCK", block)
-    rng = random.Random(block)
-    for k in range(150):
-        text, fault = _run_text(rng)
-        path = tmp_path / f"run{k}.txt"
-        path.write_bytes(text.encode("utf-8"))
+    for path, text, fault in _generated(tmp_path, monkeypatch, block, _run_text):
         for sort in (False, True):
             got = _outcome(lambda p: read_run(p, sort=sort), path)
             assert got == _outcome(lambda p: _read_run_lines(p, sort=sort), path), text
         data = text.encode("utf-8")
         if fault is None:  # read by the column parse itself
-            assert run_columns.parse_run_bytes(data) is not None, text
+            assert trec_columns.parse_run_bytes(data) is not None, text
         elif fault in ("control", "long", "unicode"):  # left to the other parses
-            assert run_columns.parse_run_bytes(data) is None, text
+            assert trec_columns.parse_run_bytes(data) is None, text
         elif fault != "rank" or got[0] == "error":  # found by the column parse (a bad rank may be a valid one)
-            with pytest.raises(run_columns.Malformed):
-                run_columns.parse_run_bytes(data)
+            with pytest.raises(trec_columns.Malformed):
+                trec_columns.parse_run_bytes(data)
+
+
+LABELS = ["0", "1", "2", "-1", "+1", "007", "1_0", "999999999", "2147483647", "-2147483648", "0000000000012"]
+BAD_LABELS = ["1.5", "yes", "2147483648", "-2147483649", "99999999999", "1e3", "--1"]
+
+
+def _qrels_text(rng: random.Random) -> tuple[str, str | None]:
+    lines = []
+    for q in rng.sample(QIDS, rng.randint(1, 3)):
+        lines += [[q, rng.choice(["0", "Q0"]), d, rng.choice(LABELS)] for d in rng.sample(DOCS, rng.randint(1, 6))]
+    if rng.random() < 0.3:
+        rng.shuffle(lines)
+    fault = rng.choice([None] * 6 + ["label", "columns", "same", "different", "control", "unicode"])
+    i = rng.randrange(len(lines))
+    if fault == "label":
+        lines[i][3] = rng.choice(BAD_LABELS)
+    elif fault == "columns":
+        lines[i] = lines[i][:3] if rng.random() < 0.5 else lines[i] + ["extra"]
+    elif fault in ("same", "different"):  # judged twice: with the same label (accepted) or another
+        again = list(lines[i])
+        again[3] = again[3] if fault == "same" else str(int(again[3]) + 1)
+        lines.insert(rng.randrange(len(lines) + 1), again)
+    elif fault == "control":
+        lines[i][2] += "\x02"
+    elif fault == "unicode":
+        lines[i][2] += "\u00e9"
+    out = [_line(rng, fields) + (rng.choice(BLANKS) if rng.random() < 0.1 else "") for fields in lines]
+    return "".join(out), fault
+
+
+@pytest.mark.parametrize("block", [1, 50, 1 << 20])
+def test_column_qrels_parse_reads_as_the_line_parse(tmp_path, monkeypatch, block):
+    """Judgements in order and labels, or the error, equal to the line-by-line parse's."""
+    from clir_eval.io.trec import _REL_MAX, _REL_MIN, _read_qrels_lines
+
+    for path, text, fault in _generated(tmp_path, monkeypatch, block, _qrels_text):
+
+        def outcome(read):
+            try:
+                return "ok", [(q, list(j.items())) for q, j in read(path).judgements.items()]
+            except UserError as e:
+                return "error", str(e)
+
+        got = outcome(read_qrels)
+        assert got == outcome(_read_qrels_lines), text
+        parse = lambda: trec_columns.parse_qrels_bytes(text.encode("utf-8"), _REL_MIN, _REL_MAX)  # noqa: E731
+        if fault in (None, "same"):
+            assert parse() is not None, text
+        elif fault in ("control", "unicode"):
+            assert parse() is None, text
+        else:
+            with pytest.raises(trec_columns.Malformed):
+                parse()
 
 
 @pytest.mark.parametrize("text, lineno, message", [
@@ -134,7 +194,7 @@ def test_column_parse_agrees_with_pytrec_eval(tmp_path):
     path = tmp_path / "run.txt"
     path.write_text("".join(lines))
     data = path.read_bytes()
-    assert run_columns.parse_run_bytes(data) is not None  # the column parse read it
+    assert trec_columns.parse_run_bytes(data) is not None  # the column parse read it
     with open(path) as fh:
         expected = pytrec_eval.parse_run(fh)
     run = read_run(path)
@@ -147,7 +207,7 @@ def test_scores_are_converted_when_first_used(tmp_path):
     path.write_text("q Q0 a 1 2.5 t\nq Q0 b 2 1e-3 t\nr Q0 c 1 -0 t\n")
     run = read_run(path)
     ranking = run.ranking
-    assert isinstance(ranking, run_columns.FileRanking)
+    assert isinstance(ranking, trec_columns.FileRanking)
     docs = run.docids("q")
     docs.append("z")  # a new list each time
     assert run.docids("q") == ["a", "b"] and run.docids("nope") == []
