@@ -1,19 +1,20 @@
-"""A TREC run file parsed column by column with numpy: the fast path of :func:`clir_eval.io.trec.read_run`.
+"""TREC run and qrels files parsed column by column with numpy: the fast path of
+:func:`clir_eval.io.trec.read_run` and :func:`~clir_eval.io.trec.read_qrels`.
 
 The file is cut into blocks of whole lines; in each block the tokens (runs of bytes other than
-whitespace) are found at once, every line must hold six of them, and the columns are checked
-together: the rank an integer, the score a finite number. Only the document ids are made into
-Python strings; the scores stay as their bytes and are converted with ``float()`` when a ranking
-is first used with its scores (:class:`FileRanking`), so a run scored by its order alone (what
-pytrec_eval is given) never converts them.
+whitespace) are found at once, every line must hold six of them (a run) or four (qrels), and the
+columns are checked together: a run's rank an integer and its score a finite number, a qrels label an
+integer in C int range. Only document and query ids become Python strings; a run's scores stay as
+their bytes and are converted with ``float()`` when a ranking is first used with its scores
+(:class:`FileRanking`), so a run scored by its order alone (what pytrec_eval is given) never converts
+them. A run's document twice for a query is found by hashing each block's ids.
 
-It accepts exactly what the line-by-line parse accepts, and reads it the same way, on the files it
-takes: ASCII text without control characters other than tab, line feed, vertical tab, form feed and
-carriage return, and no token longer than :data:`MAX_TOKEN` bytes. A document id, rank or score
-whose form it does not recognise at once is decided by ``int()``/``float()`` (as the line parse
-decides it). Any other file is left to the line parse: :func:`parse_run_bytes` returns None when the
-file is not of that kind, and raises :class:`Malformed` when a line is wrong (the line parse then
-names it).
+On the files it takes it accepts exactly what the line-by-line parse accepts and reads it the same way:
+ASCII text whose only control bytes are whitespace to ``str.split()`` (tab, line feed, vertical tab,
+form feed, carriage return, \\x1c-\\x1f), with no token longer than :data:`MAX_TOKEN` bytes. A rank,
+score or label whose form it does not recognise at once is decided by ``int()``/``float()``, as the
+line parse decides it. ``parse_*_bytes`` return None for any other file (the whole-file text parse reads
+it) and raise :class:`Malformed` when a line is wrong (the line parse then names it).
 """
 
 from __future__ import annotations
