@@ -20,6 +20,7 @@ it) and raise :class:`Malformed` when a line is wrong (the line parse then names
 from __future__ import annotations
 
 import math
+import operator
 from typing import Any, Iterator, Mapping
 
 from .. import lazylibs
@@ -110,18 +111,16 @@ def _unusual_scores(np, m, column) -> list[int]:
     return sorted({*_rows_with(np, other), *two_dots.tolist(), *no_digit.tolist()})
 
 
-def _repeated(np, docs, heads) -> bool:
-    """Whether some group of rows (``heads``: where each starts) may hold a row twice: each row (64-bit words)
-    hashed with its group, the hashes sorted; equal hashes, rare unless a row is repeated, are checked exactly
-    by the caller."""
+def _repeated(np, docs, query) -> bool:
+    """Whether some query (``query``: each row's number) may hold a row twice: each row (64-bit words) hashed
+    with its query, the hashes sorted; equal hashes, rare unless a row is repeated, are checked exactly by the
+    caller."""
     words = docs.view(np.uint64)
     h = words[:, 0].copy()
     for k in range(1, words.shape[1]):
         h *= np.uint64(0x9E3779B97F4A7C15)
         h ^= words[:, k]
-    group = np.zeros(len(h), np.uint64)
-    group[heads[1:]] = 1
-    h ^= np.cumsum(group, dtype=np.uint64) * np.uint64(0xC2B2AE3D27D4EB4F)
+    h ^= query.astype(np.uint64) * np.uint64(0xC2B2AE3D27D4EB4F)
     h.sort()
     return bool((h[1:] == h[:-1]).any())
 
@@ -210,10 +209,17 @@ def _run_block(block: _Block):
     scores = block.matrix(4, 0)
     _check(block, 4, _unusual_scores(np, scores, block.column(4)), _is_finite)
     heads, qids = block.groups()
+    number: dict[str, int] = {}  # each query of the block, in order of first appearance
+    query = np.repeat([number.setdefault(q, len(number)) for q in qids], np.diff(heads, append=block.rows))
     docs = block.matrix(2, 32, words=True)
-    tag = block.text(5, block.rows - 1).decode()
-    return heads, qids, docs.tobytes().decode().split(), scores.view(f"S{scores.shape[1]}").ravel(), tag, \
-        _repeated(np, docs, heads)
+    repeated = _repeated(np, docs, query)
+    ids, scores = docs.tobytes().decode().split(), scores.view(f"S{scores.shape[1]}").ravel()
+    if len(number) < len(qids):  # queries interleaved: each query's rows together, in file order
+        order = np.argsort(query, kind="stable")
+        ids, scores = list(operator.itemgetter(*order.tolist())(ids)), scores[order]
+        heads = np.concatenate(([0], np.cumsum(np.bincount(query))[:-1]))
+        qids = list(number)
+    return heads, qids, ids, scores, block.text(5, block.rows - 1).decode(), repeated
 
 
 def parse_run_bytes(data: bytes) -> tuple[FileRanking, str | None] | None:
