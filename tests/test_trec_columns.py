@@ -240,3 +240,15 @@ def test_ir_score_same_bytes_with_either_parse(cli, tmp_path, monkeypatch, fmt, 
     code, text, err = cli(*args)
     assert code == 0, err
     assert columns == text
+
+
+def test_the_run_reader_loads_numpy_only_when_it_reads():
+    """``io.trec`` (which ``retrieve --help`` imports) loads numpy when a file is read, not on import."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom clir_eval.cli import main\nmain(['retrieve', '--help'])\n"
+            "print('trec', 'clir_eval.io.trec' in sys.modules, 'numpy', 'numpy' in sys.modules)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[-1] == "trec True numpy False"
