@@ -3,16 +3,22 @@
 
 Both read the same synthetic TREC run (Q queries x D documents, seeded) and qrels from files,
 evaluate the same trec_eval measures and print JSON; each runs REPEAT times as a fresh process
-under ``/usr/bin/time`` (CPU = user + sys, so start-up, reading and evaluation all count), and
-the medians and their ratio are printed in the same run. The reference script is
+under ``/usr/bin/time`` (CPU = user + sys, so start-up, reading and evaluation all count), the
+commands alternating, and the medians and their ratio are printed in the same run, with the load
+average. Each command runs once first, untimed, with Python allowed to write its bytecode cache
+(even where ``PYTHONDONTWRITEBYTECODE`` is set), so that clir_eval's modules start from compiled
+bytecode as an installed package's and pytrec_eval's do. ``--before DIR`` also measures another
+checkout and checks that its output is the same bytes. The reference script is
 ``pytrec_eval.parse_run``/``parse_qrel`` + ``RelevanceEvaluator.evaluate`` + ``json.dumps`` of
 the per-query values and their means, i.e. what ``ir-score --format json`` prints.
 
-    python scripts/bench_ir_score.py [--queries 150] [--depth 1000] [--repeat 5]
+    python scripts/bench_ir_score.py [--queries 150] [--depth 1000] [--repeat 5] [--before DIR]
 """
 
 from __future__ import annotations
 
+import json
+import statistics
 import sys
 import tempfile
 from pathlib import Path
@@ -55,13 +61,21 @@ def write_data(work: Path, n_queries: int, depth: int, seed: int) -> tuple[Path,
     return run, qrels
 
 
-def cpu_of(argv: list[str], env: dict, repeat: int) -> tuple[float, float, str]:
-    m = benchlib.command(argv, env=env, repeat=repeat)
-    return m.cpu, m.rss, m.stdout
+def alternating(cases: dict[str, tuple[list[str], dict]], repeat: int, cwd: Path) -> dict[str, benchlib.Measured]:
+    """Each case once untimed (bytecode cached), then ``repeat`` rounds of every case in turn: the medians. The
+    commands run in ``cwd`` (``python -m`` puts the working directory first on the path)."""
+    for argv, env in cases.values():
+        benchlib.command(argv, env={k: v for k, v in env.items() if k != "PYTHONDONTWRITEBYTECODE"}, cwd=cwd)
+    rounds: dict[str, list[benchlib.Measured]] = {name: [] for name in cases}
+    for _ in range(repeat):
+        for name, (argv, env) in cases.items():
+            rounds[name].append(benchlib.command(argv, env=env, cwd=cwd))
+    return {name: benchlib.Measured(*(statistics.median(getattr(m, f) for m in ms) for f in ("cpu", "wall", "rss")),
+                                    stdout=ms[-1].stdout) for name, ms in rounds.items()}
 
 
 def arguments():
-    ap = benchlib.parser(__doc__, repeat=5)
+    ap = benchlib.parser(__doc__, repeat=5, before=True)
     ap.add_argument("--queries", type=int, default=150)
     ap.add_argument("--depth", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=7)
@@ -70,22 +84,29 @@ def arguments():
 
 def main() -> None:
     args = arguments().parse_args()
-    env = benchlib.env()
     with tempfile.TemporaryDirectory() as tmp:
         run, qrels = write_data(Path(tmp), args.queries, args.depth, args.seed)
         ref = [sys.executable, "-c", REFERENCE, str(qrels), str(run), ",".join(MEASURES.values())]
         ours = benchlib.clir_eval("ir-score", "--qrels", qrels, "--run", run, "--measures", ",".join(MEASURES),
                                   "--format", "json")
-        r_cpu, r_rss, r_out = cpu_of(ref, env, args.repeat)
-        o_cpu, o_rss, o_out = cpu_of(ours, env, args.repeat)
-    import json
-
-    a, b = json.loads(r_out)["aggregate"], json.loads(o_out)["aggregate"]
+        cases = {"ref": (ref, benchlib.env(None)), "this": (ours, benchlib.env())}
+        if args.before:
+            cases["before"] = (ours, benchlib.env(args.before.resolve()))
+        load = benchlib.load()
+        got = alternating(cases, args.repeat, Path(tmp))
+    a, b = json.loads(got["ref"].stdout)["aggregate"], json.loads(got["this"].stdout)["aggregate"]
     same = all(abs(a[MEASURES[m]] - b[m]) < 1e-12 for m in MEASURES)
-    print(f"{args.queries} queries x {args.depth} docs, measures {','.join(MEASURES)}; {args.repeat} runs each, medians")
-    print(f"pytrec_eval script   {r_cpu:6.3f} CPU-s  {r_rss:6.0f} MiB")
-    print(f"clir-eval ir-score   {o_cpu:6.3f} CPU-s  {o_rss:6.0f} MiB")
-    print(f"ratio (ours / ref)   {benchlib.ratio(o_cpu, r_cpu):>7} CPU   {benchlib.ratio(o_rss, r_rss)} RSS   aggregates equal: {same}")
+    print(f"{args.queries} queries x {args.depth} docs, measures {','.join(MEASURES)}; {args.repeat} runs each, "
+          f"alternating, medians; load average {load} before, {benchlib.load()} after")
+    r = got["ref"]
+    print(f"pytrec_eval script   {r.cpu:6.3f} CPU-s  {r.rss:6.0f} MiB")
+    for name in ("before", "this"):
+        if name in got:
+            m = got[name]
+            print(f"clir-eval ir-score{' (' + name + ')' if args.before else '':9s} {m.cpu:6.3f} CPU-s  {m.rss:6.0f} MiB"
+                  f"   ratio to the script {benchlib.ratio(m.cpu, r.cpu)} CPU, {benchlib.ratio(m.rss, r.rss)} RSS")
+    print(f"aggregates equal to the script's: {same}" + (
+        f"; output the same bytes as before: {got['before'].stdout == got['this'].stdout}" if args.before else ""))
 
 
 if __name__ == "__main__":

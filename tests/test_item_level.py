@@ -343,6 +343,33 @@ def test_full_matrix_fast_paths_equal_the_general_sign_count(seed):
     assert np.allclose(ca[:len(ref)], ref, equal_nan=True, atol=1e-12)
 
 
+@pytest.mark.parametrize("seed", range(8))
+def test_whole_system_swap_deltas_equal_scipy_per_item(seed):
+    """system_swap_deltas (full τ-b: the items' counts summed before the draws) equals, draw by draw, the mean over
+    the items of scipy's τ-b of each swapped item minus the same for the other orientation, with ties in the target
+    and in the metrics (also ties that a swap makes or breaks, and items whose τ is undefined in some draws) and
+    without ties in the metrics (seeds 0, 4: every item's denominator fixed)."""
+    from clir_eval.correlation.items import system_swap_deltas
+
+    r = np.random.default_rng(seed)
+    S, I, k = int(r.integers(3, 12)), int(r.integers(1, 25)), int(r.integers(1, 60))
+    a = r.integers(0, 3, (S, I)).astype(float) if seed % 2 else r.normal(size=(S, I))
+    b = r.integers(0, 3, (S, I)).astype(float) if seed % 4 == 1 else r.normal(size=(S, I)).round(1 + 15 * (seed % 4 == 0))
+    Y = r.integers(0, 3, (S, I)).astype(float)
+    Y[:, 0] = 1.0  # every system ties on the target: no τ in any draw
+    W = r.random((k, S)) < 0.5
+    got = system_swap_deltas(a, b, Y, W, ItemSettings())
+    for d in range(k):
+        means = []
+        for first, second in ((b, a), (a, b)):
+            x = np.where(W[d][:, None], first, second)
+            taus = [scipy.stats.kendalltau(x[:, j], Y[:, j]).statistic for j in range(I)]
+            taus = [t for t in taus if not math.isnan(t)]
+            means.append(sum(taus) / len(taus) if taus else math.nan)
+        ref = 0.0 if math.isnan(means[0] - means[1]) else means[0] - means[1]
+        assert got[d] == pytest.approx(ref, abs=1e-12), (d, got[d], ref)
+
+
 def test_group_sums_are_the_pair_counts_of_the_cells():
     """Aggregated pair matrices equal a plain double loop over the cells (absent cells left out)."""
     r = np.random.default_rng(3)
@@ -631,3 +658,98 @@ def test_answers_name_only_the_pairs_that_are_significant():
     got = _answer("queries", "map", order, [["chrf1"], ["microf1", "macrof1", "bleu"]], "chrf1", mine, [], s, pw)
     assert "chrf1 tells best on which queries" in got and "significantly above microf1;" in got
     assert "not separated from 2 other metric(s)" in got
+
+
+def _demo_config(data, **item_level):
+    """The demo's config (correlation.bootstrap 1000) on its data ``data`` with ``item_level`` set as given."""
+    from clir_eval.config.load import config_from_dict
+
+    cfg = yaml.safe_load(files("clir_eval").joinpath("data/demo.yaml").read_text(encoding="utf-8"))
+    if item_level:
+        cfg["item_level"] = item_level
+    return config_from_dict(cfg, base_dir=data, data_root=str(data))
+
+
+def test_descriptive_bootstraps_are_off_by_default_and_the_same_when_asked_for(tmp_path):
+    """A run computes no ci_items/ci_systems unless item_level.bootstrap asks (correlation.bootstrap does not);
+    without them every other field of every row is what it is with them; with them they are the percentile
+    intervals of a plain loop over scipy: items resampled (their τ averaged), then systems resampled (each item's
+    τ recomputed), from the row's own generator ``[seed, row]`` in that order."""
+    from clir_eval.correlation.statistics import percentile_ci
+    from clir_eval.pipeline.item_level import run_item_settings
+    from clir_eval.sources.demo import generate_demo
+
+    generate_demo(tmp_path / "data", seed=13)
+    data = tmp_path / "data"
+    assert _demo_config(data).correlation.bootstrap == 1000
+    assert run_item_settings(_demo_config(data)).bootstrap == 0 == ItemSettings().bootstrap
+    assert run_item_settings(_demo_config(data, bootstrap=300)).bootstrap == 300
+
+    r = np.random.default_rng(8)
+    S, I = 6, 9
+    X = r.integers(0, 5, (S, I)).astype(float)
+    Y = (X + r.integers(0, 3, (S, I))).astype(float)
+    m = ItemMatrix("documents", tuple(f"s{i}" for i in range(S)), tuple(f"d{j}" for j in range(I)), {"chrf": X},
+                   {"retrievability": Y})
+    off = correlate_matrix(m, ItemSettings(permutation=50), 4)
+    on = correlate_matrix(m, ItemSettings(permutation=50, bootstrap=40), 4)
+    assert not any("ci_items" in row or "ci_systems" in row for row in off)
+    assert [{k: v for k, v in row.items() if k not in ("ci_items", "ci_systems")} for row in on] == off
+    row = GROUPINGS.index("item")
+    got = on[row]
+    rng = np.random.default_rng([4, row])
+    taus = np.array([scipy.stats.kendalltau(X[:, j], Y[:, j]).statistic for j in range(I)])
+    items = [np.nanmean(taus[rng.integers(0, I, I)]) for _ in range(40)]
+    systems = []
+    for idx in rng.integers(0, S, (40, S)):
+        with np.errstate(invalid="ignore"):
+            t = [scipy.stats.kendalltau(X[idx, j], Y[idx, j]).statistic for j in range(I)]
+        systems.append(np.nanmean(t) if not np.isnan(t).all() else np.nan)
+    assert got["ci_items"] == pytest.approx(list(percentile_ci(items, 0.95)), abs=1e-12)
+    assert got["ci_systems"] == pytest.approx(list(percentile_ci(systems, 0.95)), abs=1e-12)
+
+
+def test_the_report_drops_the_descriptive_column_when_the_bootstraps_are_off():
+    """Rows without ci_items/ci_systems: no column for them, no empty brackets, and the caption says they were not
+    computed and how to add them; with them the column is there."""
+    from clir_eval.report.blocks import blocks_markdown
+    from clir_eval.report.items import item_level_blocks
+
+    r = np.random.default_rng(2)
+    X = r.normal(size=(6, 12))
+    m = ItemMatrix("documents", tuple(f"s{i}" for i in range(6)), tuple(f"d{j}" for j in range(12)), {"chrf1": X},
+                   {"retrievability": X + r.normal(size=(6, 12))})
+
+    def markdown(bootstrap: int) -> str:
+        rows = correlate_matrix(m, ItemSettings(permutation=50, bootstrap=bootstrap), 1)
+        block = {"settings": {"method": "kendall", "variant": "b", "ties": "τ-b", "alpha": 0.05, "bootstrap": bootstrap,
+                              "permutation": 50, "level": 0.95, "seed": 1, "correction": "holm"},
+                 "items": {"documents": {"n": 12}, "queries": {"n": 0}}, "systems": list(m.systems),
+                 "correlations": rows, "verdicts": []}
+        return blocks_markdown(item_level_blocks({"item_level": block}))
+
+    off, on = markdown(0), markdown(30)
+    head_off = next(ln for ln in off.splitlines() if ln.startswith("| target |"))
+    head_on = next(ln for ln in on.splitlines() if ln.startswith("| target |"))
+    assert "items only" not in head_off and "items only" in head_on
+    assert head_off.count("|") == head_on.count("|") - 1
+    line = next(ln for ln in off.splitlines() if ln.startswith("| retrievability | chrf1 |"))
+    assert line.count("|") == head_off.count("|") and "[]" not in off and "| |" not in line.replace("  ", " ")
+    assert "not computed (item_level.bootstrap: 0" in off and "not computed" not in on
+
+
+def test_a_verdicts_pair_tests_reuse_each_metrics_coefficients_only_on_the_same_cells():
+    """crossed_pair_tests (one job per verdict) gives every pair what crossed_pair_test gives it alone, also where
+    the metrics miss different cells (so a metric's within-item coefficients differ from pair to pair)."""
+    from clir_eval.correlation.items import crossed_pair_test, crossed_pair_tests
+
+    r = np.random.default_rng(6)
+    S, I = 8, 30
+    Y = r.normal(size=(S, I)).round(1)
+    Xs = {f"m{k}": (Y + r.normal(size=(S, I)) * (k + 1)).round(2) for k in range(4)}
+    Xs["m1"][2, 3] = Xs["m2"][5, 7] = Xs["m3"][0, 0] = np.nan
+    pairs = [(a, b) for i, a in enumerate(Xs) for b in list(Xs)[i + 1:]]
+    s = ItemSettings(permutation=100)
+    got = crossed_pair_tests(Xs, pairs, Y, s)
+    want = [crossed_pair_test(Xs[a], Xs[b], Y, s) for a, b in pairs]
+    assert got == want and len({g[0] for g in got}) == len(pairs)

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import clir_eval
-from clir_eval.correlation.statistics import _pair_stats
+from clir_eval.correlation.kendall import PAIRWISE_MAX_N, pair_stats
 from clir_eval.errors import UserError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -37,7 +37,11 @@ def test_pair_counts_equal_a_pair_by_pair_count(seed):
     for _ in range(40):
         n, k = int(rng.integers(0, 45)), int(rng.integers(1, 9))
         x, y = rng.integers(0, k, n).astype(float), rng.integers(0, k, n).astype(float)
-        assert _pair_stats(x, y) == brute_pair_stats(x.tolist(), y.tolist())
+        assert pair_stats(x, y) == brute_pair_stats(x.tolist(), y.tolist())
+    for n in (PAIRWISE_MAX_N, PAIRWISE_MAX_N + 1, 3 * PAIRWISE_MAX_N // 2):  # both ways of counting
+        k = int(rng.integers(2, 40))
+        x, y = rng.integers(0, k, n).astype(float), rng.integers(0, k, n).astype(float)
+        assert pair_stats(x, y) == brute_pair_stats(x.tolist(), y.tolist())
 
 
 def test_pair_counts_of_a_long_column_take_linear_memory():
@@ -45,7 +49,7 @@ def test_pair_counts_of_a_long_column_take_linear_memory():
     rng = np.random.default_rng(1)
     x, y = rng.integers(0, 500, 20_000).astype(float), rng.random(20_000)
     tracemalloc.start()
-    con, dis, tx, ty, both = _pair_stats(x, y)
+    con, dis, tx, ty, both = pair_stats(x, y)
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     assert peak < 30 * 2**20, peak

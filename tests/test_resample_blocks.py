@@ -252,3 +252,29 @@ def test_a_small_computation_through_map_runs_once_in_this_process(monkeypatch):
     runs.clear()
     assert statistics.batched(compute, counting, chunks=4, min_cost=first) == serial
     assert calls == [1] and len(runs) == 2
+
+
+def test_batched_in_this_process_computes_a_repeated_block_once(monkeypatch):
+    """Without an executor, a block asked for again (same data, settings, seed) is computed once and
+    answered with the same draws; a block that differs in its data or seed is computed anew."""
+    from clir_eval.correlation import statistics
+    from clir_eval.correlation.statistics import batched
+
+    x, x2, y, pq = _data()
+    computed = []
+
+    def counted(b):
+        computed.append((b.kind, b.seed, b.block))
+        return resample_block(b)
+
+    def compute(m):
+        return [bootstrap_ci(x, y, n_resamples=1500, seed=3, map=m), query_bootstrap_ci(x, pq, n_resamples=200, seed=3, map=m),
+                bootstrap_ci(x, y, n_resamples=1500, seed=3, map=m), bootstrap_ci(x2, y, n_resamples=1500, seed=3, map=m),
+                bootstrap_ci(x, y, n_resamples=1500, seed=4, map=m)]
+
+    serial = compute(None)
+    monkeypatch.setattr(statistics, "resample_block", counted)
+    assert batched(compute) == serial
+    assert sorted(computed) == sorted([("systems", 3, 0), ("systems", 3, 1), ("queries", 3, 0), ("systems", 3, 0),
+                                       ("systems", 3, 1), ("systems", 4, 0), ("systems", 4, 1)])
+    assert serial[0] == serial[2] and serial[0] != serial[4]

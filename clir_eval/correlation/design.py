@@ -51,8 +51,9 @@ import numpy as np
 from .. import lazylibs
 from ..errors import UserError
 from ..settings import default
+from . import kendall
 from .settings import CorrelationSettings, DesignSettings
-from .significance import min_significant_tau, permutation_with_inversions
+from .significance import min_significant_tau
 from .statistics import EXACT_DP_MAX_N, perm_both_tail_p, perm_both_weights
 
 MAX_R = 0.995  # loadings and correlations are kept below this (the model needs some noise)
@@ -263,9 +264,7 @@ def null_size(n: int, alpha: float, variant: str | None = "b") -> float:
         return 0.0
     pairs = n * (n - 1) // 2
     d = int(round((pairs - c * pairs) / 2))  # discordant pairs at the critical value
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return float(lazylibs.scipy_stats().kendalltau(range(n), permutation_with_inversions(n, d), method="exact").pvalue)
+    return kendall.p_value(kendall.untied(n, d), "exact")
 
 
 def pair_p(a: np.ndarray, b: np.ndarray, y: np.ndarray, sides: int = 1) -> np.ndarray:
@@ -281,7 +280,7 @@ def pair_p(a: np.ndarray, b: np.ndarray, y: np.ndarray, sides: int = 1) -> np.nd
 
 
 def _z(v: np.ndarray) -> np.ndarray:
-    """Each row z-scored (population sd, as lazylibs.scipy_stats().zscore, which the run's test uses on one study)."""
+    """Each row z-scored (population sd, as scipy.stats.zscore, which the run's test uses on one study)."""
     return (v - v.mean(axis=1, keepdims=True)) / v.std(axis=1, keepdims=True)
 
 

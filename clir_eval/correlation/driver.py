@@ -14,10 +14,9 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from .. import lazylibs
 from ..errors import UserError
 from ..limits import TABLE_SEED
-from ..stats import round_half_up
+from ..stats import round_half_up, t_ppf, t_sf
 from .settings import MIN_SEPARATED_SHARE, CorrelationInputs, StatsSettings, VerdictSettings
 from .significance import (
     FLOOR_SHARE,
@@ -444,7 +443,7 @@ def min_significant(n: int, s: StatsSettings) -> tuple[float | None, str | None]
     if s.method in ("pearson", "spearman"):
         if n < 3:
             return None, None
-        t = float(lazylibs.scipy_stats().t.ppf(1 - s.alpha / 2, n - 2))
+        t = t_ppf(1 - s.alpha / 2, n - 2)
         return t / math.sqrt(n - 2 + t * t), None
     return None, "acc23 has no p-value (use the CIs)"
 
@@ -474,7 +473,7 @@ def williams_p(r_ag: float, r_bg: float, r_ab: float, n: int) -> float | None:
     if denom <= 0:
         return None
     t = (r_ag - r_bg) * math.sqrt((n - 1) * (1 + r_ab) / denom)
-    return float(lazylibs.scipy_stats().t.sf(t, n - 3))
+    return t_sf(t, n - 3)
 
 
 def _pair_test_stream(k: int, setup: tuple, s: StatsSettings, seed: int, exact: bool = True):
@@ -537,7 +536,7 @@ def _crossed_parts(t: Target, metric: str, keep: np.ndarray, s: StatsSettings, k
 
 
 def _delta_ci(da: np.ndarray, db: np.ndarray, level: float) -> list[float | None]:
-    lo, hi = percentile_ci(list(da - db), level)
+    lo, hi = percentile_ci(da - db, level)
     return [lo, hi]
 
 

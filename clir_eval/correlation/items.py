@@ -28,7 +28,8 @@ level"):
   statistic, so a row is significant only where ``ci_crossed`` excludes 0. ``none`` and ``system`` are
   descriptive (no p-value).
 - ``ci_items`` / ``ci_systems``: percentile bootstrap resampling only items (columns) or only systems (rows),
-  descriptive (each ignores the other factor). When every metric's ``ci_crossed`` lies within ±x and contains 0,
+  descriptive (each ignores the other factor); only with ``bootstrap`` > 0 (the default 0 leaves them out: no
+  answer, test or verdict uses them). When every metric's ``ci_crossed`` lies within ±x and contains 0,
   "no metric predicts it beyond ±x" is an answer.
 - Metric comparisons (``within`` grouping): the crossed test of the per-item Δτ (:func:`crossed_pair_test`), two-sided,
   adjusted per family; clusters as mt-metrics-eval's ``AssignRanks`` (:mod:`.verdict`).
@@ -50,7 +51,7 @@ from .. import lazylibs
 from ..settings import default
 from .kendall_rows import kendall_rows
 from .pairsums import group_sums, quad_forms, tau_draws
-from .settings import CorrelationSettings, StatsSettings
+from .settings import CorrelationSettings, ItemLevelSettings, StatsSettings
 from .significance import adjust
 from .statistics import check_method, coef_batch, percentile_ci
 from .verdict import clusters, oriented, ranking
@@ -95,12 +96,13 @@ class ItemMatrix:
 @dataclass(frozen=True)
 class ItemSettings:
     """The item-level statistics' settings; their defaults are the ``correlation:`` section's (level: the
-    driver's)."""
+    driver's), but ``bootstrap``: the draws of each row's descriptive ``ci_items``/``ci_systems``, 0 (none) as
+    ``item_level.bootstrap``'s."""
 
     method: str = default(CorrelationSettings, "method")
     variant: str | None = default(CorrelationSettings, "variant")
     alpha: float = default(CorrelationSettings, "alpha")
-    bootstrap: int = default(CorrelationSettings, "bootstrap")
+    bootstrap: int = default(ItemLevelSettings, "bootstrap")
     permutation: int = default(CorrelationSettings, "permutation")
     seed: int = default(CorrelationSettings, "seed")
     level: float = default(StatsSettings, "level")
@@ -583,20 +585,22 @@ def _tau_b_of(num: np.ndarray, nx: np.ndarray, ny: np.ndarray, cells: int) -> np
     return np.where((cells >= 3) & (nx > 0) & (ny > 0), np.clip(val, -1, 1), np.nan)
 
 
-def _swapped_tau_b(a: np.ndarray, b: np.ndarray, Y: np.ndarray, swap: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(:func:`item_coefs` of where(swap, b, a), of where(swap, a, b)) for full matrices and τ-b.
-    Per item, a pair of systems' sign product (and whether x ties) depends only on the two cells'
-    swap bits e, f: h(e, f) = h00 + (h10 − h00)e + (h01 − h00)f + (h11 − h10 − h01 + h00)ef, so each
-    draw's count is a constant, a linear form and a quadratic form of the bits. The second
-    orientation's cell values are the first's with every bit flipped, h'(e, f) = h(1 − e, 1 − f):
-    the same quadratic coefficients, other constants and linear terms. So per item one batched
-    matrix product of the bits (for the sign products and the x ties) serves both orientations;
-    every number is an integer below S², exact in float32 (S < 128)."""
-    k, S, I = swap.shape
+def _swap_forms(a: np.ndarray, b: np.ndarray, Y: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Per item, the integer forms of :func:`_swapped_tau_b` in the swap bits w (S,) of full matrices: the
+    constants ``const`` (I, 4: a's sign-product sum, b's, a's x-untied pairs, b's), the linear coefficients
+    ``lin`` (I, S, 4, the same order), the quadratic coefficients ``quad`` (I, pairs, 2: per pair of systems
+    s < t in ``np.triu_indices`` order, of the sign products and of the x-untied pairs, the same for both
+    orientations) and the target's untied pairs ``ny`` (I,), so that a's sign-product sum after swapping w is
+    ``const[:, 0] + lin[..., 0] @ w + quad[..., 0] @ (w[s] w[t] per pair)``.
+    Per item, a pair of systems' sign product (and whether x ties) depends only on the two cells' swap bits
+    e, f: h(e, f) = h00 + (h10 − h00)e + (h01 − h00)f + (h11 − h10 − h01 + h00)ef. The second orientation's
+    cell values are the first's with every bit flipped, h'(e, f) = h(1 − e, 1 − f): the same quadratic
+    coefficients, other constants and linear terms."""
+    S, I = Y.shape
     iu, ju = np.triu_indices(S, k=1)
     Yt = Y.T
-    sy = np.sign(Yt[:, iu] - Yt[:, ju])  # (I, pairs)
-    ny = np.abs(sy).sum(axis=1).astype(np.int64)
+    sy = np.sign(Yt[:, iu] - Yt[:, ju])  # (I, pairs); small integers, exact in float64 (BLAS products below)
+    ny = np.abs(sy).sum(axis=1)
     vals = (a.T, b.T)  # a cell's value when its bit is 0, 1 in the first orientation: where(swap, b, a)
     sx = {(e, f): np.sign(vals[e][:, iu] - vals[f][:, ju]) for e in (0, 1) for f in (0, 1)}
     first = np.zeros((len(iu), S))
@@ -605,27 +609,80 @@ def _swapped_tau_b(a: np.ndarray, b: np.ndarray, Y: np.ndarray, swap: np.ndarray
     second[np.arange(len(iu)), ju] = 1.0
     quads, consts, linears = [], [], []
     for h in ({ef: v * sy for ef, v in sx.items()}, {ef: np.abs(v) for ef, v in sx.items()}):
-        Q = np.zeros((I, S, S))
-        Q[:, iu, ju] = h[1, 1] - h[1, 0] - h[0, 1] + h[0, 0]
-        quads.append(Q)
+        quads.append(h[1, 1] - h[1, 0] - h[0, 1] + h[0, 0])
         # per orientation: the constant and each cell's linear coefficient (its pairs as first and as second cell)
-        consts.append((h[0, 0].sum(axis=1), h[1, 1].sum(axis=1)))
-        linears.append(((h[1, 0] - h[0, 0]) @ first + (h[0, 1] - h[0, 0]) @ second,
-                        (h[0, 1] - h[1, 1]) @ first + (h[1, 0] - h[1, 1]) @ second))
-    Qs = np.concatenate(quads, axis=2).astype(np.float32)  # (I, S, 2S)
-    Ls = np.stack([lin for pair in linears for lin in pair], axis=2).astype(np.float32)  # (I, S, 4)
-    const = np.stack([c for pair in consts for c in pair], axis=1).astype(np.int64)  # (I, 4)
+        consts += [h[0, 0].sum(axis=1), h[1, 1].sum(axis=1)]
+        linears += [(h[1, 0] - h[0, 0]) @ first + (h[0, 1] - h[0, 0]) @ second,
+                    (h[0, 1] - h[1, 1]) @ first + (h[1, 0] - h[1, 1]) @ second]
+    whole = lambda v: np.rint(v).astype(np.int64)  # noqa: E731
+    return whole(np.stack(consts, axis=1)), whole(np.stack(linears, axis=2)), whole(np.stack(quads, axis=2)), whole(ny)
+
+
+def _swapped_tau_b(a: np.ndarray, b: np.ndarray, Y: np.ndarray, swap: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(:func:`item_coefs` of where(swap, b, a), of where(swap, a, b)) for full matrices and τ-b, each item with
+    its own swap bits (``swap`` (k, S, I)): each draw's counts are a constant, a linear form and a quadratic form
+    of the item's bits (:func:`_swap_forms`). Per item one batched matrix product of the bits (for the sign
+    products and the x ties) serves both orientations; every number is an integer below S², exact in float32
+    (S < 128)."""
+    k, S, I = swap.shape
+    const, lin, quad, ny = _swap_forms(a, b, Y)
+    iu, ju = np.triu_indices(S, k=1)
+    Q = np.zeros((I, S, 2, S), np.float32)
+    Q[:, iu, :, ju] = quad.transpose(1, 0, 2)  # (pairs, I, 2) into the upper triangle of each item's S x S
+    Qs = Q.reshape(I, S, 2 * S)  # (I, S, 2S): both forms' matrices side by side
+    Ls = lin.astype(np.float32)  # (I, S, 4)
     out = np.empty((4, I, k), np.int64)  # per form: ca's num, cb's num, ca's x-untied, cb's x-untied
     step = max(1, 2_000_000 // max(1, I * S))
     for a0 in range(0, k, step):
         sw = np.ascontiguousarray(swap[a0:a0 + step].transpose(2, 0, 1)).astype(np.float32)  # (I, c, S)
         q = np.matmul(np.matmul(sw, Qs).reshape(I, -1, 2, S), sw[:, :, :, None])[..., 0]  # (I, c, 2)
-        lin = np.matmul(sw, Ls)  # (I, c, 4)
-        quad = np.repeat(q, 2, axis=2)  # the same quadratic part for both orientations
-        out[:, :, a0:a0 + step] = (np.rint(quad + lin).astype(np.int64) + const[:, None, :]).transpose(2, 0, 1)
+        lin_w = np.matmul(sw, Ls)  # (I, c, 4)
+        q2 = np.repeat(q, 2, axis=2)  # the same quadratic part for both orientations
+        out[:, :, a0:a0 + step] = (np.rint(q2 + lin_w).astype(np.int64) + const[:, None, :]).transpose(2, 0, 1)
     ca = _tau_b_of(out[0].T, out[2].T, ny[None], S)
     cb = _tau_b_of(out[1].T, out[3].T, ny[None], S)
     return ca, cb
+
+
+def _whole_swap_deltas_tau_b(a: np.ndarray, b: np.ndarray, Y: np.ndarray, W: np.ndarray) -> np.ndarray:
+    """:func:`system_swap_deltas` for full matrices and τ-b, where every item shares the draw's swap bits (W
+    (k, S)): the per-item forms (:func:`_swap_forms`) are summed over the items before any draw. An item whose
+    x-untied count does not depend on the bits (no tie in x whichever cells are swapped: its x-untied forms
+    are 0) has a constant denominator d = √(n_x n_y), and its Δ numerator (a's sign-product sum minus b's)
+    is linear in the bits (the quadratic parts are the same for both orientations). Such items are grouped by
+    n_x·n_y, each group's coefficients summed as integers, so a draw costs one integer-valued product of its
+    bits per group (exact in float64), divided by the group's d and summed over the groups. Items whose
+    x ties depend on the bits keep their per-item counts (:func:`_swapped_tau_b`) and join the means item by
+    item; so does the quadratic part then, as a's and b's means may average different items."""
+    S, I = Y.shape
+    k = len(W)
+    const, lin, quad, ny = _swap_forms(a, b, Y)
+    fixed = ~(quad[..., 1].any(axis=1) | lin[:, :, 2:].any(axis=(1, 2)))  # x-untied count constant in w
+    dd = const[:, 2] * ny  # n_x·n_y of the fixed items (a's and b's n_x are equal there)
+    use = fixed & (dd > 0) & (S >= 3)  # fixed items with a defined τ (in every draw)
+    keys, group = np.unique(dd[use], return_inverse=True)
+    member = np.zeros((len(keys), int(use.sum())), np.int64)
+    member[group, np.arange(use.sum())] = 1  # (G, items used): which group each item is in
+    Wf = W.astype(float)
+    d = np.sqrt(keys.astype(float))
+    la, lb = member @ lin[use, :, 0], member @ lin[use, :, 1]  # (G, S) integer sums
+    ca_g, cb_g = member @ const[use, 0], member @ const[use, 1]
+    dnum = Wf @ (la - lb).T.astype(float) + (ca_g - cb_g).astype(float)  # (k, G): Δ numerators, integers
+    n_used = int(use.sum())
+    moving = ~fixed
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if not moving.any():
+            out = (dnum / d).sum(axis=1) / n_used if n_used else np.full(k, np.nan)
+        else:
+            iu, ju = np.triu_indices(S, k=1)
+            qg = (member @ quad[use, :, 0]).T.astype(float)  # (pairs, G)
+            num_a = Wf @ la.T.astype(float) + ca_g.astype(float) + (Wf[:, iu] * Wf[:, ju]) @ qg
+            sw = np.broadcast_to(W[:, :, None], (k, S, int(moving.sum())))
+            ta, tb = _swapped_tau_b(a[:, moving], b[:, moving], Y[:, moving], sw)
+            mean_a = ((num_a / d).sum(axis=1) + np.nansum(ta, axis=1)) / (n_used + (~np.isnan(ta)).sum(axis=1))
+            mean_b = (((num_a - dnum) / d).sum(axis=1) + np.nansum(tb, axis=1)) / (n_used + (~np.isnan(tb)).sum(axis=1))
+            out = mean_a - mean_b
+    return np.nan_to_num(out, nan=0.0)
 
 
 PERMUTATION_TEST = ("permutation within items: each item's target values shuffled across its systems (the same k "
@@ -787,16 +844,15 @@ def system_swap_deltas(a: np.ndarray, b: np.ndarray, Y: np.ndarray, W: np.ndarra
     """Δτ (item-averaged coefficient of a against Y minus that of b) after each swap pattern of ``W``
     (draws, systems): where W[d, i] the whole row of system i is swapped between a and b, in every item alike
     (PERM-BOTH, Deutsch et al. 2021, with the system as the unit, as the systems are the units that the same
-    items share). Exact integer counts (:func:`_swapped_tau_b`) for full τ-b."""
+    items share). For full τ-b from the items' integer counts summed before the draws (:func:`_whole_swap_deltas_tau_b`)."""
     S, I = Y.shape
     if I == 0:
         return np.zeros(len(W))
-    sw = np.broadcast_to(W[:, :, None], (len(W), S, I))
     if _full_tau_b(s, a, b, Y):
-        ca, cb = _swapped_tau_b(a, b, Y, sw)
-    else:
-        ca = item_coefs(np.where(sw, b, a), Y, s.method, s.variant)
-        cb = item_coefs(np.where(sw, a, b), Y, s.method, s.variant)
+        return _whole_swap_deltas_tau_b(a, b, Y, W)
+    sw = np.broadcast_to(W[:, :, None], (len(W), S, I))
+    ca = item_coefs(np.where(sw, b, a), Y, s.method, s.variant)
+    cb = item_coefs(np.where(sw, a, b), Y, s.method, s.variant)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return np.nan_to_num(np.nanmean(ca, axis=1) - np.nanmean(cb, axis=1), nan=0.0)
@@ -894,7 +950,7 @@ def correlate_matrix(m: ItemMatrix, s: ItemSettings, seed: int, map: Mapper | No
 def plan_rows(m: ItemMatrix, s: ItemSettings, seed: int) -> tuple[list[dict[str, Any]], list[tuple]]:
     """The rows of one item kind with their coefficients (``none`` and ``system`` descriptive, without a
     p-value), one job (:func:`run_jobs`) per row for its descriptive bootstrap CIs from the row's own generator
-    (seed ``[seed, i]``, i the row's number), and one job per tested row (``item``, ``within``) for its crossed
+    (seed ``[seed, i]``, i the row's number; only with ``s.bootstrap`` > 0), and one job per tested row (``item``, ``within``) for its crossed
     test and interval (:func:`crossed_row`, no random draws)."""
     rows: list[dict[str, Any]] = []
     jobs: list[tuple] = []
@@ -1022,8 +1078,9 @@ class PairPlan:
 
 def plan_verdicts(mats: Sequence[ItemMatrix], rows: Sequence[Mapping[str, Any]], lower: Sequence[str],
                   s: ItemSettings, seed: int) -> tuple[PairPlan, list[tuple]]:  # fmt: skip
-    """The metrics' ranking per (item kind, target) from the ``within`` rows' coefficients, and one job per pair:
-    its crossed test (:func:`crossed_pair_test`, no random draws; ``seed`` is not used by it)."""
+    """The metrics' ranking per (item kind, target) from the ``within`` rows' coefficients, and one job per (item
+    kind, target) with tested pairs (``(pair indices, job)``): their crossed tests (:func:`crossed_pair_tests`, no
+    random draws; ``seed`` is not used by them)."""
     sign = lambda name: -1.0 if name in lower else 1.0  # noqa: E731
     verdicts, pairs, jobs = [], [], []
     for m in mats:
@@ -1032,11 +1089,16 @@ def plan_verdicts(mats: Sequence[ItemMatrix], rows: Sequence[Mapping[str, Any]],
                     if r["items"] == m.items and r["target"] == y and r["grouping"] == VERDICT_GROUPING}
             order = ranking(taus, lower)
             verdicts.append((m, y, order))
+            tested: list[int] = []
             for i, a in enumerate(order):
                 for b in order[i + 1:]:
                     if s.permutation > 0 and not (discrete_scales(m.x[a], Y) or discrete_scales(m.x[b], Y)):
-                        jobs.append((len(pairs), (crossed_pair_test, sign(a) * m.x[a], sign(b) * m.x[b], Y, s)))
+                        tested.append(len(pairs))
                     pairs.append((len(verdicts) - 1, a, b))
+            if tested:  # one job per verdict: each metric's coefficients computed once for its pairs
+                used = dict.fromkeys(x for k in tested for x in pairs[k][1:])
+                jobs.append((tested, (crossed_pair_tests, {x: sign(x) * m.x[x] for x in used},
+                                      [pairs[k][1:] for k in tested], Y, s)))
     return PairPlan(verdicts, pairs, max((len(m.systems) for m in mats), default=0)), jobs
 
 
@@ -1048,11 +1110,38 @@ def crossed_pair_test(Xa: np.ndarray, Xb: np.ndarray, Y: np.ndarray, s: ItemSett
     or items is not taken for an effect), t = Δτ / se with Satterthwaite's degrees of freedom; the interval is
     Δτ ± t·se, so it holds 0 exactly when p ≥ 1 − level. (Δτ, None, None) with fewer than 4 systems."""
     keep = ~(np.isnan(Xa) | np.isnan(Xb) | np.isnan(Y))
+    return _pair_result(*_within_loo(Xa, Y, keep, s), *_within_loo(Xb, Y, keep, s), s)
+
+
+def crossed_pair_tests(Xs: Mapping[str, np.ndarray], pairs: Sequence[tuple[str, str]], Y: np.ndarray,
+                       s: ItemSettings) -> list[tuple[float | None, float | None, list[float] | None]]:  # fmt: skip
+    """:func:`crossed_pair_test` of each pair (a, b) of the metrics ``Xs`` (oriented: higher = better) against
+    ``Y``, in order: each metric's per-item coefficients (and those with each system left out) are computed once
+    per set of cells a pair uses, not once per pair (the same numbers)."""
+    memo: dict[tuple[str, bytes], tuple[np.ndarray, np.ndarray]] = {}
+
+    def coefs(x: str, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        key = (x, keep.tobytes())
+        if key not in memo:
+            memo[key] = _within_loo(Xs[x], Y, keep, s)
+        return memo[key]
+
+    out = []
+    for a, b in pairs:
+        keep = ~(np.isnan(Xs[a]) | np.isnan(Xs[b]) | np.isnan(Y))
+        out.append(_pair_result(*coefs(a, keep), *coefs(b, keep), s))
+    return out
+
+
+def _within_loo(X: np.ndarray, Y: np.ndarray, keep: np.ndarray, s: ItemSettings) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`loo_system_coefs` of the ``within`` values (:func:`system_centred`) of X against Y on the cells ``keep``."""
     Yk = np.where(keep, Y, np.nan)
-    ra, ry = system_centred(np.where(keep, Xa, np.nan), Yk)
-    rb, _ = system_centred(np.where(keep, Xb, np.nan), Yk)
-    ca, la = loo_system_coefs(ra, ry, s.method, s.variant)
-    cb, lb = loo_system_coefs(rb, ry, s.method, s.variant)
+    return loo_system_coefs(*system_centred(np.where(keep, X, np.nan), Yk), s.method, s.variant)
+
+
+def _pair_result(ca: np.ndarray, la: np.ndarray, cb: np.ndarray, lb: np.ndarray, s: ItemSettings
+                 ) -> tuple[float | None, float | None, list[float] | None]:  # fmt: skip
+    """:func:`crossed_pair_test`'s result from the two metrics' per-item coefficients and leave-one-system-out ones."""
     ta, tb = _mean(ca), _mean(cb)
     if ta is None or tb is None:
         return None, None, None
@@ -1084,7 +1173,7 @@ def finish_verdicts(plan: PairPlan, jobs: list[tuple], results: Sequence[tuple],
     per family with ``s.correction``, a pair significant where its adjusted p is below α (and its interval
     excludes 0), clusters (mt-metrics-eval's ``AssignRanks``) and answers. ``map`` is unused (no second round)."""
     n = len(plan.pairs)
-    res: dict[int, tuple] = {k: r for (k, _), r in zip(jobs, results)}
+    res: dict[int, tuple] = {k: r for (ks, _), rs in zip(jobs, results) for k, r in zip(ks, rs)}
     delta = [res[k][0] if k in res else None for k in range(n)]
     p = [res[k][1] if k in res else None for k in range(n)]
     ci = [res[k][2] if k in res else None for k in range(n)]

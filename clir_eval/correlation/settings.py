@@ -119,14 +119,16 @@ class VerdictSettings(Settings):
 @dataclass(frozen=True)
 class ItemLevelSettings(Settings):
     """The ``item_level:`` section: document- and query-level meta-evaluation (``docs/item-level.md``).
-    ``bootstrap``/``permutation`` None = the correlation section's."""
+    ``permutation`` None = the correlation section's; ``bootstrap`` 0 = no descriptive bootstrap intervals."""
 
     enabled: bool = setting(True, "Run the item-level analysis when the run has MT metrics and a collection with "
                                   "an English side (item_level: false switches it off).")
     metrics: tuple[str, ...] = setting((), "MT metrics scored per item (empty: every metric of mt.metrics that "
                                            "scores single items).")
-    bootstrap: int | None = setting(None, "Bootstrap resamples of the item-level τ intervals (default: "
-                                          "correlation.bootstrap).", ge=0, le=MAX_RESAMPLES)
+    bootstrap: int = setting(0, "Bootstrap resamples of each item-level row's descriptive intervals ci_items and "
+                                "ci_systems (resampling only the items or only the systems; no answer, test or "
+                                "verdict uses them): 0 = not computed, e.g. 1000 to add them (correlation.bootstrap "
+                                "does not).", ge=0, le=MAX_RESAMPLES)
     permutation: int | None = setting(None, "Permutation draws of the item-level tests between two metrics' τ "
                                             "(default: correlation.permutation).", ge=0, le=MAX_RESAMPLES)
 

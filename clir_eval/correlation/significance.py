@@ -27,10 +27,10 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from .. import lazylibs
 from ..errors import UserError
 from ..settings import default
-from ..stats import adjust_p
+from ..stats import adjust_p, beta_ppf, norm_ppf
+from . import kendall
 from .settings import CORRECTIONS, FAMILIES, RESOLUTIONS, CorrelationSettings, StatsSettings  # noqa: F401  (the choices, declared with the settings)
 from .statistics import (
     RESAMPLE_BLOCK,
@@ -88,8 +88,8 @@ def clopper_pearson(c: np.ndarray, n: np.ndarray, risk: float = SETTLE_RISK) -> 
     c = np.asarray(c, float)
     n = np.asarray(n, float)
     with np.errstate(all="ignore"):
-        lo = np.where(c > 0, lazylibs.scipy_stats().beta.ppf(risk / 2, c, n - c + 1), 0.0)
-        hi = np.where(c < n, lazylibs.scipy_stats().beta.ppf(1 - risk / 2, c + 1, n - c), 1.0)
+        lo = np.where(c > 0, beta_ppf(risk / 2, c, n - c + 1), 0.0)
+        hi = np.where(c < n, beta_ppf(1 - risk / 2, c + 1, n - c), 1.0)
     return np.nan_to_num(lo, nan=0.0), np.nan_to_num(hi, nan=1.0)
 
 
@@ -333,11 +333,7 @@ def permutation_with_inversions(n: int, d: int) -> list[int]:
 
 def kendall_exact_p(n: int, discordant: int) -> float:
     """Two-sided p-value of untied rankings of n items with ``discordant`` discordant pairs."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        y = permutation_with_inversions(n, discordant)
-        method = "exact" if n <= 33 else "asymptotic"  # the rule of statistics.correlate
-        return float(lazylibs.scipy_stats().kendalltau(range(n), y, method=method).pvalue)
+    return kendall.p_value(kendall.untied(n, discordant), "exact" if n <= kendall.EXACT_MAX_N else "asymptotic")
 
 
 def min_significant_tau(n: int, alpha: float = _ALPHA, variant: str | None = _VARIANT) -> float | None:
@@ -389,7 +385,7 @@ def boot_both_ci(x: Sequence[float], per_query_y, method: str = _METHOD, variant
     if n < 3 or q < 1:
         return None, None
     check_level(level, n_resamples)
-    return percentile_ci(list(resample_draws("both", (xa, pq), method, variant, n_resamples, seed, map)), level)
+    return percentile_ci(resample_draws("both", (xa, pq), method, variant, n_resamples, seed, map), level)
 
 
 # --------------------------------------------------------------------------- calibrated intervals
@@ -447,7 +443,7 @@ def crossed_interval(estimate: float, parts: Mapping[str, np.ndarray], level: fl
         r = se / math.sqrt(var["systems"])
         lo, hi = estimate - max(0.0, estimate - ql) * r, estimate + max(0.0, qh - estimate) * r
     else:
-        z = float(lazylibs.scipy_stats().norm.ppf(1 - (1 - level) / 2))
+        z = norm_ppf(1 - (1 - level) / 2)
         lo, hi = estimate - z * se, estimate + z * se
     return max(-bound, float(lo)), min(bound, float(hi))
 

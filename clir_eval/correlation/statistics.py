@@ -21,7 +21,8 @@ resamples draw exactly as one generator seeded with ``seed``). A block depends o
 they are spread. :func:`batched` runs every block of a whole computation (all pairs, all
 tests) in one ``map`` call.
 
-Kendall p-values come from ``lazylibs.scipy_stats().kendalltau`` with the method chosen here
+Kendall τ and p-values are ``scipy.stats.kendalltau``'s floats, computed by :mod:`.kendall` (which does
+not import scipy.stats) with the method chosen here
 explicitly and recorded in ``Correlation.p_method``: ``exact`` when neither vector has ties
 and (n <= 33 or at most one pair is discordant/concordant), else ``asymptotic`` — the same
 rule as scipy's ``method="auto"`` (scipy 1.10-1.17), made explicit so it is part of the
@@ -43,6 +44,9 @@ import numpy as np
 from .. import lazylibs
 from ..errors import UserError
 from ..settings import default
+from ..stats import zscore
+from . import kendall
+from .kendall import pair_stats
 from .settings import METHODS, VARIANTS, CorrelationSettings, StatsSettings
 from .verdict import leaders
 
@@ -50,9 +54,6 @@ from .verdict import leaders
 _METHOD, _VARIANT = default(CorrelationSettings, "method"), default(CorrelationSettings, "variant")
 _ALPHA, _LEVEL, _SEED = default(CorrelationSettings, "alpha"), default(StatsSettings, "level"), default(StatsSettings, "seed")
 _BOOTSTRAP, _PERMUTATION = default(CorrelationSettings, "bootstrap"), default(CorrelationSettings, "permutation")
-
-EXACT_MAX_N = 33  # scipy's "auto" threshold for the exact Kendall null distribution
-
 
 @dataclass(frozen=True)
 class Correlation:
@@ -114,58 +115,9 @@ def _pairs(x, y) -> tuple[np.ndarray, np.ndarray]:
     return xa[keep], ya[keep]
 
 
-def _tied_pairs(*cols: np.ndarray) -> int:
-    """Pairs i<j equal in every one of ``cols``."""
-    counts = np.unique(np.stack(cols, axis=1), axis=0, return_counts=True)[1].astype(np.int64)
-    return int((counts * (counts - 1) // 2).sum())
-
-
-def _inversions(ranks: np.ndarray) -> int:
-    """Pairs i<j with ranks[i] > ranks[j] (integer ranks 0..n-1), by a bottom-up merge sort whose every
-    level is one vectorised sort: O(n log^2 n) time and O(n) memory."""
-    n = len(ranks)
-    a = ranks.astype(np.int64)
-    pos = np.arange(n, dtype=np.int64)
-    total, width = 0, 1
-    while width < n:
-        pair = pos // (2 * width)  # the two sorted blocks merged at this level
-        left = (pos // width) % 2 == 0
-        lkeys = pair[left] * n + a[left]  # sorted: blocks in order, each sorted
-        rpair, rvals = pair[~left], a[~left]
-        stop = np.searchsorted(lkeys, rpair * n + n, side="left")
-        at_most = np.searchsorted(lkeys, rpair * n + rvals, side="right")
-        total += int((stop - at_most).sum())  # left elements of the pair greater than each right element
-        a = np.sort(pair * n + a) - pair * n
-        width *= 2
-    return total
-
-
-def _pair_stats(x: np.ndarray, y: np.ndarray) -> tuple[int, int, int, int, int]:
-    """(concordant, discordant, tied only in x, tied only in y, tied in both) over i<j pairs, counted in
-    O(n log^2 n) time and O(n) memory (a 12,000-row table's n x n sign matrices took 4.6 GB): discordant
-    pairs are the inversions of y's ranks in (x, y) order, ties come from the counts of equal values."""
-    n = len(x)
-    order = np.lexsort((y, x))
-    ranks = np.unique(y, return_inverse=True)[1].reshape(-1)[order]
-    dis = _inversions(ranks)
-    both = _tied_pairs(x, y)
-    tx, ty = _tied_pairs(x) - both, _tied_pairs(y) - both
-    con = n * (n - 1) // 2 - dis - tx - ty - both
-    return con, dis, tx, ty, both
-
-
 def _acc23(x: np.ndarray, y: np.ndarray) -> float:
-    con, dis, tx, ty, txy = _pair_stats(x, y)
+    con, dis, tx, ty, txy = pair_stats(x, y)
     return (con + txy) / (con + dis + tx + ty + txy)
-
-
-def _kendall_p_method(x: np.ndarray, y: np.ndarray) -> str:
-    if len(np.unique(x)) < len(x) or len(np.unique(y)) < len(y):
-        return "asymptotic"
-    if len(x) <= EXACT_MAX_N:
-        return "exact"
-    con, dis, *_ = _pair_stats(x, y)
-    return "exact" if min(con, dis) <= 1 else "asymptotic"
 
 
 def _undefined_reason(x: np.ndarray, y: np.ndarray) -> str | None:
@@ -187,7 +139,7 @@ def pair_coef(x: np.ndarray, y: np.ndarray, method: str, variant: str | None) ->
         if method == "kendall":
             if variant == "acc23":
                 return _acc23(x, y)
-            return float(lazylibs.scipy_stats().kendalltau(x, y, variant=variant, method="asymptotic").statistic)
+            return kendall.statistic(kendall.counts(x, y), variant)
         if method == "pearson":
             return float(lazylibs.scipy_stats().pearsonr(x, y).statistic)
         return float(lazylibs.scipy_stats().spearmanr(x, y).statistic)
@@ -271,15 +223,16 @@ def correlate(x: Sequence[float], y: Sequence[float], method: str = _METHOD, var
             return Correlation(_acc23(xa, ya), None, n, None, method, variant,
                                "acc23 has no analytic p-value; use a bootstrap CI", None, alpha)
         if method == "kendall":
-            p_method = _kendall_p_method(xa, ya)
-            res = lazylibs.scipy_stats().kendalltau(xa, ya, variant=variant, method=p_method)
-        elif method == "pearson":
-            p_method = "t-test"
-            res = lazylibs.scipy_stats().pearsonr(xa, ya)
+            counts = kendall.counts(xa, ya)
+            p_method = kendall.p_method(counts)
+            tau, p = kendall.statistic(counts, variant), kendall.p_value(counts, p_method)
         else:
             p_method = "t-test"
-            res = lazylibs.scipy_stats().spearmanr(xa, ya)
-    tau, p = float(res.statistic), float(res.pvalue)
+            if method == "pearson":
+                res = lazylibs.scipy_stats().pearsonr(xa, ya)
+            else:
+                res = lazylibs.scipy_stats().spearmanr(xa, ya)
+            tau, p = float(res.statistic), float(res.pvalue)
     if math.isnan(tau):
         return Correlation(None, None, n, None, method, variant, "undefined (scipy returned NaN)", None, alpha)
     p_value = None if math.isnan(p) else p
@@ -296,8 +249,9 @@ def pairwise_accuracy(x: Sequence[float], y: Sequence[float]) -> float | None:
     return _acc23(xa, ya)
 
 
-def percentile_ci(values: list[float], level: float) -> tuple[float | None, float | None]:
-    vals = np.asarray([v for v in values if not math.isnan(v)])
+def percentile_ci(values: Sequence[float] | np.ndarray, level: float) -> tuple[float | None, float | None]:
+    vals = np.asarray(values, dtype=float).ravel()
+    vals = vals[~np.isnan(vals)]
     if len(vals) == 0:
         return None, None
     tail = (1.0 - level) / 2 * 100
@@ -351,20 +305,22 @@ def joint_sample(pq: np.ndarray, rng: np.random.Generator, size: int) -> tuple[n
 
 
 def query_means(pq: np.ndarray, idx: np.ndarray) -> np.ndarray:
-    """Each system's mean over each draw's queries, NaN ignored: row d is
-    ``np.nanmean(pq[:, idx[d]], axis=1)`` bit for bit (the same sums, each over one draw's queries
-    in order, then divided by the count), computed for many draws at once (about 2M cells at a
-    time); NaN where a system has no drawn query."""
+    """Each system's mean over each draw's queries, NaN ignored: row d is ``np.nanmean(pq[:, idx[d]], axis=1)``
+    bit for bit (the drawn queries' values added one after another in draw order, as nanmean adds them, then
+    divided by the count of values not NaN), computed for many draws at once (about 2M cells at a time); NaN
+    where a system has no drawn query."""
     known = ~np.isnan(pq)
-    filled = np.where(known, pq, 0.0)
-    out = np.empty((idx.shape[0], pq.shape[0]))
-    chunk = max(1, 2_000_000 // max(1, pq.shape[0] * idx.shape[1]))
+    filled = np.ascontiguousarray(np.where(known, pq, 0.0).T)  # (queries, systems)
+    has = known.T.astype(np.intp)
+    draws, q = idx.shape
+    out = np.empty((draws, pq.shape[0]))
+    chunk = max(1, 2_000_000 // max(1, pq.shape[0] * q))
     with np.errstate(invalid="ignore", divide="ignore"):
-        for s in range(0, idx.shape[0], chunk):
+        for s in range(0, draws, chunk):
             rows = idx[s:s + chunk]
-            tot = filled[:, rows].sum(axis=2)  # (systems, draws): the drawn queries innermost, as nanmean sums
-            cnt = known[:, rows].sum(axis=2, dtype=np.intp)
-            out[s:s + chunk] = (tot / cnt).T
+            tot = filled[rows].sum(axis=1)  # (draws, systems): a sum over the middle axis adds query by query
+            times = np.bincount((np.arange(len(rows))[:, None] * q + rows).ravel(), minlength=len(rows) * q)
+            out[s:s + chunk] = tot / (times.reshape(len(rows), q) @ has)  # whole numbers: exact
     return out
 
 
@@ -643,6 +599,18 @@ def _chunks(blocks: list[ResampleBlock], n: int) -> list[tuple[ResampleBlock, ..
     return [tuple(blocks[lo:hi]) for lo, hi in zip(bounds, bounds[1:])]
 
 
+def _once_map() -> Mapper:
+    """An in-process map that computes a block asked for again (the same :func:`block_key`: the same data,
+    settings and seed, so the same draws) once, as :func:`batched`'s passes through an executor do: a run's
+    intervals and its verdicts resample the same (metric, target) pairs."""
+    done: dict[tuple, Any] = {}
+
+    def once(fn: Callable[[Any], Any], tasks: list) -> list:
+        return [done[k] if (k := (fn, *block_key(t))) in done else done.setdefault(k, fn(t)) for t in tasks]
+
+    return once
+
+
 MAX_PASSES = 64  # rounds of a sequential computation sent through ``map`` before the rest runs here
 
 
@@ -665,7 +633,7 @@ def batched(compute: Callable[[Mapper], T], map: Mapper | None = None, chunks: i
     When a later pass's new blocks cost less than it, a last pass computes them in this process.
     """
     if map is None:
-        return compute(serial_map)
+        return compute(_once_map())
     budget = MIN_BATCH_COST if min_cost is None else min_cost
     done: dict[tuple, np.ndarray] = {}
     eager = [0.0]  # cost computed in this process as asked; -1 once a block did not fit
@@ -718,7 +686,7 @@ def bootstrap_ci(x: Sequence[float], y: Sequence[float], method: str = _METHOD, 
     xa, ya = _pairs(x, y)
     if _undefined_reason(xa, ya):
         return None, None
-    return percentile_ci(list(resample_draws("systems", (xa, ya), method, variant, n_resamples, seed, map)), level)
+    return percentile_ci(resample_draws("systems", (xa, ya), method, variant, n_resamples, seed, map), level)
 
 
 def query_bootstrap_ci(x: Sequence[float], per_query_y, method: str = _METHOD, variant: str | None = _VARIANT,
@@ -742,7 +710,7 @@ def query_bootstrap_ci(x: Sequence[float], per_query_y, method: str = _METHOD, v
         warnings.simplefilter("ignore")
         if pq.shape[1] == 0 or _undefined_reason(*_pairs(xa, np.nanmean(pq, axis=1))):
             return None, None
-    return percentile_ci(list(resample_draws("queries", (xa, pq), method, variant, n_resamples, seed, map)), level)
+    return percentile_ci(resample_draws("queries", (xa, pq), method, variant, n_resamples, seed, map), level)
 
 
 def permutation_sigdiff(x1: Sequence[float], x2: Sequence[float], y: Sequence[float], method: str = _METHOD,
@@ -782,7 +750,7 @@ def standardize(x: np.ndarray, name: str = "a metric") -> np.ndarray:
     top = float(np.max(np.abs(x))) if len(x) else 0.0
     if top > 0 and math.isfinite(top):
         x = np.ldexp(x, -math.frexp(top)[1])
-    z = lazylibs.scipy_stats().zscore(x)
+    z = zscore(x)
     order = np.argsort(x, kind="stable")
     xs, zs = x[order], z[order]
     lost = (zs[1:] == zs[:-1]) & (xs[1:] - xs[:-1] > 1e-9 * np.maximum(np.abs(xs[1:]), np.abs(xs[:-1])))

@@ -17,6 +17,7 @@ from typing import Any, Iterable, Mapping
 
 from ..errors import UserError
 from .files import BOM, READ_ERRORS, PathLike, atomic_write, iter_lines, open_binary
+from .trec_columns import FileRanking, Malformed, parse_qrels_bytes, parse_run_bytes
 
 _REL_MIN, _REL_MAX = -(2**31), 2**31 - 1  # trec_eval stores labels as C ints
 
@@ -32,6 +33,9 @@ class Run:
         return list(self.ranking)
 
     def docids(self, qid: str) -> list[str]:
+        """The query's document ids in rank order (a new list; empty for a query the run lacks)."""
+        if isinstance(self.ranking, FileRanking):  # without converting the scores
+            return self.ranking.docids(qid)
         return [d for d, _ in self.ranking.get(qid, [])]
 
     def __len__(self) -> int:
@@ -118,18 +122,29 @@ class _Malformed(Exception):
     """A line the bulk parse does not accept; the line-by-line parse then names it."""
 
 
-def _bulk(path: PathLike, parse):
-    """``parse(lines)`` over the whole file read and decoded at once, with the cyclic garbage
-    collector paused (the parse allocates several objects per line and frees none, so a
-    collection cannot free anything and on a large heap costs more than the parse); None when
-    the file cannot be read that way or ``parse`` finds a line it does not accept."""
+def _read_whole(path: PathLike) -> bytes | None:
+    """The file's bytes read at once, or None when it cannot be read that way (the line-by-line parse then
+    says why)."""
     p = Path(path)
     if not p.is_file():
         return None
     try:
         with open_binary(p) as fh:
-            text = fh.read().decode("utf-8")
-    except (*READ_ERRORS, UnicodeDecodeError):
+            return fh.read()
+    except READ_ERRORS:
+        return None
+
+
+def _bulk(data: bytes | None, parse):
+    """``parse(lines)`` over the whole file's bytes decoded at once, with the cyclic garbage
+    collector paused (the parse allocates several objects per line and frees none, so a
+    collection cannot free anything and on a large heap costs more than the parse); None when
+    the file cannot be read that way or ``parse`` finds a line it does not accept."""
+    if data is None:
+        return None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
         return None
     if text.startswith(BOM):  # the line-by-line parse removes it and says so
         return None
@@ -175,10 +190,20 @@ def read_run(path: PathLike, *, sort: bool = False) -> Run:
     """Read a TREC run (``qid Q0 docid rank score tag``).
 
     Lines keep file order per query unless ``sort`` (trec_eval order). Duplicate
-    (qid, docid) pairs are an error. The whole file is parsed at once; when any line is
-    wrong it is read again line by line, which names the first bad line (``file:line``).
+    (qid, docid) pairs are an error. The whole file is parsed at once, column by column where it
+    can be (:mod:`.trec_columns`: scores are converted when first used); when any line is wrong it is
+    read again line by line, which names the first bad line (``file:line``).
     """
-    run = _bulk(path, _parse_run)
+    data = _read_whole(path)
+    try:
+        columns = parse_run_bytes(data) if data is not None else None
+    except Malformed:
+        return _read_run_lines(path, sort=sort)
+    if columns is not None:
+        run = Run(columns[0], columns[1] or "clir-eval")
+    else:
+        run = _bulk(data, _parse_run)
+    del data
     if run is None:
         return _read_run_lines(path, sort=sort)
     if sort:
@@ -247,9 +272,15 @@ def _parse_qrels(lines: list[str]) -> Qrels:
 
 
 def read_qrels(path: PathLike) -> Qrels:
-    """Read TREC qrels (``qid iter docid rel``), the whole file at once; when any line is wrong
-    it is read again line by line, which names the first bad line (``file:line``)."""
-    qrels = _bulk(path, _parse_qrels)
+    """Read TREC qrels (``qid iter docid rel``), the whole file at once (column by column where it can be,
+    :mod:`.trec_columns`); when any line is wrong it is read again line by line, which names the first bad
+    line (``file:line``)."""
+    data = _read_whole(path)
+    try:
+        columns = parse_qrels_bytes(data, _REL_MIN, _REL_MAX) if data is not None else None
+    except Malformed:
+        return _read_qrels_lines(path)
+    qrels = Qrels(columns) if columns is not None else _bulk(data, _parse_qrels)
     return _read_qrels_lines(path) if qrels is None else qrels
 
 

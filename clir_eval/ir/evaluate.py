@@ -19,7 +19,6 @@ Policy (the same for every measure)
 
 from __future__ import annotations
 
-from operator import itemgetter
 from typing import Any, Iterable, Sequence
 
 from ..errors import UserError
@@ -103,7 +102,7 @@ class Evaluator:
         docs: dict[str, list[str]] = {}
         rank_scores: dict[str, dict[str, int]] = {}
         for q in self._setup.qids:
-            d = docs[q] = list(map(itemgetter(0), run.ranking.get(q, ())))
+            d = docs[q] = run.docids(q)
             rank_scores[q] = dict(zip(d, range(len(d), 0, -1)))
             if len(rank_scores[q]) != len(d):  # a document twice: run_docids names it
                 run_docids(run, q)
@@ -155,7 +154,7 @@ def evaluate(
 def check_scoreable(system: Run, judged: Qrels, run_name: str, qrels_name: str) -> None:
     """A run that ranks nothing, or only queries without judgements, would score 0 on every measure as if it
     had retrieved badly: refused instead (``run_name``: how the error names the run, e.g. ``--run FILE``)."""
-    ranked = [q for q, docs in system.ranking.items() if docs]
+    ranked = [q for q in system.qids() if system.docids(q)]
     if not ranked:
         raise UserError(f"{run_name}: the run has no ranked documents; give a run that retrieve (or another "
                         "system) wrote")

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from importlib import metadata
 from typing import Any, Callable, ClassVar, Iterable, Mapping
 
 from .. import lazylibs
@@ -33,11 +32,11 @@ from .rbo import P as RBO_P
 
 
 def _version(module, dist: str) -> str:
-    """A library's version: its ``__version__`` (reading package metadata costs ≈ 10 ms of start-up)."""
+    """A library's version: its ``__version__`` (importing and reading package metadata costs ≈ 10-20 ms)."""
     v = getattr(module, "__version__", None)
     if isinstance(v, str) and v:
         return v
-    return metadata.version(dist)
+    return lazylibs.importlib_metadata().version(dist)
 
 
 _IMPL_OWN = f"impl:clir_eval-{__version__}"

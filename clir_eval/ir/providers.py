@@ -8,7 +8,6 @@ measure of one run (:class:`RunContext`) at a time; work shared between measures
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from operator import itemgetter
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -62,12 +61,11 @@ class Provider:
         raise NotImplementedError
 
 
-_first = itemgetter(0)
 
 
 def run_docids(run, q: str) -> list[str]:
     """A query's ranking as docids; a document twice is an error."""
-    d = list(map(_first, run.ranking.get(q, ())))
+    d = run.docids(q)
     if len(set(d)) != len(d):
         seen: set[str] = set()
         dup = next(x for x in d if x in seen or seen.add(x))

@@ -252,6 +252,16 @@ def item_correlations(mats: Sequence[Any], s: Any, seed: int, lower: Sequence[st
     return out
 
 
+def run_item_settings(cfg: Config) -> ItemSettings:
+    """A run's item-level statistics: the ``correlation:`` section's, but the ``item_level:`` section's bootstrap
+    draws (those of the descriptive ``ci_items``/``ci_systems``; 0, none, unless set) and permutation setting
+    (null, the default: correlation's)."""
+    cc, il = cfg.correlation, cfg.item_level
+    return ItemSettings(cc.method, cc.variant, cc.alpha, il.bootstrap,
+                        cc.permutation if il.permutation is None else il.permutation, cc.seed, CI_LEVEL, cc.correction,
+                        cc.family, cc.resolution)
+
+
 def item_level_block(cfg: Config, outputs: Sequence[Mapping[str, Any]], systems: Sequence[str],
                      sys_results: Mapping[str, Any], ir_measures: Sequence[str], english: Mapping[str, Any],
                      lower: Sequence[str], cache: Cache | None = None,
@@ -259,10 +269,8 @@ def item_level_block(cfg: Config, outputs: Sequence[Mapping[str, Any]], systems:
     """results.json's ``item_level`` block, its correlations from :func:`item_correlations`, and the files
     for the run directory (name -> text): the documents and queries matrices (:mod:`clir_eval.io.item_matrix`),
     which the block names with their sha256."""
-    cc, il = cfg.correlation, cfg.item_level
-    s = ItemSettings(cc.method, cc.variant, cc.alpha, cc.bootstrap if il.bootstrap is None else il.bootstrap,
-                     cc.permutation if il.permutation is None else il.permutation, cc.seed, CI_LEVEL, cc.correction,
-                     cc.family, cc.resolution)
+    cc = cfg.correlation
+    s = run_item_settings(cfg)
     doc_mat, q_mat = matrices(outputs, systems, sys_results, ir_measures, ext)
     scored = set(outputs[0]["mt"]) if outputs else set()
     _, neural, left_out = item_metric_names(cfg, segmented=True)

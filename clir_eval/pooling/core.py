@@ -24,7 +24,6 @@ from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
-from .. import lazylibs
 from ..correlation.pairsums import cell_sums, tau_draws
 from ..correlation.significance import Stream, adjust, jackknife_systems, monte_carlo_family, p_floor
 from ..correlation.statistics import (
@@ -39,6 +38,7 @@ from ..correlation.verdict import clusters as assign_clusters
 from ..correlation.verdict import ranking
 from ..errors import UserError
 from ..limits import MAX_RESAMPLES, MAX_SEED, RUN_SEED, check_max, check_seed, memory_bytes
+from ..stats import norm_ppf
 from .items import pool_items
 from .runs import Run, architecture, check_architectures, directions, load_run, pooled_tau, run_identity, shared_attr
 from .summary import summaries
@@ -322,7 +322,7 @@ def pooled_interval(estimate: float, runs: list[tuple[float, dict, dict]], level
             var += w * w * v
         if math.isnan(var):
             return [None, None]
-        z = float(lazylibs.scipy_stats().norm.ppf(1 - (1 - level) / 2))
+        z = norm_ppf(1 - (1 - level) / 2)
         se = math.sqrt(var)
         return [max(-2.0, estimate - z * se), min(2.0, estimate + z * se)]
     if any("systems" not in pa or "systems" not in pb for _, pa, pb in runs):
@@ -354,7 +354,7 @@ def pooled_interval(estimate: float, runs: list[tuple[float, dict, dict]], level
         r = se / sd
         lo, hi = estimate - max(0.0, estimate - ql) * r, estimate + max(0.0, qh - estimate) * r
     else:
-        z = float(lazylibs.scipy_stats().norm.ppf(1 - (1 - level) / 2))
+        z = norm_ppf(1 - (1 - level) / 2)
         lo, hi = estimate - z * se, estimate + z * se
     return [max(-2.0, float(lo)), min(2.0, float(hi))]
 

@@ -29,12 +29,12 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from .. import lazylibs
 from ..correlation.items import ItemSettings, group_coefs, swap_bits, swap_setup, system_swap_deltas
 from ..correlation.significance import Source, adjust, monte_carlo_family, p_floor, settle_summary
 from ..correlation.verdict import clusters as assign_clusters
 from ..correlation.verdict import ranking
 from ..io.item_matrix import read_documents_file, read_queries_file
+from ..stats import norm_ppf
 from .runs import Run, directions, pooled_tau
 
 GROUPING = "within"
@@ -206,7 +206,7 @@ def interval(parts: Sequence[SwapPart], estimate: float, level: float) -> list[f
         if v is None:
             return [None, None]
         var += p.coef ** 2 * v
-    z = float(lazylibs.scipy_stats().norm.ppf(1 - (1 - level) / 2))
+    z = norm_ppf(1 - (1 - level) / 2)
     se = math.sqrt(var)
     return [max(-2.0, estimate - z * se), min(2.0, estimate + z * se)]
 

@@ -20,6 +20,8 @@ CROSSED_CAPTION = ("CIs in brackets: {level:.0%} interval for systems and items 
                    "the systems and over the items, their interaction counted once; at 95% it covered 92–98.5% of "
                    "simulated studies, mean 95.7%, docs/statistics.md).")
 DESCRIPTIVE_COVERAGE = "at 95% they covered as little as 13% (items only) and 87% (systems only) in the same simulation"
+NO_BOOTSTRAP = ("The descriptive percentile bootstraps over only the items or only the systems (results.json ci_items, "
+                "ci_systems) are not computed (item_level.bootstrap: 0, the default; set it, e.g. 1000, to add them).")
 
 
 def item_level_blocks(results: Mapping[str, Any]) -> list[Block]:
@@ -59,12 +61,14 @@ def item_level_blocks(results: Mapping[str, Any]) -> list[Block]:
             by.setdefault((r["target"], r["mt_metric"]), {})[r["grouping"]] = r
         table = []
         k = st.get("permutation") or 0
+        boot = any(r.get("ci_items") or r.get("ci_systems") for r in rows)  # descriptive bootstraps computed
         for (target, metric), g in by.items():
             it, wi = g.get("item", {}), g.get("within", {})
+            one_factor = [(" / ".join(c for c in (_ci(it.get(key)).strip() for key in ("ci_items", "ci_systems")) if c), "")]
             table.append(((target, ""), (metric, ""),
                           (_t(wi.get("tau")) + _mark(wi, k) + _ci(wi.get("ci_crossed")), ""),
                           (_t(it.get("tau")) + _mark(it, k) + _ci(it.get("ci_crossed")), ""),
-                          (" / ".join(c for c in (_ci(it.get(k)).strip() for k in ("ci_items", "ci_systems")) if c), ""),
+                          *(one_factor if boot else []),
                           (_t(g.get("none", {}).get("tau")), ""), (_t(g.get("system", {}).get("tau")), "")))
         tested = (f"× = not significant at {st['alpha']:g} (crossed test: systems and items both random)" if k else
                   "not tested (item_level.permutation: 0)")
@@ -74,12 +78,13 @@ def item_level_blocks(results: Mapping[str, Any]) -> list[Block]:
             tested += f"; {UNTESTED_MARK.strip()} = {why}"
         blocks.append(Heading(f"Item level over {kind}", 3))
         blocks.append(table_block(["target", "MT metric", "τ within [CI]", "τ item [CI]",
-                                   "τ item: CI items only / systems only (descriptive)",
+                                   *(["τ item: CI items only / systems only (descriptive)"] if boot else []),
                                    "τ none (descriptive)", "τ system (descriptive)"],
-                                  table, "llrrrrr", caption=(
+                                  table, "llrrrrr" if boot else "llrrrr", caption=(
             f"{st['method']} {st.get('variant') or ''} ({st['ties']}); {tested}. {CROSSED_CAPTION.format(level=st['level'])} "
-            f"Descriptive: {st['level']:.0%} percentile bootstrap resampling only the items, and only the systems "
-            f"({st['bootstrap']} draws, seed {st['seed']}); each ignores the other factor ({DESCRIPTIVE_COVERAGE}).")))
+            + (f"Descriptive: {st['level']:.0%} percentile bootstrap resampling only the items, and only the systems "
+               f"({st['bootstrap']} draws, seed {st['seed']}); each ignores the other factor ({DESCRIPTIVE_COVERAGE})."
+               if boot else NO_BOOTSTRAP))))
     notes = b.get("notes") or []
     if notes:
         blocks.append(Bullets(tuple(notes), lead="Item-level notes:"))
