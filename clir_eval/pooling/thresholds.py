@@ -21,8 +21,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..io.figures import pyplot, save
+from ..io.raster import BLACK, COLOURS, WHITE, Canvas
 from ..limits import RUN_SEED
+from ..report.svg import nice_ticks, tick_text
 from .runs import Run
 
 LEVELS = (0.8, 0.9, 0.95)
@@ -30,6 +31,7 @@ NEWTON_STEPS = 60
 SCALE_RATIO = 10  # a metric whose largest |score| differs this much between runs is on different scales
 UNIT_SPAN = 2.0  # ... as is one whose scores stay within ±1 in one run (0-1) and pass ±2 in another (0-100)
 BETA_MAX = 1e12
+PLOT_AREA = (64.0, 32.0, 620.8, 352.0)  # left, top, right, bottom of the plots' data area, in pixels
 
 
 def pair_deltas(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -280,44 +282,101 @@ def _scales_differ(vals: Sequence[float]) -> bool:
 def _plots(pooled_rows: list[dict[str, Any]], pooled: dict) -> dict[str, bytes]:
     """One PNG per metric: per target, the pooled pairs' accuracy in bins of the metric delta
     (dots, size = pairs) and the fitted curve, with 80/90/95% lines (as MT-Thresholds' plots)."""
-    plt = pyplot()
-    out: dict[str, bytes] = {}
     by_metric: dict[str, list[dict[str, Any]]] = {}
     for row in pooled_rows:
         by_metric.setdefault(row["metric"], []).append(row)
-    for m, rows in by_metric.items():
-        fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=100)
-        for k, row in enumerate(rows):
-            dx = np.concatenate([p[0] for p in pooled[(m, row["target"])]])
-            dy = np.concatenate([p[1] for p in pooled[(m, row["target"])]])
-            x, y = oriented(dx, dy)
-            if not len(x):
-                continue
-            color = f"C{k % 10}"
-            if row.get("units") == "mixed":
-                ax.plot([], [], color=color, label=f"{row['target']}: units differ between runs (see per-run rows)")
-                continue
-            edges = np.unique(np.quantile(x, np.linspace(0, 1, 9)))
-            if len(edges) > 1:  # the bins' dots in one collection (one draw call per target)
-                b = np.clip(np.searchsorted(edges, x, side="right") - 1, 0, len(edges) - 2)
-                sels = [sel for sel in (b == bi for bi in range(len(edges) - 1)) if sel.any()]
-                ax.scatter([x[sel].mean() for sel in sels], [float(((x[sel] > 0) & (y[sel] == 1)).mean()) for sel in sels],
-                           s=[10 + 2 * sel.sum() ** 0.5 * 4 for sel in sels], color=color, alpha=0.6)
-            grid = np.linspace(0, float(x.max()), 200)
-            beta = row["beta"]
-            bval = float("inf") if beta == "inf" else (float("-inf") if beta == "-inf" else beta)
-            if bval is not None and math.isfinite(bval):
-                ax.plot(grid, 1 / (1 + np.exp(-bval * grid)), color=color,
-                        label=f"{row['target']} (accuracy {row['accuracy']:.2f}, {row['n_pairs']} pairs)")
-            else:
-                ax.plot([], [], color=color, label=f"{row['target']} (no finite fit)")
-        for p in (0.8, 0.9, 0.95):
-            ax.axhline(p, color="grey", lw=0.6, ls=":")
-        ax.set_xlabel(f"{m} delta between two systems (metric units)")
-        ax.set_ylabel("share of pairs where retrieval agrees")
-        ax.set_ylim(0, 1.02)
-        ax.set_title(f"{m}: does a better score mean better retrieval? (pooled)")
-        ax.legend(fontsize=7, loc="lower right")
-        fig.subplots_adjust(left=0.1, right=0.97, bottom=0.12, top=0.92)  # fixed margins: no tight_layout pass
-        out[m] = save(fig)
-    return out
+    return {m: _plot(m, rows, pooled) for m, rows in by_metric.items()}
+
+
+def _plot(m: str, rows: list[dict[str, Any]], pooled: dict) -> bytes:
+    """One metric's figure (:func:`_plots`), 640 x 400 pixels at 100 dpi."""
+    c = Canvas(640, 400, dpi=100)
+    left, top, right, bottom = PLOT_AREA
+    series = []  # (colour, legend label, dots (x, share, pairs) or None, fitted β or None, largest delta)
+    for k, row in enumerate(rows):
+        dx = np.concatenate([p[0] for p in pooled[(m, row["target"])]])
+        dy = np.concatenate([p[1] for p in pooled[(m, row["target"])]])
+        x, y = oriented(dx, dy)
+        if not len(x):
+            continue
+        colour = COLOURS[k % len(COLOURS)]
+        if row.get("units") == "mixed":
+            series.append((colour, f"{row['target']}: units differ between runs (see per-run rows)", None, None, 0.0))
+            continue
+        dots = None
+        edges = np.unique(np.quantile(x, np.linspace(0, 1, 9)))
+        if len(edges) > 1:
+            b = np.clip(np.searchsorted(edges, x, side="right") - 1, 0, len(edges) - 2)
+            sels = [sel for sel in (b == bi for bi in range(len(edges) - 1)) if sel.any()]
+            dots = [(x[sel].mean(), float(((x[sel] > 0) & (y[sel] == 1)).mean()), int(sel.sum())) for sel in sels]
+        beta = row["beta"]
+        fit = beta if isinstance(beta, float) and math.isfinite(beta) else None
+        label = (f"{row['target']} (accuracy {row['accuracy']:.2f}, {row['n_pairs']} pairs)" if fit is not None
+                 else f"{row['target']} (no finite fit)")
+        series.append((colour, label, dots, fit, float(x.max())))
+    hi = max([s[4] for s in series] + [0.0]) or 1.0
+    lo, hi = -0.05 * hi, 1.05 * hi  # the data's range with 5% margins, as matplotlib's autoscale
+
+    def sx(v):
+        return left + (np.asarray(v, float) - lo) / (hi - lo) * (right - left)
+
+    def sy(v):
+        return bottom - np.asarray(v, float) / 1.02 * (bottom - top)
+
+    for p in LEVELS:
+        c.hline(float(sy(p)), left, right, (0.5, 0.5, 0.5), dotted=True)
+    area = (left, top, right, bottom)
+    for colour, _, dots, _, _ in series:
+        for dxm, share, n in dots or ():
+            c.disc(float(sx(dxm)), float(sy(share)), c.px(math.sqrt(10 + 8 * math.sqrt(n)) / 2), colour, alpha=0.6)
+    for colour, _, _, fit, xmax in series:
+        if fit is not None:
+            grid = np.linspace(0, xmax, 200)
+            c.polyline(np.c_[sx(grid), sy(1 / (1 + np.exp(-fit * grid)))], colour, c.px(1.5), clip=area)
+    _frame(c, sx, sy, lo, hi, m)
+    _legend(c, [(colour, label) for colour, label, *_ in series])
+    return c.png()
+
+
+def _frame(c: Canvas, sx, sy, lo: float, hi: float, m: str) -> None:
+    """The plot area's box, ticks and labels, the axis labels and the title."""
+    left, top, right, bottom = PLOT_AREA
+    for x0, y0, x1, y1 in ((left, top, right, top + 1), (left, bottom, right, bottom + 1), (left, top, left + 1, bottom + 1),
+                           (right, top, right + 1, bottom + 1)):
+        c.rect(x0 - 0.5, y0 - 0.5, x1 - 0.5, y1 - 0.5, BLACK)
+    tick, pad = c.px(3.5), c.px(3.5)
+    xt = [v for v in nice_ticks(lo, hi, 10) if lo <= v <= hi]
+    for v in xt:
+        x = float(sx(v))
+        c.rect(x - 0.5, bottom, x + 0.5, bottom + tick, BLACK)
+        c.text(x, bottom + tick + pad, tick_text(v, xt), 10, ha="center", va="top")
+    yt = [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]
+    for v in yt:
+        y = float(sy(v))
+        c.rect(left - tick, y - 0.5, left, y + 0.5, BLACK)
+        c.text(left - tick - pad, y, tick_text(v, yt), 10, ha="right", va="center")
+    c.text((left + right) / 2, 393, f"{m} delta between two systems (metric units)", 10, ha="center")
+    c.text(19, (top + bottom) / 2, "share of pairs where retrieval agrees", 10, ha="center", vertical=True)
+    c.text((left + right) / 2, top - c.px(6), f"{m}: does a better score mean better retrieval? (pooled)", 12,
+           ha="center")
+
+
+def _legend(c: Canvas, entries: list[tuple[str, str]]) -> None:
+    """matplotlib's legend, lower right, 7 points: a line of each series' colour and its label."""
+    if not entries:
+        return
+    left, top, right, bottom = PLOT_AREA
+    em = c.px(7)
+    width = max(c.text_extent(label, 7)[0] for _, label in entries)
+    row, gap, pad = 1.164 * em, 0.5 * em, 0.4 * em
+    w = 2 * pad + 2.0 * em + 0.8 * em + width
+    h = 2 * pad + len(entries) * row + (len(entries) - 1) * gap
+    x1, y1 = right - 0.5 * em, bottom - 0.5 * em
+    x0, y0 = x1 - w, y1 - h
+    c.rect(x0, y0, x1, y1, WHITE, alpha=0.8)
+    for a, b, d, e in ((x0, y0, x1, y0 + 1), (x0, y1 - 1, x1, y1), (x0, y0, x0 + 1, y1), (x1 - 1, y0, x1, y1)):
+        c.rect(a, b, d, e, (0.8, 0.8, 0.8))
+    for i, (colour, label) in enumerate(entries):
+        mid = y0 + pad + i * (row + gap) + row / 2
+        c.rect(x0 + pad, round(mid) - 1, x0 + pad + 2.0 * em, round(mid) + 1, colour)  # two pixel rows (1.5 points)
+        c.text(x0 + pad + 2.8 * em, mid, label, 7, va="center")
