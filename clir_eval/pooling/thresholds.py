@@ -73,8 +73,8 @@ def fit_beta(x: np.ndarray, y: np.ndarray, w: np.ndarray | None = None, start: f
     sums depend only on its own segment, so dropping a converged row changes no other row's bits."""
     W = np.ones((1, len(x))) if w is None else np.atleast_2d(np.asarray(w, float))
     pos = (x > 0)
-    n1 = W @ (pos & (y == 1)).astype(float)  # weights are whole numbers: these sums are exact
-    n0 = W @ (pos & (y == 0)).astype(float)
+    n1 = W[:, pos & (y == 1)].sum(axis=1)  # weights are whole numbers: these sums are exact (and need no BLAS)
+    n0 = W[:, pos & (y == 0)].sum(axis=1)
     scale = float(np.max(x)) if len(x) and np.max(x) > 0 else 1.0
     xs = x / scale  # fit on a unit scale, report in the metric's units
     k = len(W)
