@@ -211,6 +211,7 @@ def threshold_rows(runs: Sequence[Run], bootstrap: int = 1000, seed: int = RUN_S
     notes: list[str] = []
     counts = [_counts(len(r.systems), bootstrap, np.random.default_rng([seed, i])) for i, r in enumerate(runs)]
     pooled: dict[tuple[str, str], list] = {}
+    last = _LastWeights()
     scale: dict[str, dict[str, float]] = {}
     for r, C in zip(runs, counts):
         for t in r.targets:
@@ -220,7 +221,7 @@ def threshold_rows(runs: Sequence[Run], bootstrap: int = 1000, seed: int = RUN_S
                     continue
                 x = (-1.0 if m in r.lower else 1.0) * r.column(m, raw=True)
                 i, j, dx, dy = pair_deltas(x, y)
-                row = _row(m, t, dx, dy, C[:, i] * C[:, j])
+                row = _row(m, t, dx, dy, last.get(C, i, j))
                 rows.append({"run": r.path, **row})
                 pooled.setdefault((m, t), []).append((dx, dy, C, i, j))  # weights made again when pooled
                 vals = np.abs(x[~np.isnan(x)])
@@ -230,9 +231,7 @@ def threshold_rows(runs: Sequence[Run], bootstrap: int = 1000, seed: int = RUN_S
     for (m, t), parts in pooled.items():
         dx = np.concatenate([p[0] for p in parts])
         dy = np.concatenate([p[1] for p in parts])
-        W = np.concatenate([C[:, i] * C[:, j] for _, _, C, i, j in parts], axis=1)
-        row = _row(m, t, dx, dy, W)
-        del W
+        row = _row(m, t, dx, dy, last.get(*[x for _, _, C, i, j in parts for x in (C, i, j)]))
         row["n_tasks"] = len(parts)
         out.append(row)
     mixed = set()
@@ -269,6 +268,26 @@ def threshold_rows(runs: Sequence[Run], bootstrap: int = 1000, seed: int = RUN_S
     notes.append("thresholds: pairs tied on the target are left out; a metric tie counts as a disagreement")
     figs = _plots(out, pooled) if plots else {}
     return out + rows, notes, figs
+
+
+class _LastWeights:
+    """The bootstrap pair weights ``C[:, i] * C[:, j]`` (runs' parts side by side) of the last call, given again
+    while the same runs' pairs are asked for (a run's metrics usually share their target's pairs); one held at a
+    time, as the weights of every row would not fit in memory."""
+
+    def __init__(self) -> None:
+        self.key: tuple = ()
+        self.weights: np.ndarray | None = None
+
+    def get(self, *parts: Any) -> np.ndarray:
+        """The weights of ``parts``: C, i, j, C, i, j, ... (each run's counts and pairs)."""
+        key = tuple(id(p) if k % 3 == 0 else p.tobytes() for k, p in enumerate(parts))
+        if key != self.key or self.weights is None:
+            self.key, self.weights = (), None  # the previous weights go before the next are made
+            trips = [parts[k:k + 3] for k in range(0, len(parts), 3)]
+            self.weights = np.concatenate([C[:, i] * C[:, j] for C, i, j in trips], axis=1)
+            self.key = key
+        return self.weights
 
 
 def _scales_differ(vals: Sequence[float]) -> bool:
