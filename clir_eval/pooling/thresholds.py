@@ -89,7 +89,7 @@ def fit_beta(x: np.ndarray, y: np.ndarray, w: np.ndarray | None = None, start: f
         h = Wl @ (xs * xs * p0 * (1 - p0))
         _newton(beta, moving, live, g, h)
     nz = Wl != 0
-    cnt = nz.sum(axis=1)
+    cnt = np.count_nonzero(nz, axis=1)
     flat = np.flatnonzero(nz)  # row by row, so each row's entries are one segment
     del nz
     cols = flat % max(1, Wl.shape[1])
@@ -97,7 +97,7 @@ def fit_beta(x: np.ndarray, y: np.ndarray, w: np.ndarray | None = None, start: f
     wx = Wl.ravel()[flat] * xc
     del flat
     wxx = wx * xc
-    g0 = np.add.reduceat(wx * y[cols], np.r_[0, np.cumsum(cnt)[:-1]]) if len(wx) else np.zeros(len(live))
+    g0 = np.add.reduceat(wx * y[cols], np.cumsum(cnt) - cnt) if len(wx) else np.zeros(len(live))
     del cols
     act = live
     for _ in range(NEWTON_STEPS - 1):
@@ -108,7 +108,7 @@ def fit_beta(x: np.ndarray, y: np.ndarray, w: np.ndarray | None = None, start: f
             keep = np.repeat(keep_rows, cnt)
             act, cnt, g0 = act[keep_rows], cnt[keep_rows], g0[keep_rows]
             xc, wx, wxx = xc[keep], wx[keep], wxx[keep]
-        starts = np.r_[0, np.cumsum(cnt)[:-1]]
+        starts = np.cumsum(cnt) - cnt
         p = _expit_inplace(np.repeat(beta[act], cnt) * xc)
         g = g0 - np.add.reduceat(wx * p, starts)
         p *= np.subtract(1, p)
