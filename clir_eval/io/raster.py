@@ -149,8 +149,8 @@ class Canvas:
     def text(self, x: float, y: float, s: str, size: float, colour: str | RGB = BLACK, ha: str = "left",
              va: str = "baseline", vertical: bool = False) -> None:
         """Write ``s`` at (x, y): ``ha`` left | center | right of its advance, ``va`` baseline | top | center |
-        bottom of its line (ascent to descent); ``vertical``: turned 90° anticlockwise (read bottom to top), the
-        alignments then applying to the turned box (ha across, va along the text's centre)."""
+        bottom of its line (ascent to descent); ``vertical``: turned 90° anticlockwise (read bottom to top), ``ha``
+        then placing it along y (left: starting at y) and ``va`` across x (baseline: on the column x)."""
         px = self.px(size)
         width, asc, desc = self.text_extent(s, size)
         pad = 2
@@ -167,14 +167,12 @@ class Canvas:
                 sub = cover[r0:r1, c0:c1]
                 np.maximum(sub, bmp[r0 - r:r1 - r, c0 - c:c1 - c], out=sub)
             pen += adv
-        shift = {"baseline": base, "top": pad, "center": pad + (asc + desc) / 2, "bottom": pad + asc + desc}[va]
-        if vertical:  # turned: the line's left end at the bottom; va across (x), ha along (y)
-            cover = np.rot90(cover)
-            along = {"left": pad, "center": pad + width / 2, "right": pad + width}[ha]
-            self.paint(int(round(y - (w - along))), int(round(x - shift)), cover, colour)
-            return
+        across = {"baseline": base, "top": pad, "center": pad + (asc + desc) / 2, "bottom": pad + asc + desc}[va]
         along = {"left": pad, "center": pad + width / 2, "right": pad + width}[ha]
-        self.paint(int(round(y - shift)), int(round(x - along)), cover, colour)
+        if vertical:  # turned: the line's start at the bottom, its top to the left
+            self.paint(int(round(y - (w - along))), int(round(x - across)), np.rot90(cover), colour)
+        else:
+            self.paint(int(round(y - across)), int(round(x - along)), cover, colour)
 
     # ------------------------------------------------------------------ output
     def png(self) -> bytes:
