@@ -64,6 +64,13 @@ def test_text_lies_between_its_ascent_and_descent_and_turns():
     assert cols.max() <= 40 + desc + 1 and cols.min() >= 40 - asc - 1  # the baseline is the column x = 40
 
 
+def test_a_character_the_font_lacks_is_drawn_as_a_question_mark(recwarn):
+    a, b = Canvas(120, 40), Canvas(120, 40)
+    a.text(5, 30, "m\t中\x00", 10)
+    b.text(5, 30, "m???", 10)
+    assert np.array_equal(a.img, b.img) and (a.img < 1).any() and not recwarn.list
+
+
 CHILD = """
 import json, sys
 import numpy as np

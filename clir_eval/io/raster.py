@@ -48,10 +48,14 @@ def _font():
 
 
 def _glyph(ch: str, px: float) -> tuple[np.ndarray, float, float, float]:
-    """(coverage bitmap, its left and top from the pen on the baseline, advance), rendered once per size."""
+    """(coverage bitmap, its left and top from the pen on the baseline, advance), rendered once per size; a
+    character the font lacks is drawn as "?"."""
     key = (px, ch)
     if key not in _GLYPHS:
         font, flags = _font()
+        if ch != "?" and font.get_char_index(ord(ch)) == 0:  # not in the font (or a control character)
+            _GLYPHS[key] = _glyph("?", px)
+            return _GLYPHS[key]
         font.set_size(px, 72.0)  # px pixels per em
         font.set_text(ch, 0.0, flags=flags)
         font.draw_glyphs_to_bitmap(antialiased=True)
