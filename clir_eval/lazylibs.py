@@ -115,6 +115,20 @@ def matplotlib_pyplot() -> ModuleType:
     return matplotlib.pyplot
 
 
+def ft2font() -> ModuleType:
+    """matplotlib's FreeType binding alone (the text of :mod:`clir_eval.io.raster`'s PNGs: no pyplot, no renderer)."""
+    import matplotlib.ft2font
+
+    return matplotlib.ft2font
+
+
+def matplotlib_data_path() -> str:
+    """The folder of matplotlib's own data (its fonts)."""
+    import matplotlib
+
+    return matplotlib.get_data_path()
+
+
 def rich_progress() -> ModuleType:
     import rich.progress
 

@@ -18,10 +18,13 @@ printed.
     python scripts/bench_pool.py --dirs out/study/{wmt21-ru-en,wmt21-is-en,...} --before OLD  # given finished runs
 
 With ``--dirs`` the given finished runs are pooled instead of generated ones (the reference is then not timed).
+``--thresholds`` then also times the thresholds alone in one process, ``threshold_rows`` with its plots (CPU
+seconds of the whole call, of its fits and of its plots with their imports), for this checkout and ``--before``'s.
 """
 
 from __future__ import annotations
 
+import json
 import statistics
 import subprocess
 import sys
@@ -39,7 +42,43 @@ def arguments():
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--systems", type=int, default=30, help="systems in the largest run (runs have 8 to this)")
     ap.add_argument("--dirs", type=Path, nargs="+", help="pool these finished runs instead of generated ones")
+    ap.add_argument("--thresholds", action="store_true", help="with --dirs: also time threshold_rows in one process")
     return ap
+
+
+THRESHOLDS = """
+import json, sys, time
+from clir_eval.pooling import thresholds as T
+from clir_eval.pooling.runs import load_run
+runs = [load_run(d) for d in sys.argv[1:]]
+spent = {"fits": 0.0, "plots": 0.0}
+def timed(name, fn):
+    def wrap(*a, **k):
+        t = time.process_time()
+        try:
+            return fn(*a, **k)
+        finally:
+            spent[name] += time.process_time() - t
+    return wrap
+T.fit_beta, T._plots = timed("fits", T.fit_beta), timed("plots", T._plots)
+t = time.process_time()
+T.threshold_rows(runs, plots=True)
+print(json.dumps({"all": time.process_time() - t, **spent}))
+"""
+
+
+def time_thresholds(runs: list[Path], checkouts: dict[str, Path], repeat: int) -> None:
+    """CPU seconds of ``threshold_rows(runs, plots=True)`` in a fresh process per checkout (alternately), medians."""
+    seen: dict[str, list[dict[str, float]]] = {who: [] for who in checkouts}
+    for _ in range(repeat):
+        for who, path in checkouts.items():
+            p = subprocess.run([sys.executable, "-c", THRESHOLDS, *map(str, runs)], capture_output=True, text=True,
+                               check=True, env=benchlib.env(path), cwd=path)
+            seen[who].append(json.loads(p.stdout))
+    for who, rows in seen.items():
+        med = {k: statistics.median(r[k] for r in rows) for k in rows[0]}
+        print(f"threshold_rows ({who}): {med['all']:.2f} CPU-s, of which fits {med['fits']:.2f}, plots with their "
+              f"imports {med['plots']:.2f} (median of {repeat})")
 
 
 def main() -> None:
@@ -77,6 +116,8 @@ def main() -> None:
                 ow, oc = (statistics.median(x[i] for x in seen["before"]) for i in (0, 1))
                 print(f"the same command from {args.before}: {ow:.2f} s wall, {oc:.2f} CPU-s; this one / that one: "
                       f"{benchlib.ratio(wall, ow)} wall, {benchlib.ratio(cpu, oc)} CPU")
+            if args.thresholds:
+                time_thresholds(runs, checkouts, args.repeat)
             return
         # reference: mt-metrics-eval's AverageCorrMatrix on precomputed draws (one target)
         rl = [load_run(d) for d in runs]

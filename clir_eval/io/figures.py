@@ -1,6 +1,6 @@
-"""The harness's PNG figures (design.png, thresholds_*.png, ``mt-buckets --plot``) are drawn with matplotlib and
-written here; report.html's figures are inline SVG written as strings (:mod:`clir_eval.report.svg`), no plotting
-library.
+"""The harness's PNG figures design.png and ``mt-buckets --plot`` are drawn with matplotlib and written here; pool's
+thresholds_*.png on a numpy canvas with matplotlib's FreeType text (:mod:`clir_eval.io.raster`, no pyplot);
+report.html's figures are inline SVG written as strings (:mod:`clir_eval.report.svg`), no plotting library.
 
 ``render(draw)`` imports matplotlib on first use (``clir-eval --help``, ``run`` and the commands that write no PNG
 never load it), selects the non-interactive Agg backend, and draws and saves inside one style (:data:`STYLE`) so

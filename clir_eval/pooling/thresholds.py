@@ -21,8 +21,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..io.figures import pyplot, save
+from ..io.raster import BLACK, COLOURS, WHITE, Canvas
 from ..limits import RUN_SEED
+from ..report.svg import nice_ticks, tick_text
 from .runs import Run
 
 LEVELS = (0.8, 0.9, 0.95)
@@ -30,6 +31,7 @@ NEWTON_STEPS = 60
 SCALE_RATIO = 10  # a metric whose largest |score| differs this much between runs is on different scales
 UNIT_SPAN = 2.0  # ... as is one whose scores stay within ±1 in one run (0-1) and pass ±2 in another (0-100)
 BETA_MAX = 1e12
+PLOT_AREA = (64.0, 32.0, 620.8, 352.0)  # left, top, right, bottom of the plots' data area, in pixels
 
 
 def pair_deltas(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -67,11 +69,12 @@ def fit_beta(x: np.ndarray, y: np.ndarray, w: np.ndarray | None = None, start: f
 
     Speed: the first step, where every row is at ``start``, is two matrix-vector products of the weights;
     later steps visit only the pairs each row weighs (a bootstrap row weighs about 40% of them), one
-    contiguous segment per row (sums by ``np.add.reduceat``), dropping the rows that have converged."""
+    contiguous segment per row (sums by ``np.add.reduceat``), and each step only the rows still moving: a row's
+    sums depend only on its own segment, so dropping a converged row changes no other row's bits."""
     W = np.ones((1, len(x))) if w is None else np.atleast_2d(np.asarray(w, float))
     pos = (x > 0)
-    n1 = W @ (pos & (y == 1)).astype(float)  # weights are whole numbers: these sums are exact
-    n0 = W @ (pos & (y == 0)).astype(float)
+    n1 = W[:, pos & (y == 1)].sum(axis=1)  # weights are whole numbers: these sums are exact (and need no BLAS)
+    n0 = W[:, pos & (y == 0)].sum(axis=1)
     scale = float(np.max(x)) if len(x) and np.max(x) > 0 else 1.0
     xs = x / scale  # fit on a unit scale, report in the metric's units
     k = len(W)
@@ -86,26 +89,31 @@ def fit_beta(x: np.ndarray, y: np.ndarray, w: np.ndarray | None = None, start: f
         h = Wl @ (xs * xs * p0 * (1 - p0))
         _newton(beta, moving, live, g, h)
     nz = Wl != 0
-    cnt = nz.sum(axis=1)
+    cnt = np.count_nonzero(nz, axis=1)
     flat = np.flatnonzero(nz)  # row by row, so each row's entries are one segment
+    del nz
     cols = flat % max(1, Wl.shape[1])
-    wx = Wl.ravel()[flat] * xs[cols]
     xc = xs[cols]
+    wx = Wl.ravel()[flat] * xc
+    del flat
     wxx = wx * xc
-    g0 = np.add.reduceat(wx * y[cols], np.r_[0, np.cumsum(cnt)[:-1]]) if len(wx) else np.zeros(len(live))
+    g0 = np.add.reduceat(wx * y[cols], np.cumsum(cnt) - cnt) if len(wx) else np.zeros(len(live))
+    del cols
     act = live
-    rows = np.repeat(live, cnt)
     for _ in range(NEWTON_STEPS - 1):
-        if not moving.any() or not len(rows):
+        keep_rows = moving[act]
+        if not keep_rows.any() or not len(xc):
             break
-        if moving[act].mean() < 0.7:  # drop the settled rows' entries
-            keep_rows = moving[act]
+        if not keep_rows.all():  # drop the settled rows' entries
             keep = np.repeat(keep_rows, cnt)
             act, cnt, g0 = act[keep_rows], cnt[keep_rows], g0[keep_rows]
-            rows, xc, wx, wxx = rows[keep], xc[keep], wx[keep], wxx[keep]
-        starts = np.r_[0, np.cumsum(cnt)[:-1]]
-        p = _expit(beta[rows] * xc)
-        _newton(beta, moving, act, g0 - np.add.reduceat(wx * p, starts), np.add.reduceat(wxx * (p * (1 - p)), starts))
+            xc, wx, wxx = xc[keep], wx[keep], wxx[keep]
+        starts = np.cumsum(cnt) - cnt
+        p = _expit_inplace(np.repeat(beta[act], cnt) * xc)
+        g = g0 - np.add.reduceat(wx * p, starts)
+        p *= np.subtract(1, p)
+        p *= wxx
+        _newton(beta, moving, act, g, np.add.reduceat(p, starts))
     beta = beta / scale
     beta = np.where(n0 == 0, np.where(n1 > 0, np.inf, 0.0), beta)
     beta = np.where((n1 == 0) & (n0 > 0), -np.inf, beta)
@@ -115,6 +123,15 @@ def fit_beta(x: np.ndarray, y: np.ndarray, w: np.ndarray | None = None, start: f
 def _expit(z: np.ndarray) -> np.ndarray:
     """The logistic function as 1/2 + tanh(z/2)/2 (within 2.3e-16 of lazylibs.scipy_special().expit, about twice as fast)."""
     return 0.5 + 0.5 * np.tanh(0.5 * z)
+
+
+def _expit_inplace(z: np.ndarray) -> np.ndarray:
+    """:func:`_expit` of a new array ``z``, computed in its place (the same operations in the same order)."""
+    z *= 0.5
+    np.tanh(z, out=z)
+    z *= 0.5
+    z += 0.5
+    return z
 
 
 def _newton(beta: np.ndarray, moving: np.ndarray, idx: np.ndarray, g: np.ndarray, h: np.ndarray) -> None:
@@ -194,6 +211,7 @@ def threshold_rows(runs: Sequence[Run], bootstrap: int = 1000, seed: int = RUN_S
     notes: list[str] = []
     counts = [_counts(len(r.systems), bootstrap, np.random.default_rng([seed, i])) for i, r in enumerate(runs)]
     pooled: dict[tuple[str, str], list] = {}
+    last = _LastWeights()
     scale: dict[str, dict[str, float]] = {}
     for r, C in zip(runs, counts):
         for t in r.targets:
@@ -203,7 +221,7 @@ def threshold_rows(runs: Sequence[Run], bootstrap: int = 1000, seed: int = RUN_S
                     continue
                 x = (-1.0 if m in r.lower else 1.0) * r.column(m, raw=True)
                 i, j, dx, dy = pair_deltas(x, y)
-                row = _row(m, t, dx, dy, C[:, i] * C[:, j])
+                row = _row(m, t, dx, dy, last.get(C, i, j))
                 rows.append({"run": r.path, **row})
                 pooled.setdefault((m, t), []).append((dx, dy, C, i, j))  # weights made again when pooled
                 vals = np.abs(x[~np.isnan(x)])
@@ -213,9 +231,7 @@ def threshold_rows(runs: Sequence[Run], bootstrap: int = 1000, seed: int = RUN_S
     for (m, t), parts in pooled.items():
         dx = np.concatenate([p[0] for p in parts])
         dy = np.concatenate([p[1] for p in parts])
-        W = np.concatenate([C[:, i] * C[:, j] for _, _, C, i, j in parts], axis=1)
-        row = _row(m, t, dx, dy, W)
-        del W
+        row = _row(m, t, dx, dy, last.get(*[x for _, _, C, i, j in parts for x in (C, i, j)]))
         row["n_tasks"] = len(parts)
         out.append(row)
     mixed = set()
@@ -254,6 +270,26 @@ def threshold_rows(runs: Sequence[Run], bootstrap: int = 1000, seed: int = RUN_S
     return out + rows, notes, figs
 
 
+class _LastWeights:
+    """The bootstrap pair weights ``C[:, i] * C[:, j]`` (runs' parts side by side) of the last call, given again
+    while the same runs' pairs are asked for (a run's metrics usually share their target's pairs); one held at a
+    time, as the weights of every row would not fit in memory."""
+
+    def __init__(self) -> None:
+        self.key: tuple = ()
+        self.weights: np.ndarray | None = None
+
+    def get(self, *parts: Any) -> np.ndarray:
+        """The weights of ``parts``: C, i, j, C, i, j, ... (each run's counts and pairs)."""
+        key = tuple(id(p) if k % 3 == 0 else p.tobytes() for k, p in enumerate(parts))
+        if key != self.key or self.weights is None:
+            self.key, self.weights = (), None  # the previous weights go before the next are made
+            trips = [parts[k:k + 3] for k in range(0, len(parts), 3)]
+            self.weights = np.concatenate([C[:, i] * C[:, j] for C, i, j in trips], axis=1)
+            self.key = key
+        return self.weights
+
+
 def _scales_differ(vals: Sequence[float]) -> bool:
     """Whether a metric's largest |score| in each run (``vals``, > 0) says the runs use different units: they differ
     more than :data:`SCALE_RATIO` times, or one run's scores all lie within ±1 (a 0-1 scale) while another's reach
@@ -265,44 +301,101 @@ def _scales_differ(vals: Sequence[float]) -> bool:
 def _plots(pooled_rows: list[dict[str, Any]], pooled: dict) -> dict[str, bytes]:
     """One PNG per metric: per target, the pooled pairs' accuracy in bins of the metric delta
     (dots, size = pairs) and the fitted curve, with 80/90/95% lines (as MT-Thresholds' plots)."""
-    plt = pyplot()
-    out: dict[str, bytes] = {}
     by_metric: dict[str, list[dict[str, Any]]] = {}
     for row in pooled_rows:
         by_metric.setdefault(row["metric"], []).append(row)
-    for m, rows in by_metric.items():
-        fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=100)
-        for k, row in enumerate(rows):
-            dx = np.concatenate([p[0] for p in pooled[(m, row["target"])]])
-            dy = np.concatenate([p[1] for p in pooled[(m, row["target"])]])
-            x, y = oriented(dx, dy)
-            if not len(x):
-                continue
-            color = f"C{k % 10}"
-            if row.get("units") == "mixed":
-                ax.plot([], [], color=color, label=f"{row['target']}: units differ between runs (see per-run rows)")
-                continue
-            edges = np.unique(np.quantile(x, np.linspace(0, 1, 9)))
-            if len(edges) > 1:  # the bins' dots in one collection (one draw call per target)
-                b = np.clip(np.searchsorted(edges, x, side="right") - 1, 0, len(edges) - 2)
-                sels = [sel for sel in (b == bi for bi in range(len(edges) - 1)) if sel.any()]
-                ax.scatter([x[sel].mean() for sel in sels], [float(((x[sel] > 0) & (y[sel] == 1)).mean()) for sel in sels],
-                           s=[10 + 2 * sel.sum() ** 0.5 * 4 for sel in sels], color=color, alpha=0.6)
-            grid = np.linspace(0, float(x.max()), 200)
-            beta = row["beta"]
-            bval = float("inf") if beta == "inf" else (float("-inf") if beta == "-inf" else beta)
-            if bval is not None and math.isfinite(bval):
-                ax.plot(grid, 1 / (1 + np.exp(-bval * grid)), color=color,
-                        label=f"{row['target']} (accuracy {row['accuracy']:.2f}, {row['n_pairs']} pairs)")
-            else:
-                ax.plot([], [], color=color, label=f"{row['target']} (no finite fit)")
-        for p in (0.8, 0.9, 0.95):
-            ax.axhline(p, color="grey", lw=0.6, ls=":")
-        ax.set_xlabel(f"{m} delta between two systems (metric units)")
-        ax.set_ylabel("share of pairs where retrieval agrees")
-        ax.set_ylim(0, 1.02)
-        ax.set_title(f"{m}: does a better score mean better retrieval? (pooled)")
-        ax.legend(fontsize=7, loc="lower right")
-        fig.subplots_adjust(left=0.1, right=0.97, bottom=0.12, top=0.92)  # fixed margins: no tight_layout pass
-        out[m] = save(fig)
-    return out
+    return {m: _plot(m, rows, pooled) for m, rows in by_metric.items()}
+
+
+def _plot(m: str, rows: list[dict[str, Any]], pooled: dict) -> bytes:
+    """One metric's figure (:func:`_plots`), 640 x 400 pixels at 100 dpi."""
+    c = Canvas(640, 400, dpi=100)
+    left, top, right, bottom = PLOT_AREA
+    series = []  # (colour, legend label, dots (x, share, pairs) or None, fitted β or None, largest delta)
+    for k, row in enumerate(rows):
+        dx = np.concatenate([p[0] for p in pooled[(m, row["target"])]])
+        dy = np.concatenate([p[1] for p in pooled[(m, row["target"])]])
+        x, y = oriented(dx, dy)
+        if not len(x):
+            continue
+        colour = COLOURS[k % len(COLOURS)]
+        if row.get("units") == "mixed":
+            series.append((colour, f"{row['target']}: units differ between runs (see per-run rows)", None, None, 0.0))
+            continue
+        dots = None
+        edges = np.unique(np.quantile(x, np.linspace(0, 1, 9)))
+        if len(edges) > 1:
+            b = np.clip(np.searchsorted(edges, x, side="right") - 1, 0, len(edges) - 2)
+            sels = [sel for sel in (b == bi for bi in range(len(edges) - 1)) if sel.any()]
+            dots = [(x[sel].mean(), float(((x[sel] > 0) & (y[sel] == 1)).mean()), int(sel.sum())) for sel in sels]
+        beta = row["beta"]
+        fit = beta if isinstance(beta, float) and math.isfinite(beta) else None
+        label = (f"{row['target']} (accuracy {row['accuracy']:.2f}, {row['n_pairs']} pairs)" if fit is not None
+                 else f"{row['target']} (no finite fit)")
+        series.append((colour, label, dots, fit, float(x.max())))
+    hi = max([s[4] for s in series] + [0.0]) or 1.0
+    lo, hi = -0.05 * hi, 1.05 * hi  # the data's range with 5% margins, as matplotlib's autoscale
+
+    def sx(v):
+        return left + (np.asarray(v, float) - lo) / (hi - lo) * (right - left)
+
+    def sy(v):
+        return bottom - np.asarray(v, float) / 1.02 * (bottom - top)
+
+    for p in LEVELS:
+        c.hline(float(sy(p)), left, right, (0.5, 0.5, 0.5), dotted=True)
+    area = (left, top, right, bottom)
+    for colour, _, dots, _, _ in series:
+        for dxm, share, n in dots or ():
+            c.disc(float(sx(dxm)), float(sy(share)), c.px(math.sqrt(10 + 8 * math.sqrt(n)) / 2), colour, alpha=0.6)
+    for colour, _, _, fit, xmax in series:
+        if fit is not None:
+            grid = np.linspace(0, xmax, 200)
+            c.polyline(np.c_[sx(grid), sy(1 / (1 + np.exp(-fit * grid)))], colour, c.px(1.5), clip=area)
+    _frame(c, sx, sy, lo, hi, m)
+    _legend(c, [(colour, label) for colour, label, *_ in series])
+    return c.png()
+
+
+def _frame(c: Canvas, sx, sy, lo: float, hi: float, m: str) -> None:
+    """The plot area's box, ticks and labels, the axis labels and the title."""
+    left, top, right, bottom = PLOT_AREA
+    for x0, y0, x1, y1 in ((left, top, right, top + 1), (left, bottom, right, bottom + 1), (left, top, left + 1, bottom + 1),
+                           (right, top, right + 1, bottom + 1)):
+        c.rect(x0 - 0.5, y0 - 0.5, x1 - 0.5, y1 - 0.5, BLACK)
+    tick, pad = c.px(3.5), c.px(3.5)
+    xt = [v for v in nice_ticks(lo, hi, 10) if lo <= v <= hi]
+    for v in xt:
+        x = float(sx(v))
+        c.rect(x - 0.5, bottom, x + 0.5, bottom + tick, BLACK)
+        c.text(x, bottom + tick + pad, tick_text(v, xt), 10, ha="center", va="top")
+    yt = [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]
+    for v in yt:
+        y = float(sy(v))
+        c.rect(left - tick, y - 0.5, left, y + 0.5, BLACK)
+        c.text(left - tick - pad, y, tick_text(v, yt), 10, ha="right", va="center")
+    c.text((left + right) / 2, 393, f"{m} delta between two systems (metric units)", 10, ha="center")
+    c.text(19, (top + bottom) / 2, "share of pairs where retrieval agrees", 10, ha="center", vertical=True)
+    c.text((left + right) / 2, top - c.px(6), f"{m}: does a better score mean better retrieval? (pooled)", 12,
+           ha="center")
+
+
+def _legend(c: Canvas, entries: list[tuple[str, str]]) -> None:
+    """matplotlib's legend, lower right, 7 points: a line of each series' colour and its label."""
+    if not entries:
+        return
+    left, top, right, bottom = PLOT_AREA
+    em = c.px(7)
+    width = max(c.text_extent(label, 7)[0] for _, label in entries)
+    row, gap, pad = 1.164 * em, 0.5 * em, 0.4 * em
+    w = 2 * pad + 2.0 * em + 0.8 * em + width
+    h = 2 * pad + len(entries) * row + (len(entries) - 1) * gap
+    x1, y1 = right - 0.5 * em, bottom - 0.5 * em
+    x0, y0 = x1 - w, y1 - h
+    c.rect(x0, y0, x1, y1, WHITE, alpha=0.8)
+    for a, b, d, e in ((x0, y0, x1, y0 + 1), (x0, y1 - 1, x1, y1), (x0, y0, x0 + 1, y1), (x1 - 1, y0, x1, y1)):
+        c.rect(a, b, d, e, (0.8, 0.8, 0.8))
+    for i, (colour, label) in enumerate(entries):
+        mid = y0 + pad + i * (row + gap) + row / 2
+        c.rect(x0 + pad, round(mid) - 1, x0 + pad + 2.0 * em, round(mid) + 1, colour)  # two pixel rows (1.5 points)
+        c.text(x0 + pad + 2.8 * em, mid, label, 7, va="center")
