@@ -5,7 +5,8 @@ Dot labels are placed without collision (:func:`place_labels`, in the SVG's unit
 ``textLength`` set, so the browser renders each label at exactly the width computed here; :func:`label_boxes` reads
 the boxes back from the markup (tests and the report check). Each dot and heatmap cell carries a hover ``<title>``.
 Every id is prefixed with the figure's ``scope`` (several figures are inlined in one page). PNG files (design.png,
-thresholds_*.png, ``mt-buckets --plot``) are drawn with matplotlib (:mod:`clir_eval.io.figures`).
+``mt-buckets --plot``) are drawn with matplotlib (:mod:`clir_eval.io.figures`); pool's thresholds_*.png on a numpy
+canvas with matplotlib's font (:mod:`clir_eval.io.raster`).
 """
 
 from __future__ import annotations
