@@ -31,6 +31,7 @@ The machine may be shared: read the ratios and CPU times, not single wall second
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import platform
@@ -181,6 +182,27 @@ idx = build_index(read_documents(sys.argv[1]), get_analyzer("default"))
 r = resource.getrusage(resource.RUSAGE_SELF)
 print(time.perf_counter() - t0, r.ru_utime + r.ru_stime - base.ru_utime - base.ru_stime, hwm() - mem0, len(idx))
 """
+
+
+@contextlib.contextmanager
+def workspace(workdir: Path | None, prefix: str):
+    """The folder a benchmark works in: ``workdir`` when given (kept, so a later run reuses its data), else a
+    temporary folder removed afterwards."""
+    if workdir:
+        yield workdir
+        return
+    tmp = tempfile.mkdtemp(prefix=prefix)
+    try:
+        yield Path(tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def kept_or_generated(root: Path, **kw) -> Path:
+    """The config of the data under ``root``: an earlier run's (a kept ``--workdir``) when there, else
+    :func:`generate` with ``kw``."""
+    config = root / "bench.yaml"
+    return config if config.exists() else generate(root, **kw)
 
 
 def build_one(docs_path: Path) -> dict:

@@ -22,14 +22,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 import time
 from pathlib import Path
 
 import benchlib
 import numpy as np
 import yaml
-from bench_pipeline import generate, run_cli
+from bench_pipeline import kept_or_generated, run_cli, workspace
 
 
 def arguments():
@@ -81,42 +80,39 @@ def retrieval_seconds(results: dict) -> tuple[float, float]:
 
 def main() -> None:
     args = arguments().parse_args()
-    tmp = None if args.workdir else tempfile.mkdtemp(prefix="bench-qt-")
-    work = args.workdir or Path(tmp)
-    try:
-        print(f"setting: docs={args.docs} systems={args.systems} queries={args.queries} jobs={args.jobs} "
-              f"seed={args.seed}; cpus {os.cpu_count()}; load avg {benchlib.load()} (shared machine: one run each)")
-        t0 = time.perf_counter()
-        dt = work / "data" / "bench.yaml"
-        if not dt.exists():
-            dt = generate(work / "data", n_systems=args.systems, n_docs=args.docs, n_queries=args.queries,
-                          mt_lines=args.queries, vocab=50_000, seed=args.seed, depth=1000, jobs=args.jobs)
-        qt = qt_config(dt, args.systems, args.seed)
-        print(f"data: {time.perf_counter() - t0:.1f} s ({dt.parent})")
-        got = {}
-        for label, config in (("document translation", dt), ("query translation", qt)):
-            out = work / f"out-{config.stem}"
-            shutil.rmtree(out, ignore_errors=True)
-            r = run_cli(config, out, args.jobs)
-            ref, systems = retrieval_seconds(r["results"])
-            n_index = len(list((out / "cache" / "index").glob("*.manifest.json")))
-            got[label] = (r, ref, systems)
-            print(f"{label}: wall {r['wall']:.1f} s, CPU {r['cpu']:.1f} s; retrieval: reference side {ref:.2f} s + "
-                  f"systems {systems:.2f} s = {ref + systems:.2f} s; indexes built: {n_index}")
-        _, dref, dsys = got["document translation"]
-        _, qref, qsys = got["query translation"]
-        one = dref + dsys / args.systems
-        print(f"one system's document translation (reference side + mean system task): {one:.2f} s; query "
-              f"translation with {args.systems} systems: {qref + qsys:.2f} s = {benchlib.ratio(qref + qsys, one)}; "
-              f"document translation with {args.systems} systems: {dref + dsys:.2f} s = "
-              f"{benchlib.ratio(dref + dsys, one)}")
-        dw, qw = got["document translation"][0], got["query translation"][0]
-        print(f"whole run, query / document translation: wall {benchlib.ratio(qw['wall'], dw['wall'])}, CPU "
-              f"{benchlib.ratio(qw['cpu'], dw['cpu'])} (query translation also scores {args.queries} queries "
-              "instead of the MT test set)")
-    finally:
-        if tmp:
-            shutil.rmtree(tmp, ignore_errors=True)
+    with workspace(args.workdir, "bench-qt-") as work:
+        measure(args, work)
+
+
+def measure(args, work: Path) -> None:
+    print(f"setting: docs={args.docs} systems={args.systems} queries={args.queries} jobs={args.jobs} "
+          f"seed={args.seed}; cpus {os.cpu_count()}; load avg {benchlib.load()} (shared machine: one run each)")
+    t0 = time.perf_counter()
+    dt = kept_or_generated(work / "data", n_systems=args.systems, n_docs=args.docs, n_queries=args.queries,
+                           mt_lines=args.queries, vocab=50_000, seed=args.seed, depth=1000, jobs=args.jobs)
+    qt = qt_config(dt, args.systems, args.seed)
+    print(f"data: {time.perf_counter() - t0:.1f} s ({dt.parent})")
+    got = {}
+    for label, config in (("document translation", dt), ("query translation", qt)):
+        out = work / f"out-{config.stem}"
+        shutil.rmtree(out, ignore_errors=True)
+        r = run_cli(config, out, args.jobs)
+        ref, systems = retrieval_seconds(r["results"])
+        n_index = len(list((out / "cache" / "index").glob("*.manifest.json")))
+        got[label] = (r, ref, systems)
+        print(f"{label}: wall {r['wall']:.1f} s, CPU {r['cpu']:.1f} s; retrieval: reference side {ref:.2f} s + "
+              f"systems {systems:.2f} s = {ref + systems:.2f} s; indexes built: {n_index}")
+    _, dref, dsys = got["document translation"]
+    _, qref, qsys = got["query translation"]
+    one = dref + dsys / args.systems
+    print(f"one system's document translation (reference side + mean system task): {one:.2f} s; query "
+          f"translation with {args.systems} systems: {qref + qsys:.2f} s = {benchlib.ratio(qref + qsys, one)}; "
+          f"document translation with {args.systems} systems: {dref + dsys:.2f} s = "
+          f"{benchlib.ratio(dref + dsys, one)}")
+    dw, qw = got["document translation"][0], got["query translation"][0]
+    print(f"whole run, query / document translation: wall {benchlib.ratio(qw['wall'], dw['wall'])}, CPU "
+          f"{benchlib.ratio(qw['cpu'], dw['cpu'])} (query translation also scores {args.queries} queries "
+          "instead of the MT test set)")
 
 
 if __name__ == "__main__":

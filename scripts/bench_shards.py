@@ -21,12 +21,11 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import tempfile
 import time
 from pathlib import Path
 
 import benchlib
-from bench_pipeline import generate, run_cli, stable
+from bench_pipeline import kept_or_generated, run_cli, stable, workspace
 
 
 def arguments():
@@ -41,38 +40,35 @@ def arguments():
 
 def main() -> None:
     args = arguments().parse_args()
-    tmp = None if args.workdir else tempfile.mkdtemp(prefix="bench-shards-")
-    work = args.workdir or Path(tmp)
-    try:
-        print(f"setting: docs={args.docs} shard_docs={args.shard_docs} queries={args.queries} jobs={args.jobs} "
-              f"seed={args.seed}; cpus {os.cpu_count()}; load avg {os.getloadavg()[0]:.1f} (shared machine: one run)")
-        t0 = time.perf_counter()
-        config = work / "data" / "bench.yaml"
-        if not config.exists():  # --workdir kept from an earlier run: reuse its data
-            config = generate(work / "data", n_systems=3, n_docs=args.docs, n_queries=args.queries, mt_lines=500,
-                              vocab=50_000, seed=args.seed, depth=1000, jobs=args.jobs)  # fmt: skip
-        print(f"data: {time.perf_counter() - t0:.1f} s ({config})")
-        gib = 2**30
-        res = {}
-        for label, shard in (("one index per collection", args.docs), (f"spans of {args.shard_docs:,}", args.shard_docs)):
-            out = work / f"out-{shard}"
-            shutil.rmtree(out, ignore_errors=True)
-            r = run_cli(config, out, args.jobs, "local", ("--shard-docs", str(shard)))
-            shards = [len(json.loads((d / "index.json").read_text())["shards"])
-                      for d in (out / "cache" / "index").iterdir() if d.is_dir()]  # fmt: skip
-            runs = {p.name: p.read_bytes() for p in (out / "cache" / "runs").glob("*.run")}
-            t = r["results"]["timing"]
-            print(f"{label}: wall {r['wall']:.1f} s, CPU {r['cpu']:.1f} s, peak RSS: tree {r['peak_tree'] / gib:.2f} GiB "
-                  f"({r['peak_procs']} processes), largest process {r['peak_one'] / gib:.2f} GiB; shards per index "
-                  f"{shards}; stage wall (s): systems {t.get('systems', 0):.1f}, shards {t.get('shards', 0):.1f}")
-            res[shard] = (r, runs)
-        (a, ra), (b, rb) = res[args.docs], res[args.shard_docs]
-        print(f"sharded / one: wall {b['wall'] / a['wall']:.2f}x, CPU {b['cpu'] / a['cpu']:.2f}x, largest process "
-              f"{b['peak_one'] / a['peak_one']:.2f}x; results identical except timing: "
-              f"{stable(a['results']) == stable(b['results'])}; run files identical: {ra == rb and len(ra) == 4}")
-    finally:
-        if tmp:
-            shutil.rmtree(tmp, ignore_errors=True)
+    with workspace(args.workdir, "bench-shards-") as work:
+        measure(args, work)
+
+
+def measure(args, work: Path) -> None:
+    print(f"setting: docs={args.docs} shard_docs={args.shard_docs} queries={args.queries} jobs={args.jobs} "
+          f"seed={args.seed}; cpus {os.cpu_count()}; load avg {os.getloadavg()[0]:.1f} (shared machine: one run)")
+    t0 = time.perf_counter()
+    config = kept_or_generated(work / "data", n_systems=3, n_docs=args.docs, n_queries=args.queries,
+                               mt_lines=500, vocab=50_000, seed=args.seed, depth=1000, jobs=args.jobs)
+    print(f"data: {time.perf_counter() - t0:.1f} s ({config})")
+    gib = 2**30
+    res = {}
+    for label, shard in (("one index per collection", args.docs), (f"spans of {args.shard_docs:,}", args.shard_docs)):
+        out = work / f"out-{shard}"
+        shutil.rmtree(out, ignore_errors=True)
+        r = run_cli(config, out, args.jobs, "local", ("--shard-docs", str(shard)))
+        shards = [len(json.loads((d / "index.json").read_text())["shards"])
+                  for d in (out / "cache" / "index").iterdir() if d.is_dir()]  # fmt: skip
+        runs = {p.name: p.read_bytes() for p in (out / "cache" / "runs").glob("*.run")}
+        t = r["results"]["timing"]
+        print(f"{label}: wall {r['wall']:.1f} s, CPU {r['cpu']:.1f} s, peak RSS: tree {r['peak_tree'] / gib:.2f} GiB "
+              f"({r['peak_procs']} processes), largest process {r['peak_one'] / gib:.2f} GiB; shards per index "
+              f"{shards}; stage wall (s): systems {t.get('systems', 0):.1f}, shards {t.get('shards', 0):.1f}")
+        res[shard] = (r, runs)
+    (a, ra), (b, rb) = res[args.docs], res[args.shard_docs]
+    print(f"sharded / one: wall {b['wall'] / a['wall']:.2f}x, CPU {b['cpu'] / a['cpu']:.2f}x, largest process "
+          f"{b['peak_one'] / a['peak_one']:.2f}x; results identical except timing: "
+          f"{stable(a['results']) == stable(b['results'])}; run files identical: {ra == rb and len(ra) == 4}")
 
 
 if __name__ == "__main__":
