@@ -23,9 +23,6 @@ from .. import lazylibs
 RGB = tuple[float, float, float]
 BLACK: RGB = (0.0, 0.0, 0.0)
 WHITE: RGB = (1.0, 1.0, 1.0)
-# matplotlib's default colour cycle (C0 ... C9, "tab10")
-COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
-           "#17becf")
 STEP = 0.5  # pixels between the points a line is drawn through
 _FONT: list = []  # the FT2Font, opened once per process
 _GLYPHS: dict[tuple[float, str], tuple[np.ndarray, float, float, float]] = {}

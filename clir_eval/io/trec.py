@@ -118,10 +118,6 @@ def qrels_from_mapping(value: Any, what: str = "qrels") -> Qrels:
                   for q, docs in _entries(value, what, "relevance").items()})
 
 
-class _Malformed(Exception):
-    """A line the bulk parse does not accept; the line-by-line parse then names it."""
-
-
 def _read_whole(path: PathLike) -> bytes | None:
     """The file's bytes read at once, or None when it cannot be read that way (the line-by-line parse then
     says why)."""
@@ -152,7 +148,7 @@ def _bulk(data: bytes | None, parse):
     gc.disable()
     try:
         return parse(text.split("\n"))  # the lines iter_lines counts (b"\n"); split() drops a trailing "\r"
-    except (_Malformed, ValueError):
+    except (Malformed, ValueError):
         return None
     finally:
         if was:
@@ -168,19 +164,19 @@ def _parse_run(lines: list[str]) -> Run:
         parts = line.split()
         if len(parts) != 6:
             if parts:
-                raise _Malformed
+                raise Malformed
             continue
         qid, _, docid, rank_s, score_s, tag = parts
         int(rank_s)
         score = float(score_s)
         if not isfinite(score):
-            raise _Malformed
+            raise Malformed
         s = seen.get(qid)
         if s is None:
             s = seen[qid] = set()
             ranking[qid] = []
         if docid in s:
-            raise _Malformed
+            raise Malformed
         s.add(docid)
         ranking[qid].append((docid, score))
     return Run(ranking, tag or "clir-eval")
@@ -256,17 +252,17 @@ def _parse_qrels(lines: list[str]) -> Qrels:
         parts = line.split()
         if len(parts) != 4:
             if parts:
-                raise _Malformed
+                raise Malformed
             continue
         qid, _, docid, rel_s = parts
         rel = int(rel_s)
         if not _REL_MIN <= rel <= _REL_MAX:
-            raise _Malformed
+            raise Malformed
         q = judgements.get(qid)
         if q is None:
             q = judgements[qid] = {}
         if docid in q and q[docid] != rel:
-            raise _Malformed
+            raise Malformed
         q[docid] = rel
     return Qrels(judgements)
 

@@ -21,9 +21,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..io.raster import BLACK, COLOURS, WHITE, Canvas
+from ..io.raster import BLACK, WHITE, Canvas
 from ..limits import RUN_SEED
-from ..report.svg import nice_ticks, tick_text
+from ..report.svg import CYCLE, nice_ticks, tick_text
 from .runs import Run
 
 LEVELS = (0.8, 0.9, 0.95)
@@ -318,7 +318,7 @@ def _plot(m: str, rows: list[dict[str, Any]], pooled: dict) -> bytes:
         x, y = oriented(dx, dy)
         if not len(x):
             continue
-        colour = COLOURS[k % len(COLOURS)]
+        colour = CYCLE[k % len(CYCLE)]
         if row.get("units") == "mixed":
             series.append((colour, f"{row['target']}: units differ between runs (see per-run rows)", None, None, 0.0))
             continue

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from .design import design_counts
-from .items import level_disagreements
+from .items import disagreeing_targets
 from .verdicts import UNINFORMATIVE_MARK
 
 MAX_NAMES = 4  # targets named on one line; the rest counted
@@ -64,8 +64,7 @@ def answer_lines(results: Mapping[str, Any], no_correlations: str | None = None,
     if items:
         lines.append("Item level (which queries or documents a metric misjudges; a diagnosis, not a choice):")
         lines += verdict_lines(items)[:2]
-        clash = list(dict.fromkeys(c[len("on "):].split(" the system level", 1)[0]
-                                   for c in level_disagreements(results)))
+        clash = list(dict.fromkeys(disagreeing_targets(results)))
         if clash:
             lines.append(f"  the levels disagree on {names(clash)}: both can hold; choose with the system level")
     counts = design_counts(results)

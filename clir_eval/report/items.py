@@ -142,6 +142,16 @@ def level_disagreements(results: Mapping[str, Any]) -> list[str]:
     """Per target, where the item level contradicts the system level, from the significant item-level pairs
     alone (p_adjusted < α): a metric ranked significantly above the system level's winner, or significantly
     above a metric the system level ranks significantly above it."""
+    return [f"on {target} " + "; ".join(said) for target, said in _disagreements(results)]
+
+
+def disagreeing_targets(results: Mapping[str, Any]) -> list[str]:
+    """The targets of :func:`level_disagreements`, in its order."""
+    return [target for target, _ in _disagreements(results)]
+
+
+def _disagreements(results: Mapping[str, Any]) -> list[tuple[str, list[str]]]:
+    """(target, what the levels say against each other) for each target where they disagree."""
     out = []
     for v in results.get("verdicts") or []:
         above = {(p["a"], p["b"]) for p in v.get("pairwise", []) if p.get("significant")}
@@ -160,7 +170,7 @@ def level_disagreements(results: Mapping[str, Any]) -> list[str]:
                     said.append(f"the system level ranks {p['b']} significantly above {p['a']}, the item level "
                                 f"{p['a']} significantly above {p['b']} ({within})")
         if said:
-            out.append(f"on {v['target']} " + "; ".join(said))
+            out.append((v["target"], said))
     return out
 
 
