@@ -49,6 +49,7 @@ import numpy as np
 
 from .. import lazylibs
 from ..settings import default
+from ..stats import t_ppf
 from .kendall_rows import kendall_rows
 from .pairsums import group_sums, quad_forms, tau_draws
 from .settings import CorrelationSettings, ItemLevelSettings, StatsSettings
@@ -516,8 +517,7 @@ def _crossed_z(m: CrossedMoments | None, level: float) -> tuple[list[float] | No
         return None, None
     if m.var <= 0:
         return [m.est, m.est], (0.0 if m.est != 0 else 1.0)
-    special = lazylibs.scipy_special()
-    q = float(special.stdtrit(m.df, 1 - (1 - level) / 2))
+    q = t_ppf(1 - (1 - level) / 2, m.df)
     sd = math.sqrt(m.var)
     if abs(m.est) >= 1:
         return [max(-1.0, m.est - q * sd), min(1.0, m.est + q * sd)], 0.0
@@ -1151,8 +1151,7 @@ def _pair_result(ca: np.ndarray, la: np.ndarray, cb: np.ndarray, lb: np.ndarray,
         return delta, None, None
     if m.var <= 0:
         return delta, (0.0 if m.est != 0 else 1.0), [m.est, m.est]
-    special = lazylibs.scipy_special()
-    sd, q = math.sqrt(m.var), float(special.stdtrit(m.df, 1 - (1 - s.level) / 2))
+    sd, q = math.sqrt(m.var), t_ppf(1 - (1 - s.level) / 2, m.df)
     return delta, float(crossed_p(m.est, m.var, m.df, False)), [m.est - q * sd, m.est + q * sd]
 
 

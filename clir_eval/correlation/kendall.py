@@ -2,7 +2,7 @@
 importing ``scipy.stats`` (≈ 1.3 CPU-s; the demo, ``pool`` and a Kendall run need only this test).
 
 Pair counts are integers (exact whatever the algorithm): discordant pairs are the inversions of y's ranks in
-(x, y) order, counted by a vectorised bottom-up merge sort in O(n log² n) time and O(n) memory; ties from the
+(x, y) order, counted by kendall_rows' vectorised bottom-up merge sort in O(n log² n) time and O(n) memory; ties from the
 counts of equal values. Everything computed from the counts follows scipy 1.17's ``kendalltau`` operation for
 operation (same expressions, same order, Python ints where it has them): the statistic, the tie-corrected
 variance of the asymptotic test (normal survival from ``scipy.special.ndtr``, as scipy's), and the exact null
@@ -19,6 +19,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .. import lazylibs
+from .kendall_rows import inversions
 
 EXACT_MAX_N = 33  # scipy's "auto" rule: the exact null distribution up to this many untied values
 
@@ -27,26 +28,6 @@ def _tied_pairs(*cols: np.ndarray) -> int:
     """Pairs i<j equal in every one of ``cols``."""
     counts = np.unique(np.stack(cols, axis=1), axis=0, return_counts=True)[1].astype(np.int64)
     return int((counts * (counts - 1) // 2).sum())
-
-
-def _inversions(ranks: np.ndarray) -> int:
-    """Pairs i<j with ranks[i] > ranks[j] (integer ranks 0..n-1), by a bottom-up merge sort whose every
-    level is one vectorised sort: O(n log^2 n) time and O(n) memory."""
-    n = len(ranks)
-    a = ranks.astype(np.int64)
-    pos = np.arange(n, dtype=np.int64)
-    total, width = 0, 1
-    while width < n:
-        pair = pos // (2 * width)  # the two sorted blocks merged at this level
-        left = (pos // width) % 2 == 0
-        lkeys = pair[left] * n + a[left]  # sorted: blocks in order, each sorted
-        rpair, rvals = pair[~left], a[~left]
-        stop = np.searchsorted(lkeys, rpair * n + n, side="left")
-        at_most = np.searchsorted(lkeys, rpair * n + rvals, side="right")
-        total += int((stop - at_most).sum())  # left elements of the pair greater than each right element
-        a = np.sort(pair * n + a) - pair * n
-        width *= 2
-    return total
 
 
 PAIRWISE_MAX_N = 128  # up to this many values the pairs are compared one by one (faster than sorting)
@@ -72,7 +53,7 @@ def pair_stats(x: np.ndarray, y: np.ndarray) -> tuple[int, int, int, int, int]:
         return _pairwise_stats(np.asarray(x), np.asarray(y))
     order = np.lexsort((y, x))
     ranks = np.unique(y, return_inverse=True)[1].reshape(-1)[order]
-    dis = _inversions(ranks)
+    dis = int(inversions(ranks[None])[0])  # one row of kendall_rows' merge count
     both = _tied_pairs(x, y)
     tx, ty = _tied_pairs(x) - both, _tied_pairs(y) - both
     con = n * (n - 1) // 2 - dis - tx - ty - both

@@ -38,7 +38,7 @@ def _dense_ranks(V: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return ranks, vs
 
 
-def _inversions(r: np.ndarray) -> np.ndarray:
+def inversions(r: np.ndarray) -> np.ndarray:
     """Per row of non-negative integers (< n): pairs i < j with r[i] > r[j]."""
     B, n = r.shape
     size = 1
@@ -75,7 +75,7 @@ def kendall_rows(X: np.ndarray, Y: np.ndarray, variant: str = "b") -> np.ndarray
     ry, ysort = _dense_ranks(Y)
     key = np.sort(rx * n + ry, axis=1)  # (x, y) order; y's dense rank is key % n
     # discordant pairs = inversions of y in (x, y) order (ties in x are in y order: no inversion)
-    dis = _inversions(key % n)
+    dis = inversions(key % n)
     pairs = n * (n - 1) // 2
     n1 = _tied_pairs(xsort)
     n2 = _tied_pairs(ysort)

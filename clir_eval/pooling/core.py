@@ -329,7 +329,7 @@ def pooled_interval(estimate: float, runs: list[tuple[float, dict, dict]], level
         return [None, None]
     tot = sum(w * (pa["systems"] - pb["systems"]) for w, pa, pb in runs)
     if not any("jack" in pa for _, pa, _ in runs):
-        return list(percentile_ci(list(tot), level))
+        return list(percentile_ci(tot, level))
     var = 0.0
     for w, pa, pb in runs:
         sys_d = pa["systems"] - pb["systems"]
